@@ -1,0 +1,59 @@
+/**
+ * JetStream streams and KV buckets: names, subjects and retention. Spelled here and nowhere else.
+ */
+import { MD_ALL } from './subjects.ts';
+
+export const STREAMS = {
+  MD: 'MD',
+  SIM: 'SIM',
+  CACHE: 'CACHE',
+  ACCOUNTS: 'ACCOUNTS',
+  JOBS: 'JOBS',
+} as const;
+
+export const KV_BUCKETS = {
+  keys: 'keys',
+  sessions: 'sessions',
+  jobs: 'jobs',
+  caches: 'caches',
+  leases: 'leases',
+} as const;
+
+/** Retention knobs that come from configuration. */
+export type RetentionLimits = {
+  mdMaxAgeSeconds: number;
+  mdMaxMsgs: number;
+  mdMaxBytes: number;
+};
+
+/** The subset of a JetStream stream config this platform sets. Durations in seconds here. */
+export type StreamDefinition = {
+  name: string;
+  subjects: string[];
+  retention: 'limits' | 'workqueue';
+  maxAgeSeconds: number;
+  maxMsgs: number;
+  maxBytes: number;
+  /** Window in which a repeated `Nats-Msg-Id` is dropped, seconds. */
+  duplicateWindowSeconds: number;
+};
+
+const DAY = 86_400;
+
+export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
+  return [
+    {
+      name: STREAMS.MD,
+      subjects: [MD_ALL],
+      retention: 'limits',
+      maxAgeSeconds: limits.mdMaxAgeSeconds,
+      maxMsgs: limits.mdMaxMsgs,
+      maxBytes: limits.mdMaxBytes,
+      duplicateWindowSeconds: 120,
+    },
+    { name: STREAMS.SIM, subjects: ['sim.>'], retention: 'limits', maxAgeSeconds: DAY, maxMsgs: -1, maxBytes: 2 * 1024 ** 3, duplicateWindowSeconds: 120 },
+    { name: STREAMS.CACHE, subjects: ['cache.>'], retention: 'limits', maxAgeSeconds: 0, maxMsgs: -1, maxBytes: -1, duplicateWindowSeconds: 120 },
+    { name: STREAMS.ACCOUNTS, subjects: ['acct.>'], retention: 'limits', maxAgeSeconds: 0, maxMsgs: -1, maxBytes: -1, duplicateWindowSeconds: 120 },
+    { name: STREAMS.JOBS, subjects: ['jobs.>'], retention: 'workqueue', maxAgeSeconds: 7 * DAY, maxMsgs: -1, maxBytes: -1, duplicateWindowSeconds: 120 },
+  ];
+}

@@ -1,0 +1,61 @@
+/**
+ * What every fastify surface does the same way: a request id on every request (echoed as
+ * `x-request-id`), the spec's error body for every failure, JSON 404 and 405 (with `Allow`),
+ * 413 for bodies over 1 MB before parsing, and no internal message in any 5xx.
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
+import { ApiError, httpErrorBody, toApiError } from '../../contracts/errors.ts';
+import { MAX_BODY_BYTES } from '../../contracts/limits.ts';
+import { redactUrl } from '../../platform/logger.ts';
+import { requestIdFrom } from './request-id.ts';
+
+/** Maps fastify's own errors to the catalogue. */
+function fromFastify(err: { code?: string; statusCode?: number; message: string; validation?: unknown }): ApiError {
+  if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('payload_too_large');
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('invalid_params', 'unsupported content type', { field: 'content-type', reason: 'use application/json' });
+  if (err.statusCode === 400) return new ApiError('parse_error', 'malformed request body', { field: 'body', reason: err.message });
+  return toApiError(err);
+}
+
+function routePattern(url: string): RegExp {
+  const escaped = url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\/:[^/]+/g, '/[^/]+').replace(/\*/g, '.*');
+  return new RegExp(`^${escaped}/?$`);
+}
+
+export function createHttpApp(opts: FastifyServerOptions = {}): FastifyInstance {
+  const app = Fastify({
+    bodyLimit: MAX_BODY_BYTES,
+    genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
+    // Request lines are logged once, by the onResponse hook below, with credentials redacted.
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+    ...opts,
+  });
+  const routes: { pattern: RegExp; methods: Set<string> }[] = [];
+  app.addHook('onRoute', (r) => {
+    const methods = Array.isArray(r.method) ? r.method : [r.method];
+    routes.push({ pattern: routePattern(r.url), methods: new Set(methods) });
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info({ method: req.method, url: redactUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
+  app.setErrorHandler((err, req, reply) => {
+    const apiErr = err instanceof ApiError ? err : fromFastify(err as Parameters<typeof fromFastify>[0]);
+    if (apiErr.row.http >= 500) req.log.error({ err }, 'request failed');
+    reply.code(apiErr.row.http).send(httpErrorBody(apiErr, req.id));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '/';
+    const allowed = new Set<string>();
+    for (const r of routes) if (r.pattern.test(path)) for (const m of r.methods) allowed.add(m);
+    if (allowed.size > 0) {
+      reply.header('allow', [...allowed].join(', '));
+      const err = new ApiError('method_not_allowed', `${req.method} is not supported on ${path}; use ${[...allowed].join(' or ')}`);
+      return reply.code(405).send(httpErrorBody(err, req.id));
+    }
+    reply.code(404).send(httpErrorBody(new ApiError('not_found', `no route ${req.method} ${path}`), req.id));
+  });
+  return app;
+}

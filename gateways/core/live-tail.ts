@@ -1,0 +1,120 @@
+/**
+ * The one live JetStream subscription of a gateway process: an ordered consumer on every market
+ * subject, fanned out in-process to all attached clients, with a ring of recent events for
+ * resumes. Clients are indexed by coin so an event touches only the clients that want it.
+ */
+import { STREAMS } from '../../contracts/streams.ts';
+import { MD_ALL } from '../../contracts/subjects.ts';
+import type { Nats } from '../../platform/nats.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { EventRing } from './event-ring.ts';
+import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
+import { FeedHealth, type FeedHealthListener } from './feed-health.ts';
+import { type OrderedReader, readOrdered } from './ordered-reader.ts';
+import { matches, type Selection } from './selection.ts';
+
+/** A client attached to the live tail. `lastSeq` guards against duplicates at handover. */
+export type TailSubscriber = {
+  readonly selection: Selection;
+  lastSeq: number;
+  deliver(ev: FeedEvent): void;
+  feedStale?(coin: string, silentMs: number): void;
+  feedRecovered?(coin: string): void;
+};
+
+export type LiveTailOptions = { ringSize: number; staleAfterMs: number; expectedCoins: readonly string[] };
+
+export class LiveTail {
+  readonly ring: EventRing;
+  readonly health: FeedHealth;
+  private readonly byCoin = new Map<string, Set<TailSubscriber>>();
+  private readonly anyCoin = new Set<TailSubscriber>();
+  private reader: OrderedReader | null = null;
+  /** Called for every event after fan-out (latency measurement). */
+  onDispatched: ((ev: FeedEvent) => void) | null = null;
+
+  private constructor(
+    private readonly log: Logger,
+    opts: LiveTailOptions,
+    startSeq: number,
+    knownCoins: Iterable<string>,
+  ) {
+    this.ring = new EventRing(opts.ringSize, startSeq);
+    const listener: FeedHealthListener = {
+      stale: (coin, ms) => this.forCoin(coin, (s) => s.feedStale?.(coin, ms)),
+      recovered: (coin) => this.forCoin(coin, (s) => s.feedRecovered?.(coin)),
+    };
+    this.health = new FeedHealth(opts.staleAfterMs, listener);
+    this.health.expect(opts.expectedCoins);
+    this.health.expect(knownCoins);
+  }
+
+  /** Starts tailing from the stream's current end; coins already in the stream are known at once. */
+  static async start(nats: Nats, log: Logger, opts: LiveTailOptions): Promise<LiveTail> {
+    const info = await nats.jsm.streams.info(STREAMS.MD, { subjects_filter: MD_ALL });
+    const coins = new Set<string>();
+    for (const subject of Object.keys(info.state.subjects ?? {})) {
+      const coin = subject.split('.')[2];
+      if (coin) coins.add(coin);
+    }
+    const tail = new LiveTail(log, opts, info.state.last_seq + 1, coins);
+    const from = { stream: STREAMS.MD, filter: MD_ALL, startSeq: info.state.last_seq + 1 };
+    tail.reader = readOrdered(nats.js, from, (m) => tail.receive(decodeFeedEvent(m)), log);
+    tail.health.start();
+    return tail;
+  }
+
+  get lastSeq(): number {
+    return this.ring.lastSeq;
+  }
+
+  get coveredFrom(): number {
+    return this.ring.coveredFrom;
+  }
+
+  /** Starts live delivery of events after `sub.lastSeq`. The caller has replayed everything up to it. */
+  attach(sub: TailSubscriber): () => void {
+    const coins = sub.selection.coins;
+    if (coins === null) this.anyCoin.add(sub);
+    else
+      for (const c of coins) {
+        let set = this.byCoin.get(c);
+        if (!set) this.byCoin.set(c, (set = new Set()));
+        set.add(sub);
+      }
+    return () => {
+      this.anyCoin.delete(sub);
+      if (coins) for (const c of coins) this.byCoin.get(c)?.delete(sub);
+    };
+  }
+
+  stop(): void {
+    this.reader?.stop();
+    this.health.stop();
+  }
+
+  private receive(ev: FeedEvent | null): void {
+    if (!ev) return;
+    this.ring.push(ev);
+    this.health.saw(ev.symbol);
+    const subs = this.byCoin.get(ev.symbol);
+    if (subs) for (const s of subs) this.offer(s, ev);
+    for (const s of this.anyCoin) this.offer(s, ev);
+    this.onDispatched?.(ev);
+  }
+
+  private offer(s: TailSubscriber, ev: FeedEvent): void {
+    if (ev.seq <= s.lastSeq || !matches(s.selection, ev)) return;
+    s.lastSeq = ev.seq;
+    try {
+      s.deliver(ev);
+    } catch (err) {
+      this.log.error({ err: String(err) }, 'subscriber failed');
+    }
+  }
+
+  private forCoin(coin: string, fn: (s: TailSubscriber) => void): void {
+    for (const s of this.byCoin.get(coin) ?? []) fn(s);
+    for (const s of this.anyCoin) fn(s);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The unified-stream gateway as a fastify app built from its dependencies (tests `inject()` or
+ * listen on port 0). One LiveTail per process feeds every connection.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../platform/config.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import type { Guard } from '../core/guard.ts';
+import { createHttpApp } from '../core/http-hygiene.ts';
+import type { LiveTail } from '../core/live-tail.ts';
+import { ConnectionRegistry } from './connection-registry.ts';
+import { registerHealthRoute } from './health-route.ts';
+import { registerStreamRoute } from './stream-route.ts';
+
+export type UnifiedAppDeps = {
+  config: Config;
+  nats: Nats;
+  tail: LiveTail;
+  guard: Guard;
+  log: Logger;
+  region: 'us' | 'jp';
+  onEventWritten?: (latencyNs: number) => void;
+};
+
+export type UnifiedApp = {
+  app: FastifyInstance;
+  registry: ConnectionRegistry;
+  /** Terminal `reconnect` to every client, then the listener closes. */
+  shutdown(): Promise<void>;
+};
+
+export function buildUnifiedApp(deps: UnifiedAppDeps): UnifiedApp {
+  const { config } = deps;
+  const app = createHttpApp({ loggerInstance: deps.log.child({ surface: 'unified', region: deps.region }), forceCloseConnections: true });
+  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS);
+  registerHealthRoute(app, deps.nats);
+  registerStreamRoute(app, {
+    ...deps,
+    registry,
+    connection: {
+      retryMs: config.SSE_RETRY_MS,
+      maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES,
+      closeGraceMs: config.SSE_CLOSE_GRACE_MS,
+      ...(deps.onEventWritten ? { onEventWritten: deps.onEventWritten } : {}),
+    },
+  });
+  return {
+    app,
+    registry,
+    async shutdown() {
+      registry.closeAll('server shutting down; reconnect with Last-Event-ID');
+      await new Promise((r) => setTimeout(r, 100));
+      await app.close();
+    },
+  };
+}

@@ -1,0 +1,34 @@
+/** The open SSE connections of one gateway: heartbeats, and terminal `reconnect` on shutdown. */
+import { Flusher } from '../core/flusher.ts';
+import type { SseConnection } from './sse-connection.ts';
+
+export class ConnectionRegistry {
+  readonly flusher = new Flusher();
+  private readonly open = new Set<SseConnection>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(heartbeatMs: number) {
+    this.timer = setInterval(() => {
+      for (const c of this.open) c.heartbeat();
+    }, heartbeatMs);
+    this.timer.unref();
+  }
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  add(c: SseConnection): void {
+    this.open.add(c);
+  }
+
+  remove(c: SseConnection): void {
+    this.open.delete(c);
+  }
+
+  /** Sends every client a terminal `reconnect` and stops heartbeats. */
+  closeAll(message: string): void {
+    clearInterval(this.timer);
+    for (const c of [...this.open]) c.terminate('reconnect', message);
+  }
+}

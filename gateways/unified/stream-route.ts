@@ -1,0 +1,73 @@
+/**
+ * `GET /api/v1/unified/stream`: validate → guard → position → open. Every failure before the
+ * first byte is a real HTTP status with the error body (a browser EventSource does not retry a
+ * 401); after it, failures are `event: error` messages.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../contracts/errors.ts';
+import type { Guard } from '../core/guard.ts';
+import { type FeedDeps, type FeedSubscription, openFeed } from '../core/replay-source.ts';
+import type { Selection } from '../core/selection.ts';
+import type { SseConnectionOptions } from './sse-connection.ts';
+import { SseConnection } from './sse-connection.ts';
+import type { ConnectionRegistry } from './connection-registry.ts';
+import { parseStreamRequest } from './stream-query.ts';
+
+export type StreamRouteDeps = FeedDeps & {
+  guard: Guard;
+  region: 'us' | 'jp';
+  registry: ConnectionRegistry;
+  connection: Omit<SseConnectionOptions, 'requestId'>;
+};
+
+/** Splits requested coins into tracked and unknown ones (exact spelling first, then upper case). */
+function resolveCoins(deps: StreamRouteDeps, coins: string[]): { known: string[]; unknown: string[] } {
+  const known: string[] = [];
+  const unknown: string[] = [];
+  for (const c of coins) {
+    const hit = [c, c.toUpperCase()].find((x) => deps.tail.health.knows(x));
+    if (hit) known.push(hit);
+    else unknown.push(c);
+  }
+  return { known: [...new Set(known)], unknown };
+}
+
+export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps): void {
+  app.get('/api/v1/unified/stream', async (req, reply) => {
+    const request = parseStreamRequest(req.query, req.headers['last-event-id']);
+    const principal = await deps.guard.admit({ surface: 'unified', region: deps.region, headers: req.headers, query: req.query as Record<string, unknown>, requestId: req.id });
+    const coins = request.coins ? resolveCoins(deps, request.coins) : null;
+    if (coins && coins.known.length === 0) {
+      principal.release();
+      throw new ApiError('coin_not_found', `not tracked: ${coins.unknown.join(', ')}`);
+    }
+    const selection: Selection = {
+      coins: coins ? new Set(coins.known) : null,
+      eventTypes: request.eventTypes ? new Set(request.eventTypes) : null,
+      sources: request.sources ? new Set(request.sources) : null,
+    };
+    const conn = new SseConnection(reply.raw, { ...deps.connection, requestId: req.id }, deps.registry.flusher);
+    for (const c of coins?.unknown ?? []) conn.warn('coin_not_found', `coin ${c} is not tracked; the stream goes on for the others`, { coin: c });
+
+    let sub: FeedSubscription;
+    try {
+      sub = await openFeed(deps, selection, request.lastEventId, conn);
+    } catch (err) {
+      principal.release();
+      req.log.warn({ err: String(err) }, 'cannot position stream');
+      throw new ApiError('feed_unavailable', 'market data log unreachable; retry shortly');
+    }
+    const cleanup = () => {
+      sub.close();
+      deps.registry.remove(conn);
+      principal.release();
+    };
+    if (conn.closed) return cleanup();
+    reply.hijack();
+    conn.onClosed = cleanup;
+    principal.revoked.addEventListener('abort', () => conn.terminate('key_revoked'), { once: true });
+    deps.registry.add(conn);
+    conn.open();
+    for (const c of selection.coins ?? deps.tail.health.coins()) if (deps.tail.health.isStale(c)) conn.feedStale(c, 0);
+  });
+}

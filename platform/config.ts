@@ -1,0 +1,69 @@
+/**
+ * The only place that reads the environment. Everything else receives a typed `Config`.
+ * Every variable here is listed in the README's configuration table.
+ */
+import { z } from 'zod';
+
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
+const port = (def: number) => int(def, 0, 65_535);
+const list = (def: string) =>
+  z
+    .string()
+    .default(def)
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    );
+
+export const ConfigSchema = z.object({
+  /** `development` enables local conveniences; anything else is production. */
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** NATS server URL; unset → an embedded nats-server child is started. */
+  NATS_URL: z.string().optional(),
+  /** nats-server binary for the embedded server. */
+  NATS_SERVER_BIN: z.string().optional(),
+  /** Local state: embedded JetStream store, demo key, artifacts. */
+  DATA_DIR: z.string().default('.data'),
+  /** Listen address of every HTTP surface. */
+  HOST: z.string().default('127.0.0.1'),
+  UNIFIED_PORT_US: port(8081),
+  UNIFIED_PORT_JP: port(9081),
+  /** Region served by a single-role gateway process (`gateway unified`). */
+  REGION: z.enum(['us', 'jp']).default('us'),
+  /** Coins the live simulator publishes and the gateway knows before it has seen them. */
+  COINS: list('BTC,ETH,SOL,HYPE'),
+  SIM_SEED: int(42),
+  /** Mean trades per second per coin of the live simulator. */
+  SIM_TRADE_RATE: z.coerce.number().positive().max(100_000).default(5),
+  /** Book snapshot period of the live simulator, ms. */
+  SIM_BOOK_INTERVAL_MS: int(100, 1, 60_000),
+  /** MD stream retention. */
+  MD_MAX_AGE_S: int(86_400, 1),
+  MD_MAX_MSGS: int(50_000_000, 1),
+  MD_MAX_BYTES: int(8 * 1024 ** 3, 1024),
+  /** Unified stream behaviour. */
+  SSE_RETRY_MS: int(1_000, 0, 600_000),
+  SSE_HEARTBEAT_MS: int(15_000, 100, 60_000),
+  SSE_FEED_STALE_MS: int(60_000, 100),
+  /** Unsent bytes per client before books are conflated and `upstream_lag` is sent. */
+  SSE_MAX_BACKLOG_BYTES: int(1_048_576, 1_024),
+  /** In-memory recent-event ring per gateway, events (resumes within it need no JetStream consumer). */
+  SSE_RING_SIZE: int(65_536, 16),
+  /** Time a terminated client gets to read its last frames before its socket is destroyed, ms. */
+  SSE_CLOSE_GRACE_MS: int(30_000, 0),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Parses the environment; throws a readable error listing every bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

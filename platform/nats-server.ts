@@ -1,0 +1,120 @@
+/**
+ * Launches a private nats-server (JetStream on, loopback, a free port, a given store) and stops
+ * it with the process. Used by `npm start` when NATS_URL is unset and by every integration test.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, connect as tcpConnect } from 'node:net';
+import { delimiter, join } from 'node:path';
+
+export type NatsServerOptions = {
+  /** Store directory for JetStream; created if missing. */
+  storeDir: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  binary?: string;
+  /** Milliseconds to wait for the server to accept connections. */
+  readyTimeoutMs?: number;
+};
+
+export type NatsServerHandle = {
+  url: string;
+  port: number;
+  storeDir: string;
+  process: ChildProcess;
+  /** SIGTERM, then SIGKILL after 5 s; resolves when the process has exited. */
+  stop(): Promise<void>;
+  /** Sends a signal and resolves on exit (`SIGKILL` simulates a crash). */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+};
+
+export class NatsServerNotFoundError extends Error {
+  constructor() {
+    super(
+      'nats-server not found. Install it with `apt-get install nats-server` (Debian/Ubuntu), ' +
+        'set NATS_SERVER_BIN to its path, or set NATS_URL to use a running server.',
+    );
+  }
+}
+
+export function findNatsServer(explicit?: string): string {
+  const candidates = explicit
+    ? [explicit]
+    : [
+        ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'nats-server')),
+        '/usr/sbin/nats-server',
+        '/usr/local/bin/nats-server',
+      ];
+  const found = candidates.find((p) => p && existsSync(p));
+  if (!found) throw new NatsServerNotFoundError();
+  return found;
+}
+
+/** A port that was free a moment ago (bind to 0, read it, release it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = tcpConnect({ host: '127.0.0.1', port }, () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.on('error', () => resolve(false));
+  });
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function killAllOnExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of live) child.kill('SIGKILL');
+  });
+}
+
+export async function startNatsServer(opts: NatsServerOptions): Promise<NatsServerHandle> {
+  const binary = findNatsServer(opts.binary);
+  const port = opts.port || (await freePort());
+  mkdirSync(opts.storeDir, { recursive: true });
+  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', opts.storeDir];
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  live.add(child);
+  killAllOnExit();
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4_000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  exited.then(() => live.delete(child));
+
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 10_000);
+  while (!(await canConnect(port))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`nats-server did not start on port ${port}: ${stderr.trim() || 'no output'}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+
+  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    await exited;
+  };
+  const stop = async () => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await kill('SIGTERM');
+    clearTimeout(timer);
+  };
+  return { url: `nats://127.0.0.1:${port}`, port, storeDir: opts.storeDir, process: child, stop, kill };
+}

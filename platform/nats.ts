@@ -1,0 +1,83 @@
+/**
+ * NATS connection (reconnects forever) and idempotent JetStream stream setup.
+ */
+import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
+import type { StreamDefinition } from '../contracts/streams.ts';
+import type { Logger } from './logger.ts';
+
+export type Nats = {
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  /** False between a disconnect and the next reconnect. */
+  readonly connected: () => boolean;
+};
+
+export async function connectNats(url: string, name: string, log: Logger): Promise<Nats> {
+  const nc = await connect({
+    servers: url,
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+    reconnectJitter: 100,
+    pingInterval: 10_000,
+    noAsyncTraces: true,
+  });
+  let connected = true;
+  (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'reconnect') {
+        connected = s.type === 'reconnect';
+        log.warn({ nats: s.type, server: s.server }, `nats ${s.type}`);
+      }
+      else if (s.type === 'error') log.error({ nats: s.type, err: String(s.error) }, 'nats error');
+    }
+  })().catch(() => {});
+  const jsm = await jetstreamManager(nc, { timeout: 5_000 });
+  return { nc, js: jetstream(nc, { timeout: 5_000 }), jsm, connected: () => connected && !nc.isClosed() };
+}
+
+function toStreamConfig(def: StreamDefinition) {
+  return {
+    name: def.name,
+    subjects: def.subjects,
+    retention: def.retention === 'workqueue' ? RetentionPolicy.Workqueue : RetentionPolicy.Limits,
+    storage: StorageType.File,
+    max_age: nanos(def.maxAgeSeconds * 1_000),
+    max_msgs: def.maxMsgs,
+    max_bytes: def.maxBytes,
+    duplicate_window: nanos(def.duplicateWindowSeconds * 1_000),
+    num_replicas: 1,
+  };
+}
+
+/** Creates each stream, or updates it to the definition; safe to run from many processes at once. */
+export async function ensureStreams(jsm: JetStreamManager, defs: StreamDefinition[]): Promise<void> {
+  for (const def of defs) {
+    const cfg = toStreamConfig(def);
+    try {
+      await jsm.streams.add(cfg);
+    } catch (err) {
+      // Exists already (or a concurrent creator won): bring it to the definition.
+      const { retention: _r, storage: _s, ...updatable } = cfg;
+      try {
+        await jsm.streams.update(def.name, updatable);
+      } catch (updateErr) {
+        throw new Error(`stream ${def.name}: ${String(err)}; update: ${String(updateErr)}`);
+      }
+    }
+  }
+}
+
+/** True when every stream exists (used by health checks). */
+export async function streamsExist(jsm: JetStreamManager, names: string[]): Promise<boolean> {
+  for (const name of names) {
+    try {
+      await jsm.streams.info(name);
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
