@@ -5,7 +5,7 @@
  * optional in the input and always filled in the output, so a normalized config is complete.
  */
 import { z } from 'zod';
-import { Symbol } from '../../contracts/events.ts';
+import { Symbol as SymbolName } from '../../contracts/events.ts';
 import { decimalsOf } from './grid.ts';
 
 /** Model time is generated in blocks of this length; block k depends only on (config, k). */
@@ -29,7 +29,7 @@ const maxDecimals = (max: number) => (x: number) => decimalsOf(x) <= max;
 
 /** Raw fields (JSON-Schema friendly); `MarketModelConfig` adds derived defaults. */
 export const MarketModelConfigFields = z.object({
-  symbol: Symbol.default('BTC'),
+  symbol: SymbolName.default('BTC'),
   /** Quote currency per unit at model time 0; default by symbol (BTC 65000, ETH 3500, ...). */
   initial_price: z.number().positive().max(1e9).optional(),
   /** Annualised volatility of log price, fraction (0.6 = 60 %); 365-day year. */

@@ -90,7 +90,11 @@ export function simulateBlock(
  * Events with model time offset in [fromMs, toMs) (timestamp_ms − start_time_ms), in order.
  * Consecutive ranges concatenate to the events of their union.
  */
-export function* eventsBetween(config: MarketModelConfig, fromMs: number, toMs: number): Generator<MarketEvent> {
+export function* eventsBetween(
+  config: MarketModelConfig,
+  fromMs: number,
+  toMs: number,
+): Generator<MarketEvent> {
   if (!(toMs > fromMs)) return;
   if (fromMs < 0) throw new RangeError('fromMs must be >= 0');
   const p = deriveParams(config);

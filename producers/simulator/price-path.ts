@@ -79,7 +79,8 @@ export function fillBlockPath(
   out[0] = start;
   for (let i = 0; i < steps - 1; i++) {
     const remaining = steps - i;
-    x += (target - x) / remaining + Math.sqrt((stepVariance * (remaining - 1)) / remaining) * bridge.normal(i);
+    x +=
+      (target - x) / remaining + Math.sqrt((stepVariance * (remaining - 1)) / remaining) * bridge.normal(i);
     out[i + 1] = x;
   }
   out[steps] = target;

@@ -1,4 +1,5 @@
 /** Publishes canonical trade events through the real publish helper at a steady rate. */
+import { randomUUID } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { TradeEvent } from '../../contracts/events.ts';
 import { createLogger } from '../../platform/logger.ts';
@@ -23,7 +24,7 @@ export function trade(symbol: string, i: number): TradeEvent {
 export type RatePublisher = { stop(): Promise<number>; published(): number };
 
 /** `perSecond` events spread over `coins` round-robin, in 10 ms ticks, until stopped. */
-export function publishAtRate(js: JetStreamClient, coins: string[], perSecond: number, idPrefix = 't'): RatePublisher {
+export function publishAtRate(js: JetStreamClient, coins: string[], perSecond: number, idPrefix = randomUUID()): RatePublisher {
   const log = createLogger('silent');
   let i = 0;
   let stopped = false;

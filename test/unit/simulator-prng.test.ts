@@ -14,7 +14,10 @@ const N = 100_000;
 /** Pearson chi-square statistic of values in [0, 1) over `buckets` equal buckets. */
 function chiSquare(values: Float64Array, buckets: number): number {
   const counts = new Float64Array(buckets);
-  for (const v of values) counts[Math.floor(v * buckets)]++;
+  for (const v of values) {
+    const b = Math.floor(v * buckets);
+    counts[b] = (counts[b] as number) + 1;
+  }
   const expected = values.length / buckets;
   let chi = 0;
   for (const c of counts) chi += (c - expected) ** 2 / expected;
@@ -107,7 +110,8 @@ describe('simulator prng: counter-based draws', () => {
 
   it('has no lag-1 correlation between consecutive counters', () => {
     let sum = 0;
-    for (let i = 0; i < N; i++) sum += (uniform(3, STREAM.SIDE, i) - 0.5) * (uniform(3, STREAM.SIDE, i + 1) - 0.5);
+    for (let i = 0; i < N; i++)
+      sum += (uniform(3, STREAM.SIDE, i) - 0.5) * (uniform(3, STREAM.SIDE, i + 1) - 0.5);
     const correlation = (sum / N) * 12;
     expect(Math.abs(correlation)).toBeLessThan(5 / Math.sqrt(N));
   });
