@@ -12,6 +12,8 @@ export type Nats = {
   jsm: JetStreamManager;
   /** False between a disconnect and the next reconnect. */
   readonly connected: () => boolean;
+  /** Runs `fn` after every reconnect; returns the unsubscribe function. */
+  onReconnect(fn: () => void): () => void;
 };
 
 export async function connectNats(url: string, name: string, log: Logger): Promise<Nats> {
@@ -25,17 +27,28 @@ export async function connectNats(url: string, name: string, log: Logger): Promi
     noAsyncTraces: true,
   });
   let connected = true;
+  const reconnectListeners = new Set<() => void>();
   (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect') {
         connected = s.type === 'reconnect';
         log.warn({ nats: s.type, server: s.server }, `nats ${s.type}`);
+        if (connected) for (const fn of reconnectListeners) fn();
       }
       else if (s.type === 'error') log.error({ nats: s.type, err: String(s.error) }, 'nats error');
     }
   })().catch(() => {});
   const jsm = await jetstreamManager(nc, { timeout: 5_000 });
-  return { nc, js: jetstream(nc, { timeout: 5_000 }), jsm, connected: () => connected && !nc.isClosed() };
+  return {
+    nc,
+    js: jetstream(nc, { timeout: 5_000 }),
+    jsm,
+    connected: () => connected && !nc.isClosed(),
+    onReconnect(fn) {
+      reconnectListeners.add(fn);
+      return () => reconnectListeners.delete(fn);
+    },
+  };
 }
 
 function toStreamConfig(def: StreamDefinition) {

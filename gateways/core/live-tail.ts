@@ -59,7 +59,7 @@ export class LiveTail {
     }
     const tail = new LiveTail(log, opts, info.state.last_seq + 1, coins);
     const from = { stream: STREAMS.MD, filter: MD_ALL, startSeq: info.state.last_seq + 1 };
-    tail.reader = readOrdered(nats.js, from, (m) => tail.receive(decodeFeedEvent(m)), log);
+    tail.reader = readOrdered(nats, from, (m) => tail.receive(decodeFeedEvent(m)), log);
     tail.health.start();
     return tail;
   }

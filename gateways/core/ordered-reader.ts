@@ -1,11 +1,12 @@
 /**
  * Reads a stream in order from a sequence with an ordered (ephemeral, pull) consumer, and keeps
- * reading across NATS restarts: the library recreates the consumer from its cursor, and if the
- * iterator ends anyway this loop opens a new one from the next sequence. Never a duplicate: a
+ * reading across NATS restarts: after a reconnect (the server may have lost the ephemeral
+ * consumer) or any failure, it opens a new consumer from the next sequence. Never a duplicate: a
  * message at or below the last one seen is skipped.
  */
-import type { JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import type { JsMsg } from '@nats-io/jetstream';
 import type { Logger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
 
 export type OrderedReaderOptions = {
   stream: string;
@@ -28,7 +29,7 @@ export type OrderedReader = {
 
 /** `onMessage` may return a promise: reading waits for it (backpressure). */
 export function readOrdered(
-  js: JetStreamClient,
+  nats: Nats,
   opts: OrderedReaderOptions,
   onMessage: (msg: JsMsg) => void | Promise<void>,
   log: Logger,
@@ -36,12 +37,13 @@ export function readOrdered(
   let next = Math.max(1, opts.startSeq);
   let stopped = false;
   let current: { stop(): void } | null = null;
+  const unsubscribe = nats.onReconnect(() => current?.stop());
 
   const done = (async () => {
     let failures = 0;
     while (!stopped) {
       try {
-        const consumer = await js.consumers.get(opts.stream, { filter_subjects: opts.filter, opt_start_seq: next });
+        const consumer = await nats.js.consumers.get(opts.stream, { filter_subjects: opts.filter, opt_start_seq: next });
         if (stopped) break;
         const messages = await consumer.consume({ max_messages: opts.batch ?? 10_000 });
         current = messages;
@@ -61,6 +63,7 @@ export function readOrdered(
       current = null;
       if (!stopped) await new Promise((r) => setTimeout(r, Math.min(2_000, 50 * 2 ** failures++)));
     }
+    unsubscribe();
   })();
 
   return {

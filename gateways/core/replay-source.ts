@@ -85,7 +85,7 @@ export async function openFeed(
       let reached = from;
       let finished = false;
       const r = readOrdered(
-        deps.nats.js,
+        deps.nats,
         { stream: STREAMS.MD, filter: filterSubject(selection), startSeq: from + 1 },
         (msg) => {
           if (closed || finished) return;

@@ -18,6 +18,13 @@ export class ConnectionRegistry {
     return this.open.size;
   }
 
+  /** The largest unsent backlog of any connection, bytes (metrics, tests). */
+  maxBacklogBytes(): number {
+    let max = 0;
+    for (const c of this.open) max = Math.max(max, c.backlogBytes);
+    return max;
+  }
+
   add(c: SseConnection): void {
     this.open.add(c);
   }

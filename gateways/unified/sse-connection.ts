@@ -84,6 +84,10 @@ export class SseConnection implements FeedSink {
     if (this.queue.length === 0) this.enqueue(': hb\n\n');
   }
 
+  get backlogBytes(): number {
+    return this.queue.bytes;
+  }
+
   ready(): Promise<void> | null {
     if (this.closed || (!this.blocked && this.queue.bytes < LOW_WATER)) return null;
     return new Promise((resolve) => this.waiters.push(resolve));

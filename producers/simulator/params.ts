@@ -57,6 +57,8 @@ export type ModelParams = {
   readonly burstTrades: number;
   /** Lomax (Pareto II) scale of trade sizes, base units: mean = scale / (alpha − 1) = size_mean. */
   readonly sizeScale: number;
+  /** −1 / size_tail_alpha. */
+  readonly sizeExponent: number;
 };
 
 const perInterval = (perSecond: number, intervalMs: number): number =>
@@ -110,5 +112,6 @@ export function deriveParams(config: MarketModelConfig): ModelParams {
     calmTrades,
     burstTrades: calmTrades * config.burst_multiplier,
     sizeScale: config.size_mean * (config.size_tail_alpha - 1),
+    sizeExponent: -1 / config.size_tail_alpha,
   };
 }

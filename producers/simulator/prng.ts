@@ -48,6 +48,8 @@ function absorb(h: number, word: number): number {
 
 const lo32 = (n: number): number => n >>> 0;
 const hi32 = (n: number): number => Math.floor(n / TWO32) >>> 0;
+/** hi32 with a fast path for the usual counters below 2^32. */
+const highWord = (n: number): number => (n >= 0 && n < TWO32 ? 0 : hi32(n));
 
 // Lanes 0-1 make `uniform`, lanes 2-5 make `normal` (two uniforms), so they share no bits.
 const LANE_SALT = [0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0];
@@ -94,21 +96,21 @@ export class RandomStream {
   /** Uniform in [0, 1) with 53 random bits. */
   uniform(index: number): number {
     const lo = index >>> 0;
-    const hi = index < TWO32 ? 0 : hi32(index);
+    const hi = highWord(index);
     const a = mix32(mix32(lo ^ this.a0) ^ (hi + this.b0)) >>> 11;
     return (a * TWO32 + mix32(mix32(lo ^ this.a1) ^ (hi + this.b1))) / TWO53;
   }
 
   /** Uniform in [0, 1) with 32 random bits: half the cost, for draws that need no more. */
   fraction(index: number): number {
-    const hi = index < TWO32 ? 0 : hi32(index);
+    const hi = highWord(index);
     return mix32(mix32((index >>> 0) ^ this.a0) ^ (hi + this.b0)) / TWO32;
   }
 
   /** Standard normal (Box–Muller on two uniforms of this counter, lanes 2-5). */
   normal(index: number): number {
     const lo = index >>> 0;
-    const hi = index < TWO32 ? 0 : hi32(index);
+    const hi = highWord(index);
     const a = mix32(mix32(lo ^ this.a2) ^ (hi + this.b2)) >>> 11;
     const u1 = (a * TWO32 + mix32(mix32(lo ^ this.a3) ^ (hi + this.b3))) / TWO53;
     const c = mix32(mix32(lo ^ this.a4) ^ (hi + this.b4)) >>> 11;

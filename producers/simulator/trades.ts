@@ -61,7 +61,8 @@ function drawTimes(p: ModelParams, draws: TradeDraws, state: TradeState, count: 
 
 function sizeLots(p: ModelParams, u: number): number {
   const { config } = p;
-  const lomax = p.sizeScale * ((1 - u) ** (-1 / config.size_tail_alpha) - 1);
+  // (1 − u)^(−1/α) − 1, by expm1/log1p: exact for small u and cheaper than Math.pow.
+  const lomax = p.sizeScale * Math.expm1(Math.log1p(-u) * p.sizeExponent);
   const raw = Math.min(lomax, MAX_SIZE_MULTIPLE * config.size_mean);
   return Math.max(1, Math.round(raw / config.lot_size));
 }

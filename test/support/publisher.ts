@@ -1,7 +1,7 @@
 /** Publishes canonical trade events through the real publish helper at a steady rate. */
 import { randomUUID } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { TradeEvent } from '../../contracts/events.ts';
+import type { BookEvent, MarketEvent, TradeEvent } from '../../contracts/events.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { nowUs, type Outgoing, publishEvents } from '../../producers/publish.ts';
 
@@ -21,10 +21,31 @@ export function trade(symbol: string, i: number): TradeEvent {
   };
 }
 
+export function book(symbol: string, i: number): BookEvent {
+  const mid = 100 + (i % 50);
+  const level = (k: number, sign: number) => ({ price: mid + sign * (0.5 + k), size: 1 + k });
+  return {
+    event_type: 'book',
+    source: 'synthetic',
+    symbol,
+    timestamp_ms: 1_767_225_600_000 + i,
+    capture_time_ms: 1_767_225_600_001 + i,
+    bids: Array.from({ length: 10 }, (_, k) => level(k, -1)),
+    asks: Array.from({ length: 10 }, (_, k) => level(k, 1)),
+    best_bid: mid - 0.5,
+    best_ask: mid + 0.5,
+    mid_price: mid,
+    spread_bps: (1 / mid) * 10_000,
+  };
+}
+
 export type RatePublisher = { stop(): Promise<number>; published(): number };
 
 /** `perSecond` events spread over `coins` round-robin, in 10 ms ticks, until stopped. */
-export function publishAtRate(js: JetStreamClient, coins: string[], perSecond: number, idPrefix = randomUUID()): RatePublisher {
+/** With `booksEvery` = n, every n-th event is a 10-level book instead of a trade. */
+export function publishAtRate(js: JetStreamClient, coins: string[], perSecond: number, opts: { booksEvery?: number } = {}): RatePublisher {
+  const idPrefix = randomUUID();
+  const make = (coin: string, i: number): MarketEvent => (opts.booksEvery && i % opts.booksEvery === 0 ? book(coin, i) : trade(coin, i));
   const log = createLogger('silent');
   let i = 0;
   let stopped = false;
@@ -35,7 +56,7 @@ export function publishAtRate(js: JetStreamClient, coins: string[], perSecond: n
       const batch: Outgoing[] = [];
       for (; i < due; i++) {
         const coin = coins[i % coins.length] as string;
-        batch.push({ event: trade(coin, i), id: `${idPrefix}.${i}`, ingestUs: nowUs() });
+        batch.push({ event: make(coin, i), id: `${idPrefix}.${i}`, ingestUs: nowUs() });
       }
       if (batch.length) await publishEvents(js, batch, log);
       await new Promise((r) => setTimeout(r, 10));

@@ -1,0 +1,72 @@
+/**
+ * Slow client: a client that stops reading gets book updates conflated, then `upstream_lag`, then a
+ * terminal `reconnect`; its server-side backlog never exceeds the bound; a fast client on the same
+ * gateway meanwhile receives every event.
+ */
+import { request } from 'node:http';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { STREAMS } from '../../contracts/streams.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { publishAtRate } from '../support/publisher.ts';
+import { openSse } from '../support/sse.ts';
+
+const MAX_BACKLOG = 256 * 1024;
+let nats: TestNats;
+let gw: TestGateway;
+
+beforeAll(async () => {
+  nats = await startTestNats();
+  gw = await startTestGateway(nats.url, { SSE_MAX_BACKLOG_BYTES: String(MAX_BACKLOG), SSE_CLOSE_GRACE_MS: '60000' });
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await nats?.cleanup();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+it('conflates, warns with upstream_lag, then disconnects a client that stopped reading', async () => {
+  const url = `${gw.url}/api/v1/unified/stream`;
+  const fastIds: number[] = [];
+  const fast = await openSse(url, (m) => m.id && fastIds.push(Number(m.id)));
+
+  // The slow client reads the headers, then nothing: its socket buffers fill up.
+  const slowChunks: Buffer[] = [];
+  const slowEnded = new Promise<void>((resolve) => {
+    const req = request(url, (res) => {
+      res.pause();
+      res.on('data', (c: Buffer) => slowChunks.push(c));
+      res.on('end', resolve);
+      res.on('error', resolve);
+      (globalThis as { resumeSlow?: () => void }).resumeSlow = () => res.resume();
+    });
+    req.end();
+  });
+  while (gw.unified.registry.size < 2) await sleep(10);
+
+  const publisher = publishAtRate(gw.nats.js, ['BTC', 'ETH'], 4_000, { booksEvery: 2 });
+  let maxBacklog = 0;
+  const deadline = Date.now() + 40_000;
+  while (gw.unified.registry.size === 2 && Date.now() < deadline) {
+    maxBacklog = Math.max(maxBacklog, gw.unified.registry.maxBacklogBytes());
+    await sleep(5);
+  }
+  await publisher.stop();
+  (globalThis as { resumeSlow?: () => void }).resumeSlow?.();
+  await slowEnded;
+
+  const { last_seq } = (await gw.nats.jsm.streams.info(STREAMS.MD)).state;
+  while (fastIds.at(-1) !== last_seq) await sleep(20);
+  fast.abort();
+
+  const text = Buffer.concat(slowChunks).toString();
+  const errors = [...text.matchAll(/event: error\ndata: (.*)\n/g)].map((m) => JSON.parse(m[1] as string));
+  expect(errors.map((e) => e.code)).toEqual(['upstream_lag', 'reconnect']);
+  expect(errors[0].terminal).toBe(false);
+  expect(errors[1].terminal).toBe(true);
+  expect(text.indexOf('upstream_lag')).toBeLessThan(text.indexOf('"reconnect"'));
+  expect(maxBacklog).toBeLessThanOrEqual(MAX_BACKLOG + 8 * 1024);
+  expect(fastIds).toEqual(Array.from({ length: last_seq }, (_, i) => i + 1));
+});
