@@ -1,0 +1,124 @@
+/**
+ * Bad input on the unified stream: every refusal is a clear HTTP error with the spec's body before
+ * the first byte; positions out of range get an explicit notice; nothing restarts silently from 0.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STREAMS } from '../../contracts/streams.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { publishAtRate } from '../support/publisher.ts';
+import { openSse, type SseMessage } from '../support/sse.ts';
+
+let nats: TestNats;
+let gw: TestGateway;
+let lastSeq = 0;
+
+beforeAll(async () => {
+  nats = await startTestNats();
+  gw = await startTestGateway(nats.url);
+  const p = publishAtRate(gw.nats.js, ['BTC', 'ETH'], 2_000);
+  await new Promise((r) => setTimeout(r, 300));
+  await p.stop();
+  lastSeq = (await gw.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await nats?.cleanup();
+});
+
+const streamUrl = (q = '') => `${gw.url}/api/v1/unified/stream${q}`;
+
+async function expectError(res: Response, status: number, code: string, field?: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get('content-type')).toMatch(/application\/json/);
+  const body = await res.json();
+  expect(body.error).toBe(code);
+  expect(typeof body.message).toBe('string');
+  expect(body.request_id).toMatch(/^req_[0-9a-f]{20}$/);
+  expect(res.headers.get('x-request-id')).toBe(body.request_id);
+  expect(new Date(body.timestamp).toISOString()).toBe(body.timestamp);
+  if (status === 400 || status === 422) expect(body.details.field).toBe(field);
+  else expect(body.details).toBeUndefined();
+  return body;
+}
+
+/** Reads messages until `n` have arrived (or the stream ends). */
+async function firstMessages(url: string, n: number, headers: Record<string, string> = {}): Promise<SseMessage[]> {
+  const got: SseMessage[] = [];
+  let resolveN: () => void = () => {};
+  const enough = new Promise<void>((r) => (resolveN = r));
+  const s = await openSse(url, (m) => got.push(m) >= n && resolveN(), headers);
+  expect(s.status).toBe(200);
+  await Promise.race([enough, s.done]);
+  s.abort();
+  return got;
+}
+
+describe('query validation', () => {
+  it.each([
+    ['?foo=1', 'foo'],
+    ['?event_type=quote', 'event_type'],
+    ['?source=nyse', 'source'],
+    ['?coin=BT.C', 'coin'],
+    ['?coin=', 'coin'],
+    ['?last_event_id=abc', 'last_event_id'],
+  ])('%s → 400 invalid_params naming %s', async (q, field) => {
+    await expectError(await fetch(streamUrl(q)), 400, 'invalid_params', field);
+  });
+
+  it.each(['abc', '-5', '1.5', '99999999999999999999', '0x10'])('Last-Event-ID %s → 400', async (id) => {
+    await expectError(await fetch(streamUrl(), { headers: { 'last-event-id': id } }), 400, 'invalid_params', 'Last-Event-ID');
+  });
+
+  it('an unknown coin alone → 404 coin_not_found', async () => {
+    await expectError(await fetch(streamUrl('?coin=NOPE')), 404, 'coin_not_found');
+  });
+
+  it('an unknown coin among known ones → non-terminal coin_not_found, stream goes on', async () => {
+    const msgs = await firstMessages(streamUrl('?coin=btc,NOPE&last_event_id=0'), 3);
+    expect(msgs[0]?.event).toBe('error');
+    expect(JSON.parse(msgs[0]?.data ?? '{}')).toMatchObject({ code: 'coin_not_found', terminal: false, coin: 'NOPE' });
+    const events = msgs.slice(1).map((m) => JSON.parse(m.data));
+    expect(events.every((e) => e.symbol === 'BTC')).toBe(true);
+  });
+
+  it('unknown paths and methods answer JSON 404 and 405', async () => {
+    await expectError(await fetch(`${gw.url}/api/v1/nope`), 404, 'not_found');
+    const res = await fetch(streamUrl(), { method: 'POST' });
+    expect(res.headers.get('allow')).toContain('GET');
+    await expectError(res, 405, 'method_not_allowed');
+  });
+});
+
+describe('positions out of range', () => {
+  it('beyond the end → notice, then the next event after the newest', async () => {
+    const msgs = await firstMessages(streamUrl(), 1, { 'last-event-id': '900000000000000' });
+    expect(msgs[0]?.event).toBe('notice');
+    expect(JSON.parse(msgs[0]?.data ?? '{}')).toMatchObject({ code: 'position_beyond_end', resumed_after: lastSeq, last_seq: lastSeq });
+  });
+
+  it('no longer retained → notice naming the oldest retained event, then events from it', async () => {
+    await gw.nats.jsm.streams.purge(STREAMS.MD, { keep: 100 });
+    const first = lastSeq - 99;
+    const msgs = await firstMessages(streamUrl(), 3, { 'last-event-id': '5' });
+    expect(msgs[0]?.event).toBe('notice');
+    expect(JSON.parse(msgs[0]?.data ?? '{}')).toMatchObject({ code: 'position_not_retained', resumed_after: first - 1, first_seq: first });
+    expect(msgs.slice(1, 3).map((m) => Number(m.id))).toEqual([first, first + 1]);
+  });
+
+  it('the query form works like the header, and the header wins when both are sent', async () => {
+    const byQuery = await firstMessages(streamUrl(`?last_event_id=${lastSeq - 3}`), 1);
+    expect(Number(byQuery[0]?.id)).toBe(lastSeq - 2);
+    const both = await firstMessages(streamUrl(`?last_event_id=${lastSeq - 3}`), 1, { 'last-event-id': String(lastSeq - 1) });
+    expect(Number(both[0]?.id)).toBe(lastSeq);
+  });
+});
+
+describe('health', () => {
+  it('GET /healthz → 200 {"status":"ok"}', async () => {
+    const res = await fetch(`${gw.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+});
