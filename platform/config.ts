@@ -29,6 +29,11 @@ export const ConfigSchema = z.object({
   DATA_DIR: z.string().default('.data'),
   /** Listen address of every HTTP surface. */
   HOST: z.string().default('127.0.0.1'),
+  /** Allow a non-loopback HOST without TLS (only behind a TLS-terminating balancer). */
+  ALLOW_PLAINTEXT_PUBLIC: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   UNIFIED_PORT_US: port(8081),
   UNIFIED_PORT_JP: port(9081),
   /** Region served by a single-role gateway process (`gateway unified`). */
@@ -37,9 +42,9 @@ export const ConfigSchema = z.object({
   COINS: list('BTC,ETH,SOL,HYPE'),
   SIM_SEED: int(42),
   /** Mean trades per second per coin of the live simulator. */
-  SIM_TRADE_RATE: z.coerce.number().positive().max(100_000).default(5),
+  SIM_TRADE_RATE: z.coerce.number().min(0).max(1_000).default(5),
   /** Book snapshot period of the live simulator, ms. */
-  SIM_BOOK_INTERVAL_MS: int(100, 1, 60_000),
+  SIM_BOOK_INTERVAL_MS: int(100, 10, 60_000).refine((ms) => 60_000 % ms === 0, 'must divide 60000'),
   /** MD stream retention. */
   MD_MAX_AGE_S: int(86_400, 1),
   MD_MAX_MSGS: int(50_000_000, 1),

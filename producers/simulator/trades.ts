@@ -105,7 +105,7 @@ export function appendTrades(
       price,
       size,
       trade_id: prefix + ordinal,
-      notional_usd: price * size,
+      notional_usd: Math.round(price * size * 1e8) / 1e8, // USD to 1e-8: no binary-float tails on the wire
     };
     out.push(trade);
   }

@@ -119,7 +119,7 @@ describe('simulator market model: event invariants', () => {
       expect(e.price).toBe(e.side === 'buy' ? book?.best_ask : book?.best_bid);
       expect(e.size).toBeGreaterThan(0);
       expect(onGrid(e.size, jumpy.lot_size)).toBe(true);
-      expect(e.notional_usd).toBe(e.price * e.size);
+      expect(e.notional_usd).toBeCloseTo(e.price * e.size, 8);
       const [, , block, n] = e.trade_id.split('_');
       expect(Number(n)).toBe(ordinals.get(block as string) ?? 0);
       ordinals.set(block as string, Number(n) + 1);
