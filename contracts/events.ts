@@ -14,7 +14,7 @@ export const EventType = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof EventType>;
 
 /** A symbol is one NATS subject token: no dots, wildcards or spaces. */
-export const Symbol = z
+export const SymbolName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'letters, digits, "_" or "-", at most 64 characters');
 
@@ -29,7 +29,7 @@ export const TradeEvent = z
   .object({
     event_type: z.literal('trade'),
     source: Source,
-    symbol: Symbol,
+    symbol: SymbolName,
     /** Exchange (event) time, Unix ms. */
     timestamp_ms: epochMs,
     /** When the platform captured the event, Unix ms; never before `timestamp_ms` for simulated data. */
@@ -53,7 +53,7 @@ export const BookEvent = z
   .object({
     event_type: z.literal('book'),
     source: Source,
-    symbol: Symbol,
+    symbol: SymbolName,
     timestamp_ms: epochMs,
     capture_time_ms: epochMs,
     /** Best first, descending prices. */

@@ -24,7 +24,11 @@ export function parseMdSubject(subject: string): MdSubjectParts | null {
  * The narrowest single filter subject covering a selection (nats-server 2.9 allows one filter
  * per consumer): a token is fixed when exactly one value is selected, `*` otherwise.
  */
-export function mdFilter(sel: { sources?: readonly string[]; symbols?: readonly string[]; eventTypes?: readonly string[] }): string {
+export function mdFilter(sel: {
+  sources?: readonly string[];
+  symbols?: readonly string[];
+  eventTypes?: readonly string[];
+}): string {
   const one = (values?: readonly string[]) => (values && values.length === 1 ? values[0] : '*');
   return `${MD_PREFIX}.${one(sel.sources)}.${one(sel.symbols)}.${one(sel.eventTypes)}`;
 }

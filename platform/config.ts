@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 
-const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) => z.coerce.number().int().min(min).max(max).default(def);
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(def);
 const port = (def: number) => int(def, 0, 65_535);
 const list = (def: string) =>
   z

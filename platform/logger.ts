@@ -1,5 +1,5 @@
 /** Structured JSON logs (pino). Secrets never reach a log line: see `redactUrl`. */
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 
 export type { Logger };
 
@@ -7,7 +7,10 @@ export function createLogger(level: string, name = 'mdp'): Logger {
   return pino({
     name,
     level,
-    redact: { paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'password', 'key'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers["x-api-key"]', 'req.headers.authorization', 'password', 'key'],
+      censor: '[redacted]',
+    },
   });
 }
 

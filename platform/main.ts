@@ -17,7 +17,9 @@ function parseArgs(argv: string[], defaultRegion: Region): { role: Role; region:
   const region = regionAt >= 0 ? argv[regionAt + 1] : defaultRegion;
   if (region !== 'us' && region !== 'jp') throw new Error(`--region must be us or jp\n${USAGE}`);
   const words = argv.filter((_, i) => i !== regionAt && i !== regionAt + 1).join(' ');
-  const role: Role | undefined = ({ '': 'all', all: 'all', 'gateway unified': 'gateway-unified', 'producer sim': 'producer-sim' } as const)[words as ''];
+  const role: Role | undefined = (
+    { '': 'all', all: 'all', 'gateway unified': 'gateway-unified', 'producer sim': 'producer-sim' } as const
+  )[words as ''];
   if (!role) throw new Error(`unknown role "${words}"\n${USAGE}`);
   return { role, region };
 }
@@ -29,13 +31,18 @@ async function main(): Promise<void> {
   const log = createLogger(config.LOG_LEVEL);
   const { role, region } = parseArgs(process.argv.slice(2), config.REGION);
   if (!isLoopback(config.HOST) && !config.ALLOW_PLAINTEXT_PUBLIC) {
-    throw new Error(`HOST=${config.HOST} is not loopback and TLS is not configured; set ALLOW_PLAINTEXT_PUBLIC=true only behind a TLS-terminating balancer`);
+    throw new Error(
+      `HOST=${config.HOST} is not loopback and TLS is not configured; set ALLOW_PLAINTEXT_PUBLIC=true only behind a TLS-terminating balancer`,
+    );
   }
 
   let embedded: NatsServerHandle | null = null;
   let url = config.NATS_URL;
   if (!url) {
-    embedded = await startNatsServer({ storeDir: resolve(join(config.DATA_DIR, 'nats')), ...(config.NATS_SERVER_BIN ? { binary: config.NATS_SERVER_BIN } : {}) });
+    embedded = await startNatsServer({
+      storeDir: resolve(join(config.DATA_DIR, 'nats')),
+      ...(config.NATS_SERVER_BIN ? { binary: config.NATS_SERVER_BIN } : {}),
+    });
     url = embedded.url;
     log.info({ url, store: embedded.storeDir }, 'embedded nats-server started (set NATS_URL to use another)');
   }
@@ -48,7 +55,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
-    for (const p of [...parts].reverse()) await p.stop().catch((err) => log.error({ err: String(err), part: p.name }, 'stop failed'));
+    for (const p of [...parts].reverse())
+      await p.stop().catch((err) => log.error({ err: String(err), part: p.name }, 'stop failed'));
     await nats.nc.drain().catch(() => {});
     await embedded?.stop();
     process.exit(0);
@@ -58,7 +66,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  const message = err instanceof NatsServerNotFoundError ? err.message : err instanceof Error ? err.message : String(err);
+  const message =
+    err instanceof NatsServerNotFoundError ? err.message : err instanceof Error ? err.message : String(err);
   process.stderr.write(`fatal: ${message}\n`);
   process.exit(1);
 });

@@ -1,7 +1,14 @@
 /**
  * NATS connection (reconnects forever) and idempotent JetStream stream setup.
  */
-import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import {
+  type JetStreamClient,
+  type JetStreamManager,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+} from '@nats-io/jetstream';
 import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { StreamDefinition } from '../contracts/streams.ts';
 import type { Logger } from './logger.ts';
@@ -34,8 +41,7 @@ export async function connectNats(url: string, name: string, log: Logger): Promi
         connected = s.type === 'reconnect';
         log.warn({ nats: s.type, server: s.server }, `nats ${s.type}`);
         if (connected) for (const fn of reconnectListeners) fn();
-      }
-      else if (s.type === 'error') log.error({ nats: s.type, err: String(s.error) }, 'nats error');
+      } else if (s.type === 'error') log.error({ nats: s.type, err: String(s.error) }, 'nats error');
     }
   })().catch(() => {});
   const jsm = await jetstreamManager(nc, { timeout: 5_000 });

@@ -18,11 +18,27 @@ export type Region = 'us' | 'jp';
 export type Stoppable = { name: string; stop(): Promise<void> };
 
 export async function setupStreams(nats: Nats, config: Config): Promise<void> {
-  await ensureStreams(nats.jsm, streamDefinitions({ mdMaxAgeSeconds: config.MD_MAX_AGE_S, mdMaxMsgs: config.MD_MAX_MSGS, mdMaxBytes: config.MD_MAX_BYTES }));
+  await ensureStreams(
+    nats.jsm,
+    streamDefinitions({
+      mdMaxAgeSeconds: config.MD_MAX_AGE_S,
+      mdMaxMsgs: config.MD_MAX_MSGS,
+      mdMaxBytes: config.MD_MAX_BYTES,
+    }),
+  );
 }
 
-export async function startUnifiedGateway(nats: Nats, config: Config, log: Logger, region: Region): Promise<Stoppable> {
-  const tail = await LiveTail.start(nats, log, { ringSize: config.SSE_RING_SIZE, staleAfterMs: config.SSE_FEED_STALE_MS, expectedCoins: config.COINS });
+export async function startUnifiedGateway(
+  nats: Nats,
+  config: Config,
+  log: Logger,
+  region: Region,
+): Promise<Stoppable> {
+  const tail = await LiveTail.start(nats, log, {
+    ringSize: config.SSE_RING_SIZE,
+    staleAfterMs: config.SSE_FEED_STALE_MS,
+    expectedCoins: config.COINS,
+  });
   const unified = buildUnifiedApp({ config, nats, tail, guard: openGuard, log, region });
   const port = region === 'us' ? config.UNIFIED_PORT_US : config.UNIFIED_PORT_JP;
   const address = await unified.app.listen({ host: config.HOST, port });
@@ -37,15 +53,34 @@ export async function startUnifiedGateway(nats: Nats, config: Config, log: Logge
 }
 
 export function startSimProducer(nats: Nats, config: Config, log: Logger): Stoppable {
-  const runner = startLiveRunner(nats, { coins: config.COINS, seed: config.SIM_SEED, tradeRate: config.SIM_TRADE_RATE, bookIntervalMs: config.SIM_BOOK_INTERVAL_MS }, log);
+  const runner = startLiveRunner(
+    nats,
+    {
+      coins: config.COINS,
+      seed: config.SIM_SEED,
+      tradeRate: config.SIM_TRADE_RATE,
+      bookIntervalMs: config.SIM_BOOK_INTERVAL_MS,
+    },
+    log,
+  );
   return { name: 'producer-sim', stop: () => runner.stop() };
 }
 
-export async function startRole(role: Role, region: Region, nats: Nats, config: Config, log: Logger): Promise<Stoppable[]> {
+export async function startRole(
+  role: Role,
+  region: Region,
+  nats: Nats,
+  config: Config,
+  log: Logger,
+): Promise<Stoppable[]> {
   await setupStreams(nats, config);
   switch (role) {
     case 'all':
-      return [startSimProducer(nats, config, log), await startUnifiedGateway(nats, config, log, 'us'), await startUnifiedGateway(nats, config, log, 'jp')];
+      return [
+        startSimProducer(nats, config, log),
+        await startUnifiedGateway(nats, config, log, 'us'),
+        await startUnifiedGateway(nats, config, log, 'jp'),
+      ];
     case 'gateway-unified':
       return [await startUnifiedGateway(nats, config, log, region)];
     case 'producer-sim':

@@ -14,23 +14,39 @@ export type Outgoing = { event: MarketEvent; id: string; ingestUs: number };
 
 export const nowUs = (): number => Math.round((performance.timeOrigin + performance.now()) * 1_000);
 
-export async function publishEvents(js: JetStreamClient, batch: Outgoing[], log: Logger, signal?: AbortSignal): Promise<number> {
+export async function publishEvents(
+  js: JetStreamClient,
+  batch: Outgoing[],
+  log: Logger,
+  signal?: AbortSignal,
+): Promise<number> {
   let pending = batch;
   let attempt = 0;
   let stored = 0;
   while (pending.length > 0) {
     const results = await Promise.allSettled(
       pending.map((o) =>
-        js.publish(mdSubject(o.event.source, o.event.symbol, o.event.event_type), encode({ ...o.event, ingest_us: o.ingestUs, publish_us: nowUs() }), {
-          msgID: o.id,
-          timeout: 2_000,
-        }),
+        js.publish(
+          mdSubject(o.event.source, o.event.symbol, o.event.event_type),
+          encode({ ...o.event, ingest_us: o.ingestUs, publish_us: nowUs() }),
+          {
+            msgID: o.id,
+            timeout: 2_000,
+          },
+        ),
       ),
     );
     const failed = pending.filter((_, i) => results[i]?.status === 'rejected');
     stored += pending.length - failed.length;
     if (failed.length === 0 || signal?.aborted) break;
-    if (attempt === 0) log.warn({ failed: failed.length, reason: String((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason) }, 'publish failed; retrying');
+    if (attempt === 0)
+      log.warn(
+        {
+          failed: failed.length,
+          reason: String((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason),
+        },
+        'publish failed; retrying',
+      );
     pending = failed;
     await new Promise((r) => setTimeout(r, Math.min(1_000, 50 * 2 ** attempt++)));
   }

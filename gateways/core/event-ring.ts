@@ -58,7 +58,8 @@ export class EventRing {
     const end = Math.min(this.count, lo + limit);
     const events: FeedEvent[] = [];
     for (let i = lo; i < end; i++) events.push(this.at(i));
-    const reached = events.length > 0 ? (events[events.length - 1] as FeedEvent).seq : Math.max(afterSeq, this.lastSeq);
+    const reached =
+      events.length > 0 ? (events[events.length - 1] as FeedEvent).seq : Math.max(afterSeq, this.lastSeq);
     return { events, reached, atEnd: end === this.count };
   }
 

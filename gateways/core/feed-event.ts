@@ -36,5 +36,13 @@ export function decodeFeedEvent(msg: JsMsg, receivedAtNs = nowNs()): FeedEvent |
   const seq = msg.info.streamSequence;
   const rest = JSON.stringify(body);
   const json = rest === '{}' ? `{"seq":${seq}}` : `{"seq":${seq},${rest.slice(1)}`;
-  return { seq, source: parts.source, symbol: parts.symbol, eventType: parts.eventType, json, receivedAtNs, wire: {} };
+  return {
+    seq,
+    source: parts.source,
+    symbol: parts.symbol,
+    eventType: parts.eventType,
+    json,
+    receivedAtNs,
+    wire: {},
+  };
 }

@@ -34,6 +34,13 @@ export type Guard = {
 
 export const openGuard: Guard = {
   async admit() {
-    return { accountId: null, keyId: null, tier: 'quant', scopes: new Set(), revoked: new AbortController().signal, release() {} };
+    return {
+      accountId: null,
+      keyId: null,
+      tier: 'quant',
+      scopes: new Set(),
+      revoked: new AbortController().signal,
+      release() {},
+    };
   },
 };

@@ -10,15 +10,28 @@ import { redactUrl } from '../../platform/logger.ts';
 import { requestIdFrom } from './request-id.ts';
 
 /** Maps fastify's own errors to the catalogue. */
-function fromFastify(err: { code?: string; statusCode?: number; message: string; validation?: unknown }): ApiError {
+function fromFastify(err: {
+  code?: string;
+  statusCode?: number;
+  message: string;
+  validation?: unknown;
+}): ApiError {
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError('payload_too_large');
-  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError('invalid_params', 'unsupported content type', { field: 'content-type', reason: 'use application/json' });
-  if (err.statusCode === 400) return new ApiError('parse_error', 'malformed request body', { field: 'body', reason: err.message });
+  if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new ApiError('invalid_params', 'unsupported content type', {
+      field: 'content-type',
+      reason: 'use application/json',
+    });
+  if (err.statusCode === 400)
+    return new ApiError('parse_error', 'malformed request body', { field: 'body', reason: err.message });
   return toApiError(err);
 }
 
 function routePattern(url: string): RegExp {
-  const escaped = url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\/:[^/]+/g, '/[^/]+').replace(/\*/g, '.*');
+  const escaped = url
+    .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+    .replace(/\/:[^/]+/g, '/[^/]+')
+    .replace(/\*/g, '.*');
   return new RegExp(`^${escaped}/?$`);
 }
 
@@ -39,7 +52,15 @@ export function createHttpApp(opts: FastifyServerOptions = {}): FastifyInstance 
     reply.header('x-request-id', req.id);
   });
   app.addHook('onResponse', async (req, reply) => {
-    req.log.info({ method: req.method, url: redactUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    req.log.info(
+      {
+        method: req.method,
+        url: redactUrl(req.url),
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'request',
+    );
   });
   app.setErrorHandler((err, req, reply) => {
     const apiErr = err instanceof ApiError ? err : fromFastify(err as Parameters<typeof fromFastify>[0]);
@@ -52,7 +73,10 @@ export function createHttpApp(opts: FastifyServerOptions = {}): FastifyInstance 
     for (const r of routes) if (r.pattern.test(path)) for (const m of r.methods) allowed.add(m);
     if (allowed.size > 0) {
       reply.header('allow', [...allowed].join(', '));
-      const err = new ApiError('method_not_allowed', `${req.method} is not supported on ${path}; use ${[...allowed].join(' or ')}`);
+      const err = new ApiError(
+        'method_not_allowed',
+        `${req.method} is not supported on ${path}; use ${[...allowed].join(' or ')}`,
+      );
       return reply.code(405).send(httpErrorBody(err, req.id));
     }
     reply.code(404).send(httpErrorBody(new ApiError('not_found', `no route ${req.method} ${path}`), req.id));

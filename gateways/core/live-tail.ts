@@ -5,8 +5,8 @@
  */
 import { STREAMS } from '../../contracts/streams.ts';
 import { MD_ALL } from '../../contracts/subjects.ts';
-import type { Nats } from '../../platform/nats.ts';
 import type { Logger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
 import { EventRing } from './event-ring.ts';
 import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
 import { FeedHealth, type FeedHealthListener } from './feed-health.ts';
@@ -78,8 +78,8 @@ export class LiveTail {
     if (coins === null) this.anyCoin.add(sub);
     else
       for (const c of coins) {
-        let set = this.byCoin.get(c);
-        if (!set) this.byCoin.set(c, (set = new Set()));
+        const set = this.byCoin.get(c) ?? new Set();
+        this.byCoin.set(c, set);
         set.add(sub);
       }
     return () => {

@@ -43,7 +43,10 @@ export function readOrdered(
     let failures = 0;
     while (!stopped) {
       try {
-        const consumer = await nats.js.consumers.get(opts.stream, { filter_subjects: opts.filter, opt_start_seq: next });
+        const consumer = await nats.js.consumers.get(opts.stream, {
+          filter_subjects: opts.filter,
+          opt_start_seq: next,
+        });
         if (stopped) break;
         const messages = await consumer.consume({ max_messages: opts.batch ?? 10_000 });
         current = messages;
@@ -58,7 +61,11 @@ export function readOrdered(
           if (pending) await pending;
         }
       } catch (err) {
-        if (!stopped) log.warn({ err: String(err), stream: opts.stream, filter: opts.filter, next }, 'ordered reader failed; reopening');
+        if (!stopped)
+          log.warn(
+            { err: String(err), stream: opts.stream, filter: opts.filter, next },
+            'ordered reader failed; reopening',
+          );
       }
       current = null;
       if (!stopped) await new Promise((r) => setTimeout(r, Math.min(2_000, 50 * 2 ** failures++)));

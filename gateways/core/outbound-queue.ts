@@ -45,7 +45,10 @@ export class OutboundQueue {
 
   /** Everything queued as one string; the queue is empty afterwards. */
   drain(): string {
-    const out = this.frames.length === 1 ? (this.frames[0] as QueuedFrame).text : this.frames.map((f) => f.text).join('');
+    const out =
+      this.frames.length === 1
+        ? (this.frames[0] as QueuedFrame).text
+        : this.frames.map((f) => f.text).join('');
     this.frames = [];
     this.total = 0;
     return out;

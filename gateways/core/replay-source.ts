@@ -9,8 +9,8 @@
  * sink's backpressure, so a slow resuming client costs no memory.
  */
 import { STREAMS } from '../../contracts/streams.ts';
-import type { Nats } from '../../platform/nats.ts';
 import type { Logger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
 import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
 import type { LiveTail, TailSubscriber } from './live-tail.ts';
 import { type OrderedReader, readOrdered } from './ordered-reader.ts';
@@ -132,14 +132,29 @@ async function resolvePosition(nats: Nats, requested: number, sink: FeedSink): P
   const { first_seq, last_seq } = (await nats.jsm.streams.info(STREAMS.MD)).state;
   const notice = (code: FeedNotice['code'], resumedAfter: number, message: string) => {
     replayStats.notices++;
-    sink.notice({ code, message, requested_last_event_id: requested, resumed_after: resumedAfter, first_seq, last_seq });
+    sink.notice({
+      code,
+      message,
+      requested_last_event_id: requested,
+      resumed_after: resumedAfter,
+      first_seq,
+      last_seq,
+    });
     return resumedAfter;
   };
   if (requested > last_seq) {
-    return notice('position_beyond_end', last_seq, `event ${requested} does not exist yet; resuming after the newest event, ${last_seq}`);
+    return notice(
+      'position_beyond_end',
+      last_seq,
+      `event ${requested} does not exist yet; resuming after the newest event, ${last_seq}`,
+    );
   }
   if (requested + 1 < first_seq) {
-    return notice('position_not_retained', first_seq - 1, `events after ${requested} are no longer retained; resuming from the oldest retained event, ${first_seq}`);
+    return notice(
+      'position_not_retained',
+      first_seq - 1,
+      `events after ${requested} are no longer retained; resuming from the oldest retained event, ${first_seq}`,
+    );
   }
   return requested;
 }

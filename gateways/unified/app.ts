@@ -32,7 +32,10 @@ export type UnifiedApp = {
 
 export function buildUnifiedApp(deps: UnifiedAppDeps): UnifiedApp {
   const { config } = deps;
-  const app = createHttpApp({ loggerInstance: deps.log.child({ surface: 'unified', region: deps.region }), forceCloseConnections: true });
+  const app = createHttpApp({
+    loggerInstance: deps.log.child({ surface: 'unified', region: deps.region }),
+    forceCloseConnections: true,
+  });
   const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS);
   registerHealthRoute(app, deps.nats);
   registerStreamRoute(app, {

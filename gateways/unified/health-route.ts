@@ -8,7 +8,9 @@ const CHECK_TIMEOUT_MS = 1_500;
 
 export async function healthy(nats: Nats): Promise<boolean> {
   if (!nats.connected()) return false;
-  const timeout = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), CHECK_TIMEOUT_MS).unref());
+  const timeout = new Promise<boolean>((resolve) =>
+    setTimeout(() => resolve(false), CHECK_TIMEOUT_MS).unref(),
+  );
   return Promise.race([streamsExist(nats.jsm, [STREAMS.MD]).catch(() => false), timeout]);
 }
 

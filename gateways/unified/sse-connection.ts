@@ -135,7 +135,12 @@ export class SseConnection implements FeedSink {
     if (!this.lagging) {
       this.lagging = true;
       this.lagFrameQueued = true;
-      this.queue.push(this.errorFrame('upstream_lag', 'client is reading slower than events arrive; book updates conflated'));
+      this.queue.push(
+        this.errorFrame(
+          'upstream_lag',
+          'client is reading slower than events arrive; book updates conflated',
+        ),
+      );
     }
     if (this.queue.bytes > this.queue.maxBytes * 0.75) {
       this.terminate('reconnect', 'client too slow: reconnect with Last-Event-ID to resume from the log');
@@ -143,7 +148,9 @@ export class SseConnection implements FeedSink {
   }
 
   private pendingLagFrame(): string {
-    return this.lagFrameQueued ? this.errorFrame('upstream_lag', 'client is reading slower than events arrive; book updates conflated') : '';
+    return this.lagFrameQueued
+      ? this.errorFrame('upstream_lag', 'client is reading slower than events arrive; book updates conflated')
+      : '';
   }
 
   private readonly onDrain = (): void => {

@@ -4,12 +4,17 @@
  */
 import { z } from 'zod';
 import { ApiError } from '../../contracts/errors.ts';
-import { EventType, Source, Symbol } from '../../contracts/events.ts';
+import { EventType, Source, SymbolName } from '../../contracts/events.ts';
 
 const commaList = <T extends z.ZodType<string, string>>(item: T) =>
   z
     .string()
-    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(item).min(1, 'give at least one value'));
 
 const position = z
@@ -20,7 +25,7 @@ const position = z
 
 export const UnifiedStreamQuery = z
   .object({
-    coin: commaList(Symbol).optional(),
+    coin: commaList(SymbolName).optional(),
     event_type: commaList(EventType).optional(),
     source: commaList(Source).optional(),
     last_event_id: position.optional(),
@@ -37,13 +42,21 @@ export type StreamRequest = {
 
 function invalid(issues: z.core.$ZodIssue[], fieldOverride?: string): ApiError {
   const first = issues[0];
-  const field = fieldOverride ?? (first?.code === 'unrecognized_keys' ? first.keys.join(',') : String(first?.path[0] ?? 'query'));
-  const reason = first?.code === 'unrecognized_keys' ? 'unknown query parameter (allowed: coin, event_type, source, last_event_id)' : (first?.message ?? 'invalid');
+  const field =
+    fieldOverride ??
+    (first?.code === 'unrecognized_keys' ? first.keys.join(',') : String(first?.path[0] ?? 'query'));
+  const reason =
+    first?.code === 'unrecognized_keys'
+      ? 'unknown query parameter (allowed: coin, event_type, source, last_event_id)'
+      : (first?.message ?? 'invalid');
   return new ApiError('invalid_params', `invalid ${field}: ${reason}`, { field, reason });
 }
 
 /** The `Last-Event-ID` header wins over `last_event_id`: EventSource sends the header on reconnect. */
-export function parseStreamRequest(query: unknown, lastEventIdHeader: string | string[] | undefined): StreamRequest {
+export function parseStreamRequest(
+  query: unknown,
+  lastEventIdHeader: string | string[] | undefined,
+): StreamRequest {
   const q = UnifiedStreamQuery.safeParse(query ?? {});
   if (!q.success) throw invalid(q.error.issues);
   let lastEventId = q.data.last_event_id ?? null;

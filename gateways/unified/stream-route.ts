@@ -8,9 +8,9 @@ import { ApiError } from '../../contracts/errors.ts';
 import type { Guard } from '../core/guard.ts';
 import { type FeedDeps, type FeedSubscription, openFeed } from '../core/replay-source.ts';
 import type { Selection } from '../core/selection.ts';
+import type { ConnectionRegistry } from './connection-registry.ts';
 import type { SseConnectionOptions } from './sse-connection.ts';
 import { SseConnection } from './sse-connection.ts';
-import type { ConnectionRegistry } from './connection-registry.ts';
 import { parseStreamRequest } from './stream-query.ts';
 
 export type StreamRouteDeps = FeedDeps & {
@@ -35,7 +35,13 @@ function resolveCoins(deps: StreamRouteDeps, coins: string[]): { known: string[]
 export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps): void {
   app.get('/api/v1/unified/stream', async (req, reply) => {
     const request = parseStreamRequest(req.query, req.headers['last-event-id']);
-    const principal = await deps.guard.admit({ surface: 'unified', region: deps.region, headers: req.headers, query: req.query as Record<string, unknown>, requestId: req.id });
+    const principal = await deps.guard.admit({
+      surface: 'unified',
+      region: deps.region,
+      headers: req.headers,
+      query: req.query as Record<string, unknown>,
+      requestId: req.id,
+    });
     const coins = request.coins ? resolveCoins(deps, request.coins) : null;
     if (coins && coins.known.length === 0) {
       principal.release();
@@ -46,8 +52,13 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
       eventTypes: request.eventTypes ? new Set(request.eventTypes) : null,
       sources: request.sources ? new Set(request.sources) : null,
     };
-    const conn = new SseConnection(reply.raw, { ...deps.connection, requestId: req.id }, deps.registry.flusher);
-    for (const c of coins?.unknown ?? []) conn.warn('coin_not_found', `coin ${c} is not tracked; the stream goes on for the others`, { coin: c });
+    const conn = new SseConnection(
+      reply.raw,
+      { ...deps.connection, requestId: req.id },
+      deps.registry.flusher,
+    );
+    for (const c of coins?.unknown ?? [])
+      conn.warn('coin_not_found', `coin ${c} is not tracked; the stream goes on for the others`, { coin: c });
 
     let sub: FeedSubscription;
     try {
@@ -68,6 +79,7 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
     principal.revoked.addEventListener('abort', () => conn.terminate('key_revoked'), { once: true });
     deps.registry.add(conn);
     conn.open();
-    for (const c of selection.coins ?? deps.tail.health.coins()) if (deps.tail.health.isStale(c)) conn.feedStale(c, 0);
+    for (const c of selection.coins ?? deps.tail.health.coins())
+      if (deps.tail.health.isStale(c)) conn.feedStale(c, 0);
   });
 }

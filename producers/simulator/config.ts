@@ -5,7 +5,7 @@
  * optional in the input and always filled in the output, so a normalized config is complete.
  */
 import { z } from 'zod';
-import { Symbol as SymbolName } from '../../contracts/events.ts';
+import { SymbolName } from '../../contracts/events.ts';
 import { decimalsOf } from './grid.ts';
 
 /** Model time is generated in blocks of this length; block k depends only on (config, k). */

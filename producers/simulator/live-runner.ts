@@ -8,7 +8,7 @@ import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { nowUs, type Outgoing, publishEvents } from '../publish.ts';
 import { type MarketModelConfig, parseMarketModelConfig } from './config.ts';
-import { BLOCK_MS, boundaryLogPrices, simulateBlock } from './market.ts';
+import { boundaryLogPrices, simulateBlock } from './market.ts';
 
 export type LiveRunnerOptions = {
   coins: readonly string[];
@@ -35,7 +35,8 @@ class CoinCursor {
   due(nowMs: number, out: MarketEvent[]): void {
     for (;;) {
       if (this.next === this.events.length) {
-        if (this.block + 1 >= this.bounds.length - 1) this.bounds = boundaryLogPrices(this.config, this.bounds.length - 1 + 1_440);
+        if (this.block + 1 >= this.bounds.length - 1)
+          this.bounds = boundaryLogPrices(this.config, this.bounds.length - 1 + 1_440);
         this.events = simulateBlock(this.config, this.block++, this.bounds);
         this.next = 0;
       }
@@ -56,7 +57,13 @@ export function startLiveRunner(nats: Nats, opts: LiveRunnerOptions, log: Logger
   const cursors = opts.coins.map(
     (symbol) =>
       new CoinCursor(
-        parseMarketModelConfig({ symbol, seed: opts.seed, trade_intensity: opts.tradeRate, book_update_interval_ms: opts.bookIntervalMs, start_time_ms: startMs }),
+        parseMarketModelConfig({
+          symbol,
+          seed: opts.seed,
+          trade_intensity: opts.tradeRate,
+          book_update_interval_ms: opts.bookIntervalMs,
+          start_time_ms: startMs,
+        }),
       ),
   );
   const abort = new AbortController();
@@ -69,13 +76,18 @@ export function startLiveRunner(nats: Nats, opts: LiveRunnerOptions, log: Logger
         const events: MarketEvent[] = [];
         const before = c.emitted;
         c.due(now, events);
-        events.forEach((event, i) => batch.push({ event, id: `sim.${event.symbol}.${runId}.${before + i}`, ingestUs: nowUs() }));
+        for (const [i, event] of events.entries()) {
+          batch.push({ event, id: `sim.${event.symbol}.${runId}.${before + i}`, ingestUs: nowUs() });
+        }
       }
       if (batch.length) published += await publishEvents(nats.js, batch, log, abort.signal);
       await new Promise((r) => setTimeout(r, opts.tickMs ?? 10));
     }
   })();
-  log.info({ coins: opts.coins, seed: opts.seed, tradeRate: opts.tradeRate, bookIntervalMs: opts.bookIntervalMs }, 'live simulator publishing');
+  log.info(
+    { coins: opts.coins, seed: opts.seed, tradeRate: opts.tradeRate, bookIntervalMs: opts.bookIntervalMs },
+    'live simulator publishing',
+  );
   return {
     published: () => published,
     async stop() {

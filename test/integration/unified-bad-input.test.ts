@@ -44,7 +44,11 @@ async function expectError(res: Response, status: number, code: string, field?: 
 }
 
 /** Reads messages until `n` have arrived (or the stream ends). */
-async function firstMessages(url: string, n: number, headers: Record<string, string> = {}): Promise<SseMessage[]> {
+async function firstMessages(
+  url: string,
+  n: number,
+  headers: Record<string, string> = {},
+): Promise<SseMessage[]> {
   const got: SseMessage[] = [];
   let resolveN: () => void = () => {};
   const enough = new Promise<void>((r) => (resolveN = r));
@@ -68,7 +72,12 @@ describe('query validation', () => {
   });
 
   it.each(['abc', '-5', '1.5', '99999999999999999999', '0x10'])('Last-Event-ID %s → 400', async (id) => {
-    await expectError(await fetch(streamUrl(), { headers: { 'last-event-id': id } }), 400, 'invalid_params', 'Last-Event-ID');
+    await expectError(
+      await fetch(streamUrl(), { headers: { 'last-event-id': id } }),
+      400,
+      'invalid_params',
+      'Last-Event-ID',
+    );
   });
 
   it('an unknown coin alone → 404 coin_not_found', async () => {
@@ -78,7 +87,11 @@ describe('query validation', () => {
   it('an unknown coin among known ones → non-terminal coin_not_found, stream goes on', async () => {
     const msgs = await firstMessages(streamUrl('?coin=btc,NOPE&last_event_id=0'), 3);
     expect(msgs[0]?.event).toBe('error');
-    expect(JSON.parse(msgs[0]?.data ?? '{}')).toMatchObject({ code: 'coin_not_found', terminal: false, coin: 'NOPE' });
+    expect(JSON.parse(msgs[0]?.data ?? '{}')).toMatchObject({
+      code: 'coin_not_found',
+      terminal: false,
+      coin: 'NOPE',
+    });
     const events = msgs.slice(1).map((m) => JSON.parse(m.data));
     expect(events.every((e) => e.symbol === 'BTC')).toBe(true);
   });
@@ -95,7 +108,11 @@ describe('positions out of range', () => {
   it('beyond the end → notice, then the next event after the newest', async () => {
     const msgs = await firstMessages(streamUrl(), 1, { 'last-event-id': '900000000000000' });
     expect(msgs[0]?.event).toBe('notice');
-    expect(JSON.parse(msgs[0]?.data ?? '{}')).toMatchObject({ code: 'position_beyond_end', resumed_after: lastSeq, last_seq: lastSeq });
+    expect(JSON.parse(msgs[0]?.data ?? '{}')).toMatchObject({
+      code: 'position_beyond_end',
+      resumed_after: lastSeq,
+      last_seq: lastSeq,
+    });
   });
 
   it('no longer retained → notice naming the oldest retained event, then events from it', async () => {
@@ -103,14 +120,20 @@ describe('positions out of range', () => {
     const first = lastSeq - 99;
     const msgs = await firstMessages(streamUrl(), 3, { 'last-event-id': '5' });
     expect(msgs[0]?.event).toBe('notice');
-    expect(JSON.parse(msgs[0]?.data ?? '{}')).toMatchObject({ code: 'position_not_retained', resumed_after: first - 1, first_seq: first });
+    expect(JSON.parse(msgs[0]?.data ?? '{}')).toMatchObject({
+      code: 'position_not_retained',
+      resumed_after: first - 1,
+      first_seq: first,
+    });
     expect(msgs.slice(1, 3).map((m) => Number(m.id))).toEqual([first, first + 1]);
   });
 
   it('the query form works like the header, and the header wins when both are sent', async () => {
     const byQuery = await firstMessages(streamUrl(`?last_event_id=${lastSeq - 3}`), 1);
     expect(Number(byQuery[0]?.id)).toBe(lastSeq - 2);
-    const both = await firstMessages(streamUrl(`?last_event_id=${lastSeq - 3}`), 1, { 'last-event-id': String(lastSeq - 1) });
+    const both = await firstMessages(streamUrl(`?last_event_id=${lastSeq - 3}`), 1, {
+      'last-event-id': String(lastSeq - 1),
+    });
     expect(Number(both[0]?.id)).toBe(lastSeq);
   });
 });

@@ -32,7 +32,8 @@ it('catches up 50,000 stored events and joins the live tail without gap or dupli
   const history = 50_000;
   for (let i = 0; i < history; i += 1_000) {
     const batch: Outgoing[] = [];
-    for (let j = i; j < i + 1_000; j++) batch.push({ event: trade(j % 2 ? 'BTC' : 'ETH', j), id: `hist.${j}`, ingestUs: nowUs() });
+    for (let j = i; j < i + 1_000; j++)
+      batch.push({ event: trade(j % 2 ? 'BTC' : 'ETH', j), id: `hist.${j}`, ingestUs: nowUs() });
     await publishEvents(gw.nats.js, batch, log);
   }
   const live = publishAtRate(gw.nats.js, ['BTC', 'ETH'], 1_000);
@@ -40,7 +41,9 @@ it('catches up 50,000 stored events and joins the live tail without gap or dupli
 
   const ids: number[] = [];
   const fromStreamBefore = replayStats.fromStream;
-  const stream = await openSse(`${gw.url}/api/v1/unified/stream`, (m) => m.id && ids.push(Number(m.id)), { 'last-event-id': '0' });
+  const stream = await openSse(`${gw.url}/api/v1/unified/stream`, (m) => m.id && ids.push(Number(m.id)), {
+    'last-event-id': '0',
+  });
   expect(stream.status).toBe(200);
   // Keep publishing while the client is on the catch-up consumer and through the handover.
   while ((ids[ids.length - 1] ?? 0) < history + 500) await sleep(20);

@@ -54,7 +54,8 @@ it('recovers from a nats-server crash with no gap and no duplicate', async () =>
   await sleep(1_500);
   await publisher.stop();
   const { last_seq } = (await gw.nats.jsm.streams.info(STREAMS.MD)).state;
-  while ((staying.at(-1) !== last_seq || leaving.at(-1) !== last_seq) && Date.now() < deadline + 10_000) await sleep(20);
+  while ((staying.at(-1) !== last_seq || leaving.at(-1) !== last_seq) && Date.now() < deadline + 10_000)
+    await sleep(20);
   a.abort();
   b.abort();
 

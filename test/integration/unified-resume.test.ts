@@ -48,7 +48,10 @@ describe.each([
     expect(stream.status).toBe(200);
     const publisher = publishAtRate(gw.nats.js, ['BTC', 'ETH', 'SOL'], 1_000);
     let seed = 7;
-    const random = () => ((seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647);
+    const random = () => {
+      seed = (seed * 48_271) % 2_147_483_647;
+      return seed / 2_147_483_647;
+    };
     for (let cut = 0; cut < 24; cut++) {
       await sleep(40 + random() * 160);
       stream.abort();

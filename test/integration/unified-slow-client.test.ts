@@ -17,7 +17,10 @@ let gw: TestGateway;
 
 beforeAll(async () => {
   nats = await startTestNats();
-  gw = await startTestGateway(nats.url, { SSE_MAX_BACKLOG_BYTES: String(MAX_BACKLOG), SSE_CLOSE_GRACE_MS: '60000' });
+  gw = await startTestGateway(nats.url, {
+    SSE_MAX_BACKLOG_BYTES: String(MAX_BACKLOG),
+    SSE_CLOSE_GRACE_MS: '60000',
+  });
 });
 
 afterAll(async () => {

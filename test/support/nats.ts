@@ -10,7 +10,10 @@ export type TestNats = NatsServerHandle & {
   cleanup(): Promise<void>;
 };
 
-export async function startTestNats(storeDir = mkdtempSync(join(tmpdir(), 'mdp-nats-')), port?: number): Promise<TestNats> {
+export async function startTestNats(
+  storeDir = mkdtempSync(join(tmpdir(), 'mdp-nats-')),
+  port?: number,
+): Promise<TestNats> {
   const h = await startNatsServer({ storeDir, ...(port ? { port } : {}) });
   return {
     ...h,

@@ -43,9 +43,15 @@ export type RatePublisher = { stop(): Promise<number>; published(): number };
 
 /** `perSecond` events spread over `coins` round-robin, in 10 ms ticks, until stopped. */
 /** With `booksEvery` = n, every n-th event is a 10-level book instead of a trade. */
-export function publishAtRate(js: JetStreamClient, coins: string[], perSecond: number, opts: { booksEvery?: number } = {}): RatePublisher {
+export function publishAtRate(
+  js: JetStreamClient,
+  coins: string[],
+  perSecond: number,
+  opts: { booksEvery?: number } = {},
+): RatePublisher {
   const idPrefix = randomUUID();
-  const make = (coin: string, i: number): MarketEvent => (opts.booksEvery && i % opts.booksEvery === 0 ? book(coin, i) : trade(coin, i));
+  const make = (coin: string, i: number): MarketEvent =>
+    opts.booksEvery && i % opts.booksEvery === 0 ? book(coin, i) : trade(coin, i);
   const log = createLogger('silent');
   let i = 0;
   let stopped = false;

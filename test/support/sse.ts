@@ -9,7 +9,11 @@ export type SseStream = {
   abort(): void;
 };
 
-export async function openSse(url: string, onMessage: (m: SseMessage) => void, headers: Record<string, string> = {}): Promise<SseStream> {
+export async function openSse(
+  url: string,
+  onMessage: (m: SseMessage) => void,
+  headers: Record<string, string> = {},
+): Promise<SseStream> {
   const ctl = new AbortController();
   const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: ctl.signal });
   if (res.status !== 200 || !res.body) {

@@ -1,0 +1,57 @@
+/** Runs `platform/main.ts` as a real child process and reads its JSON log lines. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export type LogLine = Record<string, unknown> & { msg?: string };
+
+export type ServiceProcess = {
+  child: ChildProcess;
+  logs: LogLine[];
+  /** Resolves with the first log line matching `pred`. */
+  waitForLog(pred: (l: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  exited: Promise<number | null>;
+};
+
+export function startService(args: string[], env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'platform/main.ts', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: LogLine[] = [];
+  const waiters: { pred: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    let parsed: LogLine;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      parsed = { msg: line };
+    }
+    logs.push(parsed);
+    for (const w of [...waiters]) if (w.pred(parsed)) w.resolve(parsed);
+  });
+  let stderr = '';
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    logs,
+    exited,
+    waitForLog(pred, timeoutMs = 30_000) {
+      const hit = logs.find(pred);
+      if (hit) return Promise.resolve(hit);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no matching log line; stderr: ${stderr.slice(-2_000)}`)),
+          timeoutMs,
+        );
+        waiters.push({
+          pred,
+          resolve: (l) => {
+            clearTimeout(timer);
+            resolve(l);
+          },
+        });
+      });
+    },
+  };
+}

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../platform/config.ts';
+import { redactUrl } from '../../platform/logger.ts';
+
+describe('config', () => {
+  it('has local defaults for everything', () => {
+    const c = loadConfig({});
+    expect(c.UNIFIED_PORT_US).toBe(8081);
+    expect(c.UNIFIED_PORT_JP).toBe(9081);
+    expect(c.COINS).toEqual(['BTC', 'ETH', 'SOL', 'HYPE']);
+    expect(c.NATS_URL).toBeUndefined();
+  });
+
+  it('names every bad variable', () => {
+    expect(() => loadConfig({ UNIFIED_PORT_US: 'x', SIM_BOOK_INTERVAL_MS: '7' })).toThrow(
+      /UNIFIED_PORT_US[\s\S]*SIM_BOOK_INTERVAL_MS/,
+    );
+  });
+
+  it('redacts api_key from logged URLs', () => {
+    expect(redactUrl('/ws?coin=BTC&api_key=mdp_secret&x=1')).toBe('/ws?coin=BTC&api_key=[redacted]&x=1');
+  });
+});

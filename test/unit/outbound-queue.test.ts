@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { OutboundQueue } from '../../gateways/core/outbound-queue.ts';
+
+describe('OutboundQueue', () => {
+  it('reports when its byte bound is exceeded', () => {
+    const q = new OutboundQueue(10);
+    expect(q.push('12345')).toBe(true);
+    expect(q.push('12345')).toBe(true);
+    expect(q.push('1')).toBe(false);
+    expect(q.bytes).toBe(11);
+  });
+
+  it('conflates to the newest frame per key, keeping unkeyed frames and order', () => {
+    const q = new OutboundQueue(1_000);
+    q.push('t1');
+    q.push('bA1', 'A');
+    q.push('bB1', 'B');
+    q.push('t2');
+    q.push('bA2', 'A');
+    q.conflate();
+    expect(q.drain()).toBe('t1bB1t2bA2');
+    expect(q.length).toBe(0);
+    expect(q.bytes).toBe(0);
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../contracts/errors.ts';
+import { mdFilter, mdSubject, parseMdSubject } from '../../contracts/subjects.ts';
+import { parseStreamRequest } from '../../gateways/unified/stream-query.ts';
+
+describe('unified stream request', () => {
+  it('parses filters and positions', () => {
+    expect(
+      parseStreamRequest(
+        { coin: 'BTC, ETH,BTC', event_type: 'trade', source: 'synthetic,binance' },
+        undefined,
+      ),
+    ).toEqual({
+      coins: ['BTC', 'ETH'],
+      eventTypes: ['trade'],
+      sources: ['synthetic', 'binance'],
+      lastEventId: null,
+    });
+    expect(parseStreamRequest({ last_event_id: '42' }, undefined).lastEventId).toBe(42);
+    expect(parseStreamRequest({ last_event_id: '42' }, '77').lastEventId).toBe(77);
+    expect(parseStreamRequest({}, '').lastEventId).toBeNull();
+  });
+
+  it.each([
+    [{ coin: 'BTC', limit: '5' }, undefined, 'limit'],
+    [{ event_type: 'trade,quote' }, undefined, 'event_type'],
+    [{}, '-1', 'Last-Event-ID'],
+    [{}, '9007199254740993', 'Last-Event-ID'],
+  ])('refuses %j / %s naming %s', (query, header, field) => {
+    try {
+      parseStreamRequest(query, header);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ApiError);
+      expect((err as ApiError).code).toBe('invalid_params');
+      expect((err as ApiError).details?.field).toBe(field);
+    }
+  });
+});
+
+describe('subjects', () => {
+  it('builds and parses md subjects', () => {
+    const s = mdSubject('binance', 'BTCUSDT', 'trade');
+    expect(s).toBe('md.binance.BTCUSDT.trade');
+    expect(parseMdSubject(s)).toEqual({ source: 'binance', symbol: 'BTCUSDT', eventType: 'trade' });
+    expect(parseMdSubject('md.x.y')).toBeNull();
+    expect(parseMdSubject('sim.a.b.c')).toBeNull();
+  });
+
+  it('narrows the filter only where one value is selected', () => {
+    expect(mdFilter({ symbols: ['BTC'] })).toBe('md.*.BTC.*');
+    expect(mdFilter({ symbols: ['BTC', 'ETH'], eventTypes: ['book'], sources: ['synthetic'] })).toBe(
+      'md.synthetic.*.book',
+    );
+    expect(mdFilter({})).toBe('md.*.*.*');
+  });
+});
