@@ -19,6 +19,8 @@ export const HTTP_STATUSES = [
   { code: 404, category: 'validation', meaning: 'Resource (coin, feed, endpoint) missing', clientAction: 'Check identifier and path' },
   { code: 405, category: 'validation', meaning: 'Method not supported on the path', clientAction: 'Use the right method' },
   { code: 408, category: 'server', meaning: 'Request not completed in time', clientAction: 'Retry' },
+  // Not in the spec's table: the console needs it for an email already registered (issue 3).
+  { code: 409, category: 'validation', meaning: 'Conflicts with existing state', clientAction: 'Use another value' },
   { code: 413, category: 'validation', meaning: 'Body over 1 MB', clientAction: 'Shrink or split' },
   { code: 422, category: 'validation', meaning: 'Well-formed but semantically wrong', clientAction: 'Check values' },
   { code: 429, category: 'rate_limiting', meaning: 'Bucket exhausted', clientAction: 'Wait Retry-After seconds' },
@@ -154,6 +156,9 @@ const ROWS = {
   //                     HTTP JSONRPC gRPC                  SSE                WS    message
   invalid_key:          [401, -32001, 'UNAUTHENTICATED',    'auth_failed',     4001, 'API key missing or invalid.'],
   key_revoked:          [401, -32001, 'UNAUTHENTICATED',    'auth_expired',    4002, 'API key revoked or expired.'],
+  // Console-only (never on a WebSocket), hence 1008 rather than the API-key code 4001.
+  invalid_credentials:  [401, -32001, 'UNAUTHENTICATED',    'auth_failed',     1008, 'Email or password incorrect.'],
+  session_invalid:      [401, -32001, 'UNAUTHENTICATED',    'auth_failed',     1008, 'Session token missing, invalid or expired.'],
   forbidden:            [403, -32002, 'PERMISSION_DENIED',  'tier_restricted', 1008, 'API key lacks the scope for this resource.'],
   tier_restricted:      [403, -32002, 'PERMISSION_DENIED',  'tier_restricted', 4003, 'This feature needs a higher tier.'],
   invalid_params:       [400, -32602, 'INVALID_ARGUMENT',   'coin_not_found',  4005, 'Invalid parameters.'],
@@ -161,6 +166,7 @@ const ROWS = {
   invalid_request:      [400, -32600, 'INVALID_ARGUMENT',   'coin_not_found',  1002, 'Not a valid request.'],
   policy_violation:     [400, -32600, 'INVALID_ARGUMENT',   'coin_not_found',  1008, 'Message violates the connection policy.'],
   batch_too_large:      [400, -32006, 'INVALID_ARGUMENT',   'coin_not_found',  4005, 'Batch over 100 calls.'],
+  email_taken:          [409, -32602, 'ABORTED',            'coin_not_found',  4005, 'Email already registered.'],
   coin_not_found:       [404, -32003, 'NOT_FOUND',          'coin_not_found',  4004, 'Coin not tracked.'],
   not_found:            [404, -32602, 'NOT_FOUND',          'coin_not_found',  4004, 'Resource not found.'],
   method_not_found:     [404, -32601, 'UNIMPLEMENTED',      'coin_not_found',  4005, 'Method not found.'],

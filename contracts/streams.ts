@@ -13,6 +13,8 @@ export const STREAMS = {
 
 export const KV_BUCKETS = {
   keys: 'keys',
+  accounts: 'accounts',
+  keyUsage: 'key_usage',
   sessions: 'sessions',
   jobs: 'jobs',
   caches: 'caches',

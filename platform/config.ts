@@ -18,6 +18,9 @@ const list = (def: string) =>
         .filter(Boolean),
     );
 
+/** The secret's built-in value: fine for a laptop, refused anywhere else. */
+export const DEFAULT_API_KEY_SECRET = 'development-only-secret-change-me';
+
 export const ConfigSchema = z.object({
   /** `development` enables local conveniences; anything else is production. */
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -35,10 +38,18 @@ export const ConfigSchema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /** `{base_url}`: console API (and the simulation/MCP service with the next issues). */
+  HTTP_PORT: port(8080),
   UNIFIED_PORT_US: port(8081),
   UNIFIED_PORT_JP: port(9081),
   /** Region served by a single-role gateway process (`gateway unified`). */
   REGION: z.enum(['us', 'jp']).default('us'),
+  /** HMAC secret for API keys and session tokens; the default is refused outside development. */
+  API_KEY_SECRET: z.string().min(16).default(DEFAULT_API_KEY_SECRET),
+  /** Version tag stored with every hash, so the secret can rotate. */
+  API_KEY_SECRET_VERSION: int(1, 1, 999),
+  /** Console session lifetime, seconds. */
+  SESSION_TTL_S: int(43_200, 60, 30 * 86_400),
   /** Coins the live simulator publishes and the gateway knows before it has seen them. */
   COINS: list('BTC,ETH,SOL,HYPE'),
   SIM_SEED: int(42),
@@ -70,6 +81,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new Error(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (parsed.data.NODE_ENV !== 'development' && parsed.data.API_KEY_SECRET === DEFAULT_API_KEY_SECRET) {
+    throw new Error(
+      'invalid configuration:\n  API_KEY_SECRET: set a secret of your own (the default is for development only)',
+    );
   }
   return parsed.data;
 }

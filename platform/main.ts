@@ -1,5 +1,5 @@
 /**
- * Composition root: `tsx platform/main.ts [all | gateway unified [--region us|jp] | producer sim]`.
+ * Composition root: `tsx platform/main.ts [all | gateway unified [--region us|jp] | gateway http | producer sim]`.
  * Uses NATS_URL when set, otherwise an embedded nats-server under DATA_DIR/nats. SIGTERM/SIGINT:
  * every SSE client gets a terminal `reconnect`, then everything stops in reverse order.
  */
@@ -10,7 +10,7 @@ import { connectNats } from './nats.ts';
 import { type NatsServerHandle, NatsServerNotFoundError, startNatsServer } from './nats-server.ts';
 import { type Region, type Role, type Stoppable, startRole } from './roles.ts';
 
-const USAGE = 'usage: main [all | gateway unified [--region us|jp] | producer sim]';
+const USAGE = 'usage: main [all | gateway unified [--region us|jp] | gateway http | producer sim]';
 
 function parseArgs(argv: string[], defaultRegion: Region): { role: Role; region: Region } {
   const regionAt = argv.indexOf('--region');
@@ -18,7 +18,13 @@ function parseArgs(argv: string[], defaultRegion: Region): { role: Role; region:
   if (region !== 'us' && region !== 'jp') throw new Error(`--region must be us or jp\n${USAGE}`);
   const words = argv.filter((_, i) => i !== regionAt && i !== regionAt + 1).join(' ');
   const role: Role | undefined = (
-    { '': 'all', all: 'all', 'gateway unified': 'gateway-unified', 'producer sim': 'producer-sim' } as const
+    {
+      '': 'all',
+      all: 'all',
+      'gateway unified': 'gateway-unified',
+      'gateway http': 'gateway-http',
+      'producer sim': 'producer-sim',
+    } as const
   )[words as ''];
   if (!role) throw new Error(`unknown role "${words}"\n${USAGE}`);
   return { role, region };

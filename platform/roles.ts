@@ -1,17 +1,25 @@
 /**
  * Process roles. `all` (what `npm start` runs) is every role in one process; the others run one
- * role each for scale-out: `gateway unified --region us|jp`, `producer sim`.
+ * role each for scale-out: `gateway unified --region us|jp`, `gateway http`, `producer sim`.
  */
+import { AccountsProjector, openAccountBuckets } from '../consumers/accounts/projector.ts';
 import { streamDefinitions } from '../contracts/streams.ts';
-import { openGuard } from '../gateways/core/guard.ts';
+import { createApiKeyGuard } from '../gateways/core/api-key-guard.ts';
+import type { Guard } from '../gateways/core/guard.ts';
+import { KeyStore } from '../gateways/core/key-store.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
+import { createRateLimiter } from '../gateways/core/rate-limit/rate-limiter.ts';
+import { buildHttpApp } from '../gateways/http/app.ts';
 import { buildUnifiedApp } from '../gateways/unified/app.ts';
+import { AccountsService } from '../producers/accounts/service.ts';
 import { startLiveRunner } from '../producers/simulator/live-runner.ts';
 import type { Config } from './config.ts';
+import { ensureDemoKey } from './demo-account.ts';
 import type { Logger } from './logger.ts';
 import { ensureStreams, type Nats } from './nats.ts';
+import { createSecrets } from './secrets.ts';
 
-export type Role = 'all' | 'gateway-unified' | 'producer-sim';
+export type Role = 'all' | 'gateway-unified' | 'gateway-http' | 'producer-sim';
 export type Region = 'us' | 'jp';
 
 /** Something that runs until stopped; stopped in reverse start order. */
@@ -28,18 +36,36 @@ export async function setupStreams(nats: Nats, config: Config): Promise<void> {
   );
 }
 
+const secretsOf = (config: Config) => createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION);
+
+/** The guard of one process, shared by all its edge surfaces. */
+export async function startEdgeGuard(
+  nats: Nats,
+  config: Config,
+  log: Logger,
+): Promise<{ guard: Guard; part: Stoppable }> {
+  const keys = await KeyStore.start(nats, secretsOf(config), log);
+  const limiter = await createRateLimiter(nats);
+  const guard = createApiKeyGuard({ keys, limiter });
+  return {
+    guard,
+    part: { name: 'edge-guard', stop: async () => (await keys.stop(), await limiter.close()) },
+  };
+}
+
 export async function startUnifiedGateway(
   nats: Nats,
   config: Config,
   log: Logger,
   region: Region,
+  guard: Guard,
 ): Promise<Stoppable> {
   const tail = await LiveTail.start(nats, log, {
     ringSize: config.SSE_RING_SIZE,
     staleAfterMs: config.SSE_FEED_STALE_MS,
     expectedCoins: config.COINS,
   });
-  const unified = buildUnifiedApp({ config, nats, tail, guard: openGuard, log, region });
+  const unified = buildUnifiedApp({ config, nats, tail, guard, log, region });
   const port = region === 'us' ? config.UNIFIED_PORT_US : config.UNIFIED_PORT_JP;
   const address = await unified.app.listen({ host: config.HOST, port });
   log.info({ region, url: `${address}/api/v1/unified/stream` }, 'unified stream listening');
@@ -48,6 +74,30 @@ export async function startUnifiedGateway(
     async stop() {
       await unified.shutdown();
       tail.stop();
+    },
+  };
+}
+
+export async function startHttpGateway(nats: Nats, config: Config, log: Logger): Promise<Stoppable> {
+  const projector = await AccountsProjector.start(nats, log);
+  const buckets = await openAccountBuckets(nats);
+  const secrets = secretsOf(config);
+  const accounts = new AccountsService({
+    nats,
+    projector,
+    buckets,
+    secrets,
+    sessionTtlMs: config.SESSION_TTL_S * 1_000,
+  });
+  const app = await buildHttpApp({ nats, accounts, log });
+  const address = await app.listen({ host: config.HOST, port: config.HTTP_PORT });
+  log.info({ url: address }, 'http (console) listening');
+  if (config.NODE_ENV === 'development') await ensureDemoKey(config.DATA_DIR, accounts, buckets, secrets);
+  return {
+    name: 'gateway-http',
+    async stop() {
+      await app.close();
+      projector.stop();
     },
   };
 }
@@ -75,14 +125,22 @@ export async function startRole(
 ): Promise<Stoppable[]> {
   await setupStreams(nats, config);
   switch (role) {
-    case 'all':
+    case 'all': {
+      const edge = await startEdgeGuard(nats, config, log);
       return [
         startSimProducer(nats, config, log),
-        await startUnifiedGateway(nats, config, log, 'us'),
-        await startUnifiedGateway(nats, config, log, 'jp'),
+        await startHttpGateway(nats, config, log),
+        edge.part,
+        await startUnifiedGateway(nats, config, log, 'us', edge.guard),
+        await startUnifiedGateway(nats, config, log, 'jp', edge.guard),
       ];
-    case 'gateway-unified':
-      return [await startUnifiedGateway(nats, config, log, region)];
+    }
+    case 'gateway-unified': {
+      const edge = await startEdgeGuard(nats, config, log);
+      return [edge.part, await startUnifiedGateway(nats, config, log, region, edge.guard)];
+    }
+    case 'gateway-http':
+      return [await startHttpGateway(nats, config, log)];
     case 'producer-sim':
       return [startSimProducer(nats, config, log)];
   }

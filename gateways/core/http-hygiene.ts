@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController
 import { ApiError, httpErrorBody, toApiError } from '../../contracts/errors.ts';
 import { MAX_BODY_BYTES } from '../../contracts/limits.ts';
 import { redactUrl } from '../../platform/logger.ts';
+import { RateLimitedError, rateLimitHeaders } from './guard.ts';
 import { requestIdFrom } from './request-id.ts';
 
 /** Maps fastify's own errors to the catalogue. */
@@ -65,6 +66,7 @@ export function createHttpApp(opts: FastifyServerOptions = {}): FastifyInstance 
   app.setErrorHandler((err, req, reply) => {
     const apiErr = err instanceof ApiError ? err : fromFastify(err as Parameters<typeof fromFastify>[0]);
     if (apiErr.row.http >= 500) req.log.error({ err }, 'request failed');
+    if (apiErr instanceof RateLimitedError) reply.headers(rateLimitHeaders(apiErr.decision));
     reply.code(apiErr.row.http).send(httpErrorBody(apiErr, req.id));
   });
   app.setNotFoundHandler((req, reply) => {

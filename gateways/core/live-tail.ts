@@ -7,10 +7,10 @@ import { STREAMS } from '../../contracts/streams.ts';
 import { MD_ALL } from '../../contracts/subjects.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
 import { EventRing } from './event-ring.ts';
 import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
 import { FeedHealth, type FeedHealthListener } from './feed-health.ts';
-import { type OrderedReader, readOrdered } from './ordered-reader.ts';
 import { matches, type Selection } from './selection.ts';
 
 /** A client attached to the live tail. `lastSeq` guards against duplicates at handover. */

@@ -11,9 +11,9 @@
 import { STREAMS } from '../../contracts/streams.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
 import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
 import type { LiveTail, TailSubscriber } from './live-tail.ts';
-import { type OrderedReader, readOrdered } from './ordered-reader.ts';
 import { filterSubject, matches, type Selection } from './selection.ts';
 
 /** An explicit, non-terminal answer to a position that cannot be resumed exactly. */

@@ -43,8 +43,9 @@ export class SseConnection implements FeedSink {
   }
 
   /** Sends the status line, headers and `retry:`; queued frames follow on the next flush. */
-  open(): void {
+  open(extraHeaders: Record<string, string> = {}): void {
     this.res.writeHead(200, {
+      ...extraHeaders,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
-import type { Guard } from '../core/guard.ts';
+import { type Guard, rateLimitHeaders } from '../core/guard.ts';
 import { type FeedDeps, type FeedSubscription, openFeed } from '../core/replay-source.ts';
 import type { Selection } from '../core/selection.ts';
 import type { ConnectionRegistry } from './connection-registry.ts';
@@ -32,6 +32,19 @@ function resolveCoins(deps: StreamRouteDeps, coins: string[]): { known: string[]
   return { known: [...new Set(known)], unknown };
 }
 
+/** Requested sources within what the key's chain scopes allow; asking for more is a 403. */
+function allowedSources(
+  requested: string[] | null,
+  allowed: ReadonlySet<string> | null,
+): ReadonlySet<string> | null {
+  if (!allowed) return requested ? new Set(requested) : null;
+  if (!requested) return allowed;
+  const outside = requested.filter((s) => !allowed.has(s));
+  if (outside.length > 0)
+    throw new ApiError('forbidden', `this key is limited to sources ${[...allowed].join(', ')}`);
+  return new Set(requested);
+}
+
 export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps): void {
   app.get('/api/v1/unified/stream', async (req, reply) => {
     const request = parseStreamRequest(req.query, req.headers['last-event-id']);
@@ -41,17 +54,24 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
       headers: req.headers,
       query: req.query as Record<string, unknown>,
       requestId: req.id,
+      capability: 'stream:read',
+      stream: true,
     });
-    const coins = request.coins ? resolveCoins(deps, request.coins) : null;
-    if (coins && coins.known.length === 0) {
+    let selection: Selection;
+    let coins: { known: string[]; unknown: string[] } | null;
+    try {
+      coins = request.coins ? resolveCoins(deps, request.coins) : null;
+      if (coins && coins.known.length === 0)
+        throw new ApiError('coin_not_found', `not tracked: ${coins.unknown.join(', ')}`);
+      selection = {
+        coins: coins ? new Set(coins.known) : null,
+        eventTypes: request.eventTypes ? new Set(request.eventTypes) : null,
+        sources: allowedSources(request.sources, principal.sources),
+      };
+    } catch (err) {
       principal.release();
-      throw new ApiError('coin_not_found', `not tracked: ${coins.unknown.join(', ')}`);
+      throw err;
     }
-    const selection: Selection = {
-      coins: coins ? new Set(coins.known) : null,
-      eventTypes: request.eventTypes ? new Set(request.eventTypes) : null,
-      sources: request.sources ? new Set(request.sources) : null,
-    };
     const conn = new SseConnection(
       reply.raw,
       { ...deps.connection, requestId: req.id },
@@ -78,7 +98,7 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
     conn.onClosed = cleanup;
     principal.revoked.addEventListener('abort', () => conn.terminate('key_revoked'), { once: true });
     deps.registry.add(conn);
-    conn.open();
+    conn.open(principal.rateLimit ? rateLimitHeaders(principal.rateLimit) : {});
     for (const c of selection.coins ?? deps.tail.health.coins())
       if (deps.tail.health.isStale(c)) conn.feedStale(c, 0);
   });

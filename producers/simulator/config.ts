@@ -1,8 +1,13 @@
 /**
  * Parameters of the synthetic market model. Field names are snake_case because they become the
  * generation manifest's fields; every field has a default and bounds. Fields whose default
- * depends on the symbol or the price (`initial_price`, `tick_size`, `lot_size`, `size_mean`) are
- * optional in the input and always filled in the output, so a normalized config is complete.
+ * depends on the symbol or the price (`initial_price`, `tick_size`, `lot_size`, `size_mean`,
+ * `ou_long_run_price`) are optional in the input and always filled in the output, so a normalized
+ * config is complete.
+ *
+ * Two schemas share these fields: `MarketModelConfig` (the live simulator: gbm | jump_diffusion)
+ * and `GenerationModelConfig` (batch generation: adds the Ornstein–Uhlenbeck process `ou`). The
+ * model functions accept either (`ModelConfig`).
  */
 import { z } from 'zod';
 import { SymbolName } from '../../contracts/events.ts';
@@ -82,8 +87,20 @@ export const MarketModelConfigFields = z.object({
   seed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(42),
 });
 
-/** Parsed, complete model configuration (derived defaults filled in). */
-export const MarketModelConfig = MarketModelConfigFields.transform((raw, ctx) => {
+/** Raw fields as parsed, before the derived defaults are filled in (any price process). */
+type RawFields = Omit<z.output<typeof MarketModelConfigFields>, 'price_process'>;
+
+/** The fields whose defaults depend on the symbol or the price. */
+type DerivedFields = { initial_price: number; tick_size: number; lot_size: number; size_mean: number };
+
+/**
+ * Fills the derived defaults of parsed raw fields and checks the price against the tick grid
+ * (a zod transform: issues go to `ctx`). Shared by every schema that extends the fields.
+ */
+export function completeModelConfig<T extends RawFields>(
+  raw: T,
+  ctx: z.core.$RefinementCtx<T>,
+): Omit<T, keyof DerivedFields> & DerivedFields {
   const initial_price = raw.initial_price ?? defaultInitialPrice(raw.symbol);
   const tick_size = raw.tick_size ?? pow10Floor(initial_price * 1e-5);
   const lot_size = raw.lot_size ?? pow10Floor(10 / initial_price);
@@ -97,7 +114,10 @@ export const MarketModelConfig = MarketModelConfigFields.transform((raw, ctx) =>
     });
   }
   return { ...raw, initial_price, tick_size, lot_size, size_mean };
-});
+}
+
+/** Parsed, complete model configuration of the live simulator (derived defaults filled in). */
+export const MarketModelConfig = MarketModelConfigFields.transform(completeModelConfig);
 
 export type MarketModelConfig = z.output<typeof MarketModelConfig>;
 export type MarketModelConfigInput = z.input<typeof MarketModelConfig>;
@@ -105,4 +125,44 @@ export type MarketModelConfigInput = z.input<typeof MarketModelConfig>;
 /** Parses and completes a model configuration; throws a ZodError when out of bounds. */
 export function parseMarketModelConfig(input: MarketModelConfigInput = {}): MarketModelConfig {
   return MarketModelConfig.parse(input);
+}
+
+/** Every price process; `ou` is offered by batch generation only (see `GenerationModelConfig`). */
+export const PRICE_PROCESSES = ['gbm', 'jump_diffusion', 'ou'] as const;
+
+/**
+ * Batch generation's fields: the live fields plus the Ornstein–Uhlenbeck log-price process
+ * dX = κ(ln L − X)dt + σ dW (`ou`). Under `ou`, `drift` and the jump fields are unused.
+ */
+export const GenerationModelConfigFields = MarketModelConfigFields.extend({
+  price_process: z.enum(PRICE_PROCESSES).default('gbm'),
+  /** Mean-reversion speed κ of the log price (ou only), per year: a deviation halves in ln 2 / κ years. */
+  ou_mean_reversion: z.number().min(0).max(100_000).default(365),
+  /** Long-run price L that the log price reverts to (ou only); default: initial_price. */
+  ou_long_run_price: z.number().positive().max(1e9).optional(),
+});
+
+type RawGenerationFields = Omit<z.output<typeof GenerationModelConfigFields>, 'price_process'>;
+
+/** `completeModelConfig` plus the OU level's default (the initial price). */
+export function completeGenerationConfig<T extends RawGenerationFields>(
+  raw: T,
+  ctx: z.core.$RefinementCtx<T>,
+): Omit<T, keyof DerivedFields> & DerivedFields & { ou_long_run_price: number } {
+  const complete = completeModelConfig(raw, ctx);
+  return { ...complete, ou_long_run_price: raw.ou_long_run_price ?? complete.initial_price };
+}
+
+/** Complete configuration of batch generation (every process, derived defaults filled in). */
+export const GenerationModelConfig = GenerationModelConfigFields.transform(completeGenerationConfig);
+
+export type GenerationModelConfig = z.output<typeof GenerationModelConfig>;
+export type GenerationModelConfigInput = z.input<typeof GenerationModelConfig>;
+
+/** What the model functions accept: a live or a generation configuration. */
+export type ModelConfig = MarketModelConfig | GenerationModelConfig;
+
+/** Parses and completes a generation configuration; throws a ZodError when out of bounds. */
+export function parseGenerationModelConfig(input: GenerationModelConfigInput = {}): GenerationModelConfig {
+  return GenerationModelConfig.parse(input);
 }

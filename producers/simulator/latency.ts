@@ -7,7 +7,7 @@
  * Counters of the LATENCY stream: trade n of a block uses 2n, book snapshot i uses 2i + 1, so
  * the two kinds of event never share a draw.
  */
-import type { MarketModelConfig } from './config.ts';
+import type { ModelConfig } from './config.ts';
 import type { RandomStream } from './prng.ts';
 
 /** LATENCY counter of the block's n-th trade. */
@@ -21,7 +21,7 @@ export const bookLatencyIndex = (snapshot: number): number => 2 * snapshot + 1;
  * block's LATENCY stream.
  */
 export function captureTimeMs(
-  config: MarketModelConfig,
+  config: ModelConfig,
   latency: RandomStream,
   timestampMs: number,
   index: number,

@@ -10,7 +10,7 @@
  */
 import type { MarketEvent } from '../../contracts/events.ts';
 import { buildBook, volFactor } from './book.ts';
-import { BLOCK_MS, type MarketModelConfig } from './config.ts';
+import { BLOCK_MS, type ModelConfig } from './config.ts';
 import { bookLatencyIndex, captureTimeMs } from './latency.ts';
 import { deriveParams, type ModelParams } from './params.ts';
 import { boundariesOf, fillBlockPath } from './price-path.ts';
@@ -24,7 +24,7 @@ export { BLOCK_MS } from './config.ts';
  * of block k, element blockCount the end of the last block. Pass it to `simulateBlock` to share
  * the O(k) sum across blocks.
  */
-export function boundaryLogPrices(config: MarketModelConfig, blockCount: number): Float64Array {
+export function boundaryLogPrices(config: ModelConfig, blockCount: number): Float64Array {
   return boundariesOf(deriveParams(config), blockCount);
 }
 
@@ -78,7 +78,7 @@ function generateBlock(p: ModelParams, k: number, boundary: Float64Array | undef
  * least blockIndex + 1 blocks) saves recomputing the boundary sum; the output is the same.
  */
 export function simulateBlock(
-  config: MarketModelConfig,
+  config: ModelConfig,
   blockIndex: number,
   boundary?: Float64Array,
 ): MarketEvent[] {
@@ -90,11 +90,7 @@ export function simulateBlock(
  * Events with model time offset in [fromMs, toMs) (timestamp_ms − start_time_ms), in order.
  * Consecutive ranges concatenate to the events of their union.
  */
-export function* eventsBetween(
-  config: MarketModelConfig,
-  fromMs: number,
-  toMs: number,
-): Generator<MarketEvent> {
+export function* eventsBetween(config: ModelConfig, fromMs: number, toMs: number): Generator<MarketEvent> {
   if (!(toMs > fromMs)) return;
   if (fromMs < 0) throw new RangeError('fromMs must be >= 0');
   const p = deriveParams(config);

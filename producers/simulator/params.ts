@@ -2,8 +2,9 @@
  * Turns a model configuration into the constants the generators use, in model units (log price,
  * ms, grid steps, events per book interval). Computed once per config, shared by every block.
  */
-import { BLOCK_MS, type MarketModelConfig } from './config.ts';
+import { BLOCK_MS, type ModelConfig } from './config.ts';
 import { Grid } from './grid.ts';
+import { deriveOuParams, type OuParams } from './ou.ts';
 import { deriveSeed, hashString, RandomStream, STREAM } from './prng.ts';
 
 /** Crypto trades all year: volatility and drift are annualised over 365 days. */
@@ -17,7 +18,7 @@ export const JUMP_SLOTS = 16;
 const DEPTH_DECAY_LEVELS = 7;
 
 export type ModelParams = {
-  readonly config: MarketModelConfig;
+  readonly config: ModelConfig;
   /** Seed of this symbol's model: (config.seed, symbol), so two symbols never share a path. */
   readonly seed: number;
   /** Model-level streams (keyed by block index): boundary normals and jumps. */
@@ -38,8 +39,10 @@ export type ModelParams = {
   readonly blockSigma: number;
   /** Variance of the diffusive log-price change per ms. */
   readonly variancePerMs: number;
-  /** Mean number of jumps per block (0 for gbm). */
+  /** Mean number of jumps per block (0 for gbm and ou). */
   readonly jumpsPerBlock: number;
+  /** Ornstein–Uhlenbeck constants when price_process is `ou`, else null (gbm, jump_diffusion). */
+  readonly ou: OuParams | null;
   readonly tick: Grid;
   readonly lot: Grid;
   /** EWMA weight of the newest squared return (1 s half-life), for the spread. */
@@ -65,7 +68,7 @@ const perInterval = (perSecond: number, intervalMs: number): number =>
   1 - (1 - perSecond) ** (intervalMs / 1000);
 
 /** Derives the model constants of a parsed configuration. */
-export function deriveParams(config: MarketModelConfig): ModelParams {
+export function deriveParams(config: ModelConfig): ModelParams {
   const intervalMs = config.book_update_interval_ms;
   const sigma = config.volatility_annual;
   const blockYears = BLOCK_MS / MS_PER_YEAR;
@@ -85,6 +88,12 @@ export function deriveParams(config: MarketModelConfig): ModelParams {
     depthProfile[level] = touchLots * (1 + level) * Math.exp(-level / DEPTH_DECAY_LEVELS);
   }
   const seed = deriveSeed(config.seed, hashString(config.symbol));
+  const steps = BLOCK_MS / intervalMs;
+  const variancePerMs = sigma ** 2 / MS_PER_YEAR;
+  const ou =
+    config.price_process === 'ou'
+      ? deriveOuParams(config, intervalMs, steps, variancePerMs, MS_PER_YEAR)
+      : null;
   return {
     config,
     seed,
@@ -95,12 +104,13 @@ export function deriveParams(config: MarketModelConfig): ModelParams {
       jumpSize: new RandomStream(seed, STREAM.JUMP_SIZE),
     },
     intervalMs,
-    steps: BLOCK_MS / intervalMs,
+    steps,
     logPrice0: Math.log(config.initial_price),
     blockDrift: (config.drift - sigma ** 2 / 2) * blockYears - jumpCompensation,
     blockSigma: sigma * Math.sqrt(blockYears),
-    variancePerMs: sigma ** 2 / MS_PER_YEAR,
+    variancePerMs,
     jumpsPerBlock,
+    ou,
     tick: new Grid(config.tick_size),
     lot,
     ewmaAlpha: 1 - 0.5 ** (intervalMs / 1000),

@@ -4,8 +4,10 @@
  * draws. Fine level: inside a block the diffusive part is a Brownian bridge between the two
  * boundary values, sampled at every book interval; the block's jumps are added from their seeded
  * times on. Together this is exactly GBM / Merton jump-diffusion sampled on the book grid.
+ * The `ou` process has its own exact transition and bridge (`ou.ts`) on the same draws.
  */
 import { BLOCK_MS } from './config.ts';
+import { fillOuBridge, ouBoundaryStep } from './ou.ts';
 import { JUMP_SLOTS, type ModelParams } from './params.ts';
 import { poisson, type RandomStream } from './prng.ts';
 
@@ -48,8 +50,9 @@ export function boundariesOf(p: ModelParams, blockCount: number): Float64Array {
   const out = new Float64Array(blockCount + 1);
   let x = p.logPrice0;
   out[0] = x;
+  const { ou } = p;
   for (let k = 0; k < blockCount; k++) {
-    x += blockIncrement(p, k);
+    x = ou ? ouBoundaryStep(ou, x, p.draws.price.normal(k)) : x + blockIncrement(p, k);
     out[k + 1] = x;
   }
   return out;
@@ -68,6 +71,10 @@ export function fillBlockPath(
   out: Float64Array,
 ): void {
   const steps = p.steps;
+  if (p.ou) {
+    fillOuBridge(p.ou, steps, start, end, bridge, out);
+    return;
+  }
   const count = drawJumps(p, k);
   let jumpTotal = 0;
   for (let j = 0; j < count; j++) jumpTotal += jumpSizes[j] as number;

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../../contracts/streams.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { expectError } from '../support/http.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
@@ -28,20 +29,6 @@ afterAll(async () => {
 });
 
 const streamUrl = (q = '') => `${gw.url}/api/v1/unified/stream${q}`;
-
-async function expectError(res: Response, status: number, code: string, field?: string) {
-  expect(res.status).toBe(status);
-  expect(res.headers.get('content-type')).toMatch(/application\/json/);
-  const body = await res.json();
-  expect(body.error).toBe(code);
-  expect(typeof body.message).toBe('string');
-  expect(body.request_id).toMatch(/^req_[0-9a-f]{20}$/);
-  expect(res.headers.get('x-request-id')).toBe(body.request_id);
-  expect(new Date(body.timestamp).toISOString()).toBe(body.timestamp);
-  if (status === 400 || status === 422) expect(body.details.field).toBe(field);
-  else expect(body.details).toBeUndefined();
-  return body;
-}
 
 /** Reads messages until `n` have arrived (or the stream ends). */
 async function firstMessages(

@@ -1,11 +1,12 @@
 /** Runs a real unified gateway in this process against a given NATS URL, listening on a free port. */
-import { STREAMS, streamDefinitions } from '../../contracts/streams.ts';
-import { openGuard } from '../../gateways/core/guard.ts';
+import { randomBytes } from 'node:crypto';
+import { type Guard, openGuard } from '../../gateways/core/guard.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
 import { buildUnifiedApp, type UnifiedApp } from '../../gateways/unified/app.ts';
 import { type Config, loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { connectNats, ensureStreams, type Nats } from '../../platform/nats.ts';
+import { connectNats, type Nats } from '../../platform/nats.ts';
+import { setupStreams, startEdgeGuard } from '../../platform/roles.ts';
 
 export type TestGateway = {
   url: string;
@@ -16,37 +17,50 @@ export type TestGateway = {
   close(): Promise<void>;
 };
 
+/** One random HMAC secret per test process: outside development the default secret is refused. */
+const TEST_SECRET = `test-secret-${randomBytes(16).toString('hex')}`;
+
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ NODE_ENV: 'test', LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    API_KEY_SECRET: TEST_SECRET,
+    ...env,
+  });
 }
 
-export async function setupStreams(natsUrl: string, config: Config): Promise<Nats> {
-  const log = createLogger(config.LOG_LEVEL, 'test');
-  const nats = await connectNats(natsUrl, 'test-setup', log);
-  await ensureStreams(
-    nats.jsm,
-    streamDefinitions({
-      mdMaxAgeSeconds: config.MD_MAX_AGE_S,
-      mdMaxMsgs: config.MD_MAX_MSGS,
-      mdMaxBytes: config.MD_MAX_BYTES,
-    }),
-  );
+/** A NATS connection with every stream set up. */
+export async function connectTestNats(natsUrl: string, config: Config): Promise<Nats> {
+  const nats = await connectNats(natsUrl, 'test', createLogger(config.LOG_LEVEL, 'test'));
+  await setupStreams(nats, config);
   return nats;
 }
 
+/**
+ * `guard: 'open'` (default) admits every request: for tests of streaming mechanics. `'keys'` runs
+ * the real API-key guard (key store + shared rate limiter) as the service does.
+ */
 export async function startTestGateway(
   natsUrl: string,
   env: Record<string, string> = {},
+  opts: { guard?: 'open' | 'keys'; region?: 'us' | 'jp' } = {},
 ): Promise<TestGateway> {
   const config = testConfig(env);
   const log = createLogger(config.LOG_LEVEL, 'gateway');
-  const nats = await setupStreams(natsUrl, config);
+  const nats = await connectTestNats(natsUrl, config);
+  let guard: Guard = openGuard;
+  let stopGuard = async () => {};
+  if (opts.guard === 'keys') {
+    const edge = await startEdgeGuard(nats, config, log);
+    guard = edge.guard;
+    stopGuard = () => edge.part.stop();
+  }
   const tail = await LiveTail.start(nats, log, {
     ringSize: config.SSE_RING_SIZE,
     staleAfterMs: config.SSE_FEED_STALE_MS,
     expectedCoins: config.COINS,
   });
-  const unified = buildUnifiedApp({ config, nats, tail, guard: openGuard, log, region: 'us' });
+  const unified = buildUnifiedApp({ config, nats, tail, guard, log, region: opts.region ?? 'us' });
   const address = await unified.app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url: address,
@@ -57,9 +71,8 @@ export async function startTestGateway(
     async close() {
       await unified.shutdown();
       tail.stop();
+      await stopGuard();
       await nats.nc.close();
     },
   };
 }
-
-export { STREAMS };

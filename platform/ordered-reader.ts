@@ -5,8 +5,8 @@
  * message at or below the last one seen is skipped.
  */
 import type { JsMsg } from '@nats-io/jetstream';
-import type { Logger } from '../../platform/logger.ts';
-import type { Nats } from '../../platform/nats.ts';
+import type { Logger } from './logger.ts';
+import type { Nats } from './nats.ts';
 
 export type OrderedReaderOptions = {
   stream: string;

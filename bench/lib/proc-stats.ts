@@ -1,0 +1,32 @@
+/** Event-loop utilisation, CPU and memory of this process over a measurement window. */
+import { performance } from 'node:perf_hooks';
+
+export type ProcSnapshot = { elu: number; cpu_pct: number; rss_mb: number; heap_used_mb: number };
+
+export class ProcStats {
+  private elu = performance.eventLoopUtilization();
+  private cpu = process.cpuUsage();
+  private t = performance.now();
+
+  reset(): void {
+    this.elu = performance.eventLoopUtilization();
+    this.cpu = process.cpuUsage();
+    this.t = performance.now();
+  }
+
+  read(): ProcSnapshot {
+    const elu = performance.eventLoopUtilization(this.elu);
+    const cpu = process.cpuUsage(this.cpu);
+    const wallMs = performance.now() - this.t;
+    const mem = process.memoryUsage();
+    return {
+      elu: Math.round(elu.utilization * 1_000) / 1_000,
+      cpu_pct: Math.round(((cpu.user + cpu.system) / 1_000 / wallMs) * 1_000) / 10,
+      rss_mb: Math.round(mem.rss / 1_048_576),
+      heap_used_mb: Math.round(mem.heapUsed / 1_048_576),
+    };
+  }
+}
+
+/** Wall clock in µs, as `publish_us` is stamped by the producer. */
+export const wallUs = (): number => (performance.timeOrigin + performance.now()) * 1_000;

@@ -1,0 +1,327 @@
+/**
+ * Worker: the client side of the unified benchmark, in its own process. Opens many SSE
+ * connections over raw `http` with a hand-written parser cheap enough for ~1M events/s, and
+ * measures publish → receipt latency from each event's `publish_us` against this process's wall
+ * clock (taken once per received chunk). Also runs the raw JetStream baselines: an ordered
+ * consumer (latency) and an ordered push consumer (replay throughput).
+ */
+import { Agent, type ClientRequest, get, type IncomingMessage } from 'node:http';
+import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { STREAMS } from '../../contracts/streams.ts';
+import { MD_ALL } from '../../contracts/subjects.ts';
+import { decode } from '../../platform/codec.ts';
+import { Histogram } from './histogram.ts';
+import { serveWorker, sleep } from './ipc.ts';
+import { ProcStats, wallUs } from './proc-stats.ts';
+
+const PUB = Buffer.from('"publish_us":');
+const NLNL = Buffer.from('\n\n');
+const CH_I = 0x69; // 'i' of `id:`
+const CH_E = 0x65; // 'e' of `event:`
+const CH_0 = 0x30;
+const CH_BRACE = 0x7d;
+const CH_NL = 0x0a;
+
+/** Counters shared by every connection of this process, for the current window. */
+const latency = new Histogram();
+const proc = new ProcStats();
+const counters = {
+  events: 0,
+  gaps: 0,
+  duplicates: 0,
+  malformed: 0,
+  closed: 0,
+  errors: {} as Record<string, number>,
+  notices: {} as Record<string, number>,
+};
+let windowStart = performance.now();
+
+function resetCounters(): void {
+  latency.reset();
+  proc.reset();
+  counters.events = 0;
+  counters.gaps = 0;
+  counters.duplicates = 0;
+  counters.malformed = 0;
+  counters.closed = 0;
+  counters.errors = {};
+  counters.notices = {};
+  windowStart = performance.now();
+}
+
+/** One SSE connection: frames are parsed straight from the bytes; only control frames become strings. */
+class SseConn {
+  private leftover: Buffer | null = null;
+  lastSeq = 0;
+  events = 0;
+  ended = false;
+  req: ClientRequest | null = null;
+  res: IncomingMessage | null = null;
+  onEvent: ((seq: number) => void) | null = null;
+
+  chunk(chunk: Buffer): void {
+    const now = wallUs();
+    const buf = this.leftover ? Buffer.concat([this.leftover, chunk]) : chunk;
+    this.leftover = null;
+    const len = buf.length;
+    let pos = 0;
+    while (pos < len) {
+      const c = buf[pos];
+      if (c === CH_I) {
+        // `id: <seq>\ndata: {..."publish_us":<µs>}\n\n`
+        let p = pos + 4;
+        let seq = 0;
+        for (; p < len; p++) {
+          const d = (buf[p] as number) - CH_0;
+          if (d < 0 || d > 9) break;
+          seq = seq * 10 + d;
+        }
+        const q = buf.indexOf(PUB, p);
+        if (q < 0) break;
+        let r = q + PUB.length;
+        let us = 0;
+        for (; r < len; r++) {
+          const d = (buf[r] as number) - CH_0;
+          if (d < 0 || d > 9) break;
+          us = us * 10 + d;
+        }
+        if (r + 3 > len) break;
+        let end: number;
+        if (buf[r] === CH_BRACE && buf[r + 1] === CH_NL && buf[r + 2] === CH_NL) end = r + 3;
+        else {
+          const e = buf.indexOf(NLNL, r);
+          if (e < 0) break;
+          counters.malformed++;
+          end = e + 2;
+        }
+        this.event(seq, now - us);
+        pos = end;
+      } else {
+        const e = buf.indexOf(NLNL, pos);
+        if (e < 0) break;
+        if (c === CH_E) this.control(buf.toString('utf8', pos, e));
+        pos = e + 2;
+      }
+    }
+    if (pos < len) this.leftover = buf.subarray(pos);
+  }
+
+  private event(seq: number, latencyUs: number): void {
+    if (this.lastSeq !== 0) {
+      if (seq <= this.lastSeq) counters.duplicates++;
+      else if (seq !== this.lastSeq + 1) counters.gaps++;
+    }
+    this.lastSeq = seq;
+    this.events++;
+    counters.events++;
+    latency.record(latencyUs);
+    this.onEvent?.(seq);
+  }
+
+  private control(frame: string): void {
+    const name = /^event: ?(.*)$/m.exec(frame)?.[1] ?? 'message';
+    const data = /^data: ?(.*)$/m.exec(frame)?.[1] ?? '{}';
+    let code = 'unknown';
+    try {
+      code = String((JSON.parse(data) as { code?: unknown }).code ?? 'unknown');
+    } catch {}
+    const bag = name === 'error' ? counters.errors : counters.notices;
+    bag[code] = (bag[code] ?? 0) + 1;
+  }
+}
+
+const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+let conns: SseConn[] = [];
+
+function open(url: string, headers: Record<string, string> = {}): Promise<SseConn> {
+  const conn = new SseConn();
+  return new Promise((resolve, reject) => {
+    const req = get(url, { agent, headers: { accept: 'text/event-stream', ...headers } }, (res) => {
+      conn.res = res;
+      if (res.statusCode !== 200) {
+        res.resume();
+        reject(new Error(`HTTP ${res.statusCode} from ${url}`));
+        return;
+      }
+      res.on('data', (c: Buffer) => conn.chunk(c));
+      const end = () => {
+        if (conn.ended) return;
+        conn.ended = true;
+        counters.closed++;
+      };
+      res.on('end', end);
+      res.on('close', end);
+      res.on('error', end);
+      resolve(conn);
+    });
+    conn.req = req;
+    req.on('error', reject);
+  });
+}
+
+let nc: NatsConnection | null = null;
+let stopNats: (() => void) | null = null;
+
+async function natsConn(url: string): Promise<NatsConnection> {
+  nc ??= await connect({ servers: url, noAsyncTraces: true, name: 'bench-clients' });
+  return nc;
+}
+
+serveWorker(
+  {
+    /** Opens `n` SSE connections (in waves of 100) and resolves once all have their response headers. */
+    async connect(args: { url: string; n: number }) {
+      const t0 = performance.now();
+      for (let i = 0; i < args.n; i += 100) {
+        const wave = await Promise.all(
+          Array.from({ length: Math.min(100, args.n - i) }, () => open(args.url)),
+        );
+        conns.push(...wave);
+      }
+      return { connections: conns.length, ms: Math.round(performance.now() - t0) };
+    },
+    async disconnect() {
+      for (const c of conns) {
+        c.req?.destroy();
+        c.res?.destroy();
+      }
+      conns = [];
+      await sleep(50);
+    },
+    reset() {
+      resetCounters();
+    },
+    /** Events, latency (µs) and load since the last reset. */
+    snapshot() {
+      const seconds = (performance.now() - windowStart) / 1_000;
+      const perConn = conns.map((c) => c.events);
+      return {
+        seconds: Math.round(seconds * 1_000) / 1_000,
+        events: counters.events,
+        events_per_s: Math.round(counters.events / seconds),
+        latency_us: latency.summary(),
+        gaps: counters.gaps,
+        duplicates: counters.duplicates,
+        malformed: counters.malformed,
+        closed_connections: counters.closed,
+        errors: counters.errors,
+        notices: counters.notices,
+        open_connections: conns.filter((c) => !c.ended).length,
+        min_events_per_connection: perConn.length ? Math.min(...perConn) : 0,
+        proc: proc.read(),
+      };
+    },
+    /** Raw baseline: one ordered JetStream consumer from the stream's end, publish_us → receipt. */
+    async natsLatencyStart(args: { natsUrl: string }) {
+      const c = await natsConn(args.natsUrl);
+      const info = await (await jetstreamManager(c)).streams.info(STREAMS.MD);
+      const consumer = await jetstream(c).consumers.get(STREAMS.MD, {
+        filter_subjects: MD_ALL,
+        deliver_policy: DeliverPolicy.StartSequence,
+        opt_start_seq: info.state.last_seq + 1,
+      });
+      let last = 0;
+      const messages = await consumer.consume({
+        max_messages: 10_000,
+        callback: (m) => {
+          const now = wallUs();
+          const seq = m.info.streamSequence;
+          if (last !== 0 && seq !== last + 1) counters.gaps++;
+          last = seq;
+          const body = decode<{ publish_us?: number }>(m.data);
+          counters.events++;
+          latency.record(now - (body.publish_us ?? now));
+        },
+      });
+      stopNats = () => messages.stop();
+      return {};
+    },
+    natsLatencyStop() {
+      stopNats?.();
+      stopNats = null;
+    },
+    /** One SSE client resuming with Last-Event-ID; resolves when it has the event with sequence `target`. */
+    async resumeSse(args: { url: string; lastEventId: number; target: number; timeoutMs: number }) {
+      const t0 = performance.now();
+      let firstAt = 0;
+      let doneAt = 0;
+      let resolveDone: () => void = () => {};
+      const done = new Promise<void>((r) => (resolveDone = r));
+      const conn = new SseConn();
+      conn.onEvent = (seq) => {
+        if (!firstAt) firstAt = performance.now();
+        if (seq >= args.target) {
+          doneAt = performance.now();
+          resolveDone();
+        }
+      };
+      const req = get(
+        args.url,
+        { agent, headers: { accept: 'text/event-stream', 'last-event-id': String(args.lastEventId) } },
+        (res) => {
+          res.on('data', (c: Buffer) => conn.chunk(c));
+          res.on('close', resolveDone);
+        },
+      );
+      req.on('error', resolveDone);
+      const timer = setTimeout(resolveDone, args.timeoutMs);
+      await done;
+      clearTimeout(timer);
+      req.destroy();
+      const ms = (doneAt || performance.now()) - t0;
+      return {
+        completed: doneAt > 0,
+        events: conn.events,
+        last_seq: conn.lastSeq,
+        seconds: Math.round(ms) / 1_000,
+        first_event_ms: firstAt ? Math.round(firstAt - t0) : null,
+        events_per_s: Math.round(conn.events / (ms / 1_000)),
+        gaps: counters.gaps,
+        duplicates: counters.duplicates,
+        errors: counters.errors,
+        notices: counters.notices,
+      };
+    },
+    /** Raw baseline: an ordered push consumer with a callback reading the stream from its start. */
+    async resumePush(args: { natsUrl: string; target: number; timeoutMs: number }) {
+      const c = await natsConn(args.natsUrl);
+      const t0 = performance.now();
+      let events = 0;
+      let lastSeq = 0;
+      let firstAt = 0;
+      let doneAt = 0;
+      let resolveDone: () => void = () => {};
+      const done = new Promise<void>((r) => (resolveDone = r));
+      const consumer = await jetstream(c).consumers.getPushConsumer(STREAMS.MD, { filter_subjects: MD_ALL });
+      const messages = await consumer.consume({
+        callback: (m) => {
+          if (!firstAt) firstAt = performance.now();
+          events++;
+          lastSeq = m.info.streamSequence;
+          if (lastSeq >= args.target && !doneAt) {
+            doneAt = performance.now();
+            resolveDone();
+          }
+        },
+      });
+      const timer = setTimeout(resolveDone, args.timeoutMs);
+      await done;
+      clearTimeout(timer);
+      messages.stop();
+      const ms = (doneAt || performance.now()) - t0;
+      return {
+        completed: doneAt > 0,
+        events,
+        last_seq: lastSeq,
+        seconds: Math.round(ms) / 1_000,
+        first_event_ms: firstAt ? Math.round(firstAt - t0) : null,
+        events_per_s: Math.round(events / (ms / 1_000)),
+      };
+    },
+  },
+  async () => {
+    for (const c of conns) c.res?.destroy();
+    await nc?.close();
+  },
+);

@@ -1,0 +1,465 @@
+/**
+ * Unified SSE gateway benchmark (`npm run bench -- unified`). Every figure comes with a baseline
+ * measured in the same run, on the same private nats-server:
+ *
+ * 1. In-gateway latency, JetStream delivery → socket write (the gateway's `onEventWritten` hook),
+ *    vs a raw ordered consumer feeding a bare `http` SSE server that writes each message on receipt.
+ * 2. Publish → client receipt latency for 1, 100 and 1,000 SSE clients at a steady rate, clients in
+ *    a separate process, vs a raw JetStream ordered consumer in that same client process.
+ * 3. Delivered events/s to 1,000 clients at a saturating input rate, vs a bare SSE server with
+ *    coalesced writes fed by the same JetStream stream.
+ * 4. Resume catch-up of one client from Last-Event-ID 0 over N stored events (ring of 1,024, so the
+ *    JetStream catch-up path), vs a raw ordered push consumer reading the same N messages.
+ *
+ * Process layout: this process runs nats-server (child) and the publisher; the server side
+ * (gateway or bare baseline) and the clients each run in their own worker process.
+ *
+ * Scaling (environment): BENCH_SCALE (default 1) scales durations and the resume size; BENCH_RATE,
+ * BENCH_CLIENTS, BENCH_WARMUP_S, BENCH_MEASURE_S, BENCH_SAT_CLIENTS, BENCH_SAT_RATE,
+ * BENCH_RESUME_EVENTS, BENCH_RESUME_REPEATS, BENCH_MAX_BACKLOG_BYTES override single parameters;
+ * BENCH_CHECK_DEFAULT_BACKLOG=0 skips re-running the saturation with the shipped SSE_MAX_BACKLOG_BYTES;
+ * BENCH_PHASES (comma list of latency, throughput, resume) runs a subset; BENCH_SERVER_NODE_ARGS
+ * passes node flags to the server workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ */
+import { cpus, totalmem } from 'node:os';
+import { STREAMS } from '../contracts/streams.ts';
+import { benchConfig } from './lib/config.ts';
+import { type BenchNats, fillMdStream, publishAtRate, resetMdStream, startBenchNats } from './lib/feed.ts';
+import type { LatencySummary } from './lib/histogram.ts';
+import { sleep, startWorker, type Worker } from './lib/ipc.ts';
+import type { ProcSnapshot } from './lib/proc-stats.ts';
+import type { ServerMode } from './lib/sse-server.ts';
+
+type ClientSnapshot = {
+  seconds: number;
+  events: number;
+  events_per_s: number;
+  latency_us: LatencySummary;
+  gaps: number;
+  duplicates: number;
+  malformed: number;
+  closed_connections: number;
+  errors: Record<string, number>;
+  notices: Record<string, number>;
+  open_connections: number;
+  min_events_per_connection: number;
+  proc: ProcSnapshot;
+};
+
+type ServerStats = {
+  latency_us: LatencySummary;
+  events_per_turn: LatencySummary;
+  proc: ProcSnapshot;
+  connections: number;
+  max_backlog_bytes?: number;
+  replay?: Record<string, number>;
+  events_in?: number;
+};
+
+type ResumeResult = {
+  completed: boolean;
+  events: number;
+  last_seq: number;
+  seconds: number;
+  first_event_ms: number | null;
+  events_per_s: number;
+  errors?: Record<string, number>;
+  notices?: Record<string, number>;
+  gaps?: number;
+  duplicates?: number;
+};
+
+const num = (name: string, def: number): number => {
+  const v = process.env[name];
+  if (v === undefined || v.trim() === '') return def;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${v}"`);
+  return n;
+};
+
+const list = (name: string, def: number[]): number[] => {
+  const v = process.env[name];
+  if (!v) return def;
+  return v.split(',').map((x) => {
+    const n = Number(x.trim());
+    if (!Number.isInteger(n) || n < 1)
+      throw new Error(`${name} must be a comma list of positive integers, got "${v}"`);
+    return n;
+  });
+};
+
+const progress = (msg: string) =>
+  process.stderr.write(`[bench unified ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+const ratio = (a: number, b: number) =>
+  b > 0 && Number.isFinite(a) ? Math.round((a / b) * 1_000) / 1_000 : null;
+
+function params() {
+  const scale = num('BENCH_SCALE', 1);
+  if (scale <= 0) throw new Error('BENCH_SCALE must be > 0');
+  return {
+    scale,
+    rate_per_s: num('BENCH_RATE', 1_000),
+    client_counts: list('BENCH_CLIENTS', [1, 100, 1_000]),
+    warmup_s: num('BENCH_WARMUP_S', Math.max(1, 2 * scale)),
+    measure_s: num('BENCH_MEASURE_S', Math.max(1.5, 8 * scale)),
+    saturation_clients: num('BENCH_SAT_CLIENTS', 1_000),
+    saturation_rate_per_s: num('BENCH_SAT_RATE', 2_500),
+    resume_events: Math.round(num('BENCH_RESUME_EVENTS', Math.max(20_000, 1_000_000 * scale))),
+    resume_repeats: Math.max(1, Math.round(num('BENCH_RESUME_REPEATS', 2))),
+    resume_ring_size: 1_024,
+    gateway_max_backlog_bytes: Math.round(num('BENCH_MAX_BACKLOG_BYTES', 8 * 1_048_576)),
+    check_default_backlog: num('BENCH_CHECK_DEFAULT_BACKLOG', 1) !== 0,
+    phases: (process.env.BENCH_PHASES ?? 'latency,throughput,resume').split(',').map((x) => x.trim()),
+    server_node_args: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    event: 'trade, round-robin over BTC/ETH/SOL/HYPE, published with publishEvents (acks, Nats-Msg-Id)',
+  };
+}
+
+type Params = ReturnType<typeof params>;
+
+export async function run(): Promise<unknown> {
+  const p = params();
+  const started = performance.now();
+  progress(`params ${JSON.stringify(p)}`);
+  const bn = await startBenchNats();
+  progress(`nats-server ${bn.nats.nc.info?.version ?? '?'} at ${bn.url}`);
+  const clients = await startWorker('sse-clients');
+  const servers = new Set<Worker>();
+  const startServer = async (
+    mode: ServerMode,
+    opts: { env?: Record<string, string>; hook?: boolean } = {},
+  ) => {
+    const w = await startWorker('sse-server', {
+      nodeArgs: ['--max-old-space-size=6144', ...p.server_node_args],
+    });
+    servers.add(w);
+    const { url } = await w.call<{ url: string }>('start', {
+      mode,
+      natsUrl: bn.url,
+      env: opts.env ?? {},
+      hook: opts.hook ?? false,
+    });
+    return { w, url };
+  };
+  const stopServer = async (w: Worker) => {
+    await w.call('stop').catch(() => {});
+    await w.close();
+    servers.delete(w);
+  };
+
+  try {
+    const want = (phase: string) => p.phases.includes(phase);
+    const latency = want('latency') ? await latencyPhases(p, bn, clients, startServer, stopServer) : {};
+    const throughput = want('throughput')
+      ? await throughputPhase(p, bn, clients, startServer, stopServer)
+      : null;
+    const resume = want('resume') ? await resumePhase(p, bn, clients, startServer, stopServer) : null;
+    return {
+      benchmark: 'unified',
+      machine: {
+        cpus: cpus().length,
+        cpu_model: cpus()[0]?.model ?? 'unknown',
+        memory_gb: Math.round(totalmem() / 1024 ** 3),
+        node: process.version,
+        nats_server: bn.nats.nc.info?.version ?? 'unknown',
+        platform: `${process.platform}-${process.arch}`,
+      },
+      params: p,
+      duration_s: Math.round(performance.now() - started) / 1_000,
+      ...latency,
+      delivered_events_per_s_1000_clients: throughput,
+      resume_catch_up_events_per_s: resume,
+    };
+  } finally {
+    for (const w of servers) await w.close().catch(() => {});
+    await clients.close().catch(() => {});
+    await bn.cleanup().catch(() => {});
+  }
+}
+
+type StartServer = (
+  mode: ServerMode,
+  opts?: { env?: Record<string, string>; hook?: boolean },
+) => Promise<{ w: Worker; url: string }>;
+type StopServer = (w: Worker) => Promise<void>;
+
+/** Publishes at `rate` through warm-up and one measurement window; returns both sides' figures for the window. */
+async function measureWindow(p: Params, bn: BenchNats, clients: Worker, server: Worker | null, rate: number) {
+  const pub = publishAtRate(bn.nats, rate);
+  await sleep(p.warmup_s * 1_000);
+  await Promise.all([clients.call('reset'), server?.call('reset')]);
+  await sleep(p.measure_s * 1_000);
+  const [client, srv] = await Promise.all([
+    clients.call<ClientSnapshot>('snapshot'),
+    server ? server.call<ServerStats>('stats') : null,
+  ]);
+  const publisher = await pub.stop();
+  return {
+    client,
+    server: srv,
+    publisher: { ...publisher, rate_per_s: Math.round(publisher.published / publisher.seconds) },
+  };
+}
+
+async function waitForConnections(server: Worker, n: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await server.call<ServerStats>('stats')).connections !== n && Date.now() < deadline)
+    await sleep(50);
+}
+
+const lagCounts = (c: ClientSnapshot) => ({
+  upstream_lag: c.errors.upstream_lag ?? 0,
+  reconnect: c.errors.reconnect ?? 0,
+});
+
+async function latencyPhases(
+  p: Params,
+  bn: BenchNats,
+  clients: Worker,
+  startServer: StartServer,
+  stopServer: StopServer,
+) {
+  // Baseline of measurement 2: a raw ordered consumer in the client process.
+  progress(`raw JetStream ordered consumer in the client process, ${p.rate_per_s} ev/s`);
+  await clients.call('natsLatencyStart', { natsUrl: bn.url });
+  const raw = await measureWindow(p, bn, clients, null, p.rate_per_s);
+  await clients.call('natsLatencyStop');
+  progress(
+    `  raw consumer p50 ${raw.client.latency_us.p50} µs p99 ${raw.client.latency_us.p99} µs (${raw.client.events} events)`,
+  );
+
+  // Baseline of measurement 1: raw consumer → bare http SSE server writing each message on receipt.
+  progress('bare SSE server (write on receipt), 1 client');
+  const bare = await startServer('bare-latency', { hook: true });
+  await clients.call('connect', { url: bare.url, n: 1 });
+  await waitForConnections(bare.w, 1);
+  const bareRun = await measureWindow(p, bn, clients, bare.w, p.rate_per_s);
+  await clients.call('disconnect');
+  await stopServer(bare.w);
+  progress(
+    `  bare in-server p50 ${bareRun.server?.latency_us.p50} µs p99 ${bareRun.server?.latency_us.p99} µs; publish→client p50 ${bareRun.client.latency_us.p50} µs`,
+  );
+
+  // The gateway, with the latency hook, at each client count.
+  const gw = await startServer('gateway', {
+    hook: true,
+    env: { SSE_MAX_BACKLOG_BYTES: String(p.gateway_max_backlog_bytes), SSE_CLOSE_GRACE_MS: '1000' },
+  });
+  const byClients: Record<string, unknown> = {};
+  const inGateway: Record<string, LatencySummary> = {};
+  try {
+    for (const n of p.client_counts) {
+      progress(`gateway, ${n} client(s), ${p.rate_per_s} ev/s`);
+      const conn = await clients.call<{ ms: number }>('connect', { url: gw.url, n });
+      await waitForConnections(gw.w, n);
+      const r = await measureWindow(p, bn, clients, gw.w, p.rate_per_s);
+      await clients.call('disconnect');
+      await waitForConnections(gw.w, 0);
+      const c = r.client;
+      const s = r.server as ServerStats;
+      inGateway[String(n)] = s.latency_us;
+      byClients[String(n)] = {
+        p50: c.latency_us.p50,
+        p99: c.latency_us.p99,
+        baseline: { p50: raw.client.latency_us.p50, p99: raw.client.latency_us.p99 },
+        ratio_p50: ratio(c.latency_us.p50, raw.client.latency_us.p50),
+        ratio_p99: ratio(c.latency_us.p99, raw.client.latency_us.p99),
+        goal_met: (ratio(c.latency_us.p50, raw.client.latency_us.p50) ?? Number.POSITIVE_INFINITY) <= 1.3,
+        ...lagCounts(c),
+        any_upstream_lag_or_reconnect: (c.errors.upstream_lag ?? 0) + (c.errors.reconnect ?? 0) > 0,
+        detail: {
+          latency_us: c.latency_us,
+          delivered_events: c.events,
+          delivered_events_per_s: c.events_per_s,
+          expected_events_per_s: r.publisher.rate_per_s * n,
+          min_events_per_connection: c.min_events_per_connection,
+          gaps: c.gaps,
+          duplicates: c.duplicates,
+          malformed_frames: c.malformed,
+          closed_connections: c.closed_connections,
+          errors: c.errors,
+          connect_ms: conn.ms,
+          in_gateway_latency_us: s.latency_us,
+          gateway_max_backlog_bytes_at_end: s.max_backlog_bytes,
+          gateway_proc: s.proc,
+          gateway_events_per_turn: s.events_per_turn,
+          client_proc: c.proc,
+          publisher: r.publisher,
+        },
+      };
+      progress(
+        `  p50 ${c.latency_us.p50} µs p99 ${c.latency_us.p99} µs; in-gateway p50 ${s.latency_us.p50} µs p99 ${s.latency_us.p99} µs; ${c.events_per_s} ev/s delivered; errors ${JSON.stringify(c.errors)}`,
+      );
+    }
+  } finally {
+    await stopServer(gw.w);
+  }
+
+  const g1 = inGateway['1'] ?? Object.values(inGateway)[0];
+  const b1 = bareRun.server?.latency_us;
+  return {
+    in_gateway_latency_us: {
+      p50: g1?.p50 ?? null,
+      p99: g1?.p99 ?? null,
+      clients: inGateway['1'] ? 1 : p.client_counts[0],
+      baseline: {
+        p50: b1?.p50 ?? null,
+        p99: b1?.p99 ?? null,
+        what: 'raw ordered consumer → bare http SSE server, write on receipt, same measuring points',
+      },
+      ratio_p50: ratio(g1?.p50 ?? Number.NaN, b1?.p50 ?? Number.NaN),
+      goal: 'p50 ≤ 100 µs',
+      goal_met: (g1?.p50 ?? Number.POSITIVE_INFINITY) <= 100,
+      detail: {
+        gateway: g1,
+        baseline: b1,
+        gateway_by_clients: inGateway,
+        baseline_publish_to_client_us: bareRun.client.latency_us,
+      },
+    },
+    publish_to_client_latency_us: {
+      goal: 'gateway p50 ≤ 1.3× baseline p50',
+      baseline: {
+        what: 'raw JetStream ordered consumer in the client process',
+        ...raw.client.latency_us,
+        client_proc: raw.client.proc,
+        publisher: raw.publisher,
+      },
+      ...byClients,
+    },
+  };
+}
+
+async function throughputPhase(
+  p: Params,
+  bn: BenchNats,
+  clients: Worker,
+  startServer: StartServer,
+  stopServer: StopServer,
+) {
+  const n = p.saturation_clients;
+  const runOne = async (mode: ServerMode, backlogBytes = p.gateway_max_backlog_bytes) => {
+    progress(`${mode}, ${n} clients, input ${p.saturation_rate_per_s} ev/s (saturating)`);
+    const env = { SSE_MAX_BACKLOG_BYTES: String(backlogBytes), SSE_CLOSE_GRACE_MS: '1000' };
+    const s = await startServer(mode, mode === 'gateway' ? { env } : {});
+    try {
+      await clients.call('connect', { url: s.url, n });
+      await waitForConnections(s.w, n);
+      const r = await measureWindow(p, bn, clients, s.w, p.saturation_rate_per_s);
+      await clients.call('disconnect');
+      const c = r.client;
+      progress(
+        `  ${c.events_per_s} ev/s delivered; server ELU ${r.server?.proc.elu} client ELU ${c.proc.elu}; errors ${JSON.stringify(c.errors)}`,
+      );
+      return {
+        events_per_s: c.events_per_s,
+        demanded_events_per_s: r.publisher.rate_per_s * n,
+        ...lagCounts(c),
+        closed_connections: c.closed_connections,
+        gaps: c.gaps,
+        latency_us: c.latency_us,
+        server_proc: r.server?.proc,
+        server_events_per_turn: r.server?.events_per_turn,
+        client_bound: c.proc.elu >= 0.95,
+        ...(r.server?.max_backlog_bytes !== undefined
+          ? { gateway_max_backlog_bytes_at_end: r.server.max_backlog_bytes }
+          : {}),
+        client_proc: c.proc,
+        publisher: r.publisher,
+      };
+    } finally {
+      await stopServer(s.w);
+    }
+  };
+  const gateway = await runOne('gateway');
+  const baseline = await runOne('bare-coalesced');
+  // The same saturation with the shipped per-client bound: does the slow-client policy hold?
+  const defaultBacklog = benchConfig().SSE_MAX_BACKLOG_BYTES;
+  const withDefault =
+    p.check_default_backlog && defaultBacklog !== p.gateway_max_backlog_bytes
+      ? await runOne('gateway', defaultBacklog)
+      : null;
+  return {
+    gateway: gateway.events_per_s,
+    baseline: baseline.events_per_s,
+    ratio: ratio(gateway.events_per_s, baseline.events_per_s),
+    goal: '≥ 0.7× baseline',
+    goal_met: (ratio(gateway.events_per_s, baseline.events_per_s) ?? 0) >= 0.7,
+    clients: n,
+    input_rate_per_s: p.saturation_rate_per_s,
+    baseline_what:
+      'raw ordered consumer → bare http SSE server, one buffer per client flushed on setImmediate',
+    detail: {
+      gateway,
+      baseline,
+      ...(withDefault
+        ? { gateway_with_default_max_backlog: { SSE_MAX_BACKLOG_BYTES: defaultBacklog, ...withDefault } }
+        : {}),
+    },
+  };
+}
+
+async function resumePhase(
+  p: Params,
+  bn: BenchNats,
+  clients: Worker,
+  startServer: StartServer,
+  stopServer: StopServer,
+) {
+  progress(`filling MD with ${p.resume_events} events`);
+  await resetMdStream(bn.nats);
+  const fill = await fillMdStream(bn.nats, p.resume_events);
+  const state = (await bn.nats.jsm.streams.info(STREAMS.MD)).state;
+  const target = state.last_seq;
+  progress(
+    `  stored ${fill.stored} in ${fill.seconds} s (${fill.per_s}/s), seq ${state.first_seq}..${state.last_seq}`,
+  );
+  const timeoutMs = Math.max(60_000, (target / 10_000) * 1_000);
+
+  const gw = await startServer('gateway', { env: { SSE_RING_SIZE: String(p.resume_ring_size) } });
+  const gatewayRuns: ResumeResult[] = [];
+  const rawRuns: ResumeResult[] = [];
+  try {
+    for (let i = 0; i < p.resume_repeats; i++) {
+      progress(`resume run ${i + 1}/${p.resume_repeats}: gateway, Last-Event-ID 0 → ${target}`);
+      await clients.call('reset');
+      await gw.w.call('reset');
+      const g = await clients.call<ResumeResult>(
+        'resumeSse',
+        { url: gw.url, lastEventId: 0, target, timeoutMs },
+        timeoutMs + 10_000,
+      );
+      const gs = await gw.w.call<ServerStats>('stats');
+      gatewayRuns.push({ ...g, ...({ gateway_proc: gs.proc } as object) });
+      progress(
+        `  gateway ${g.events_per_s} ev/s (${g.events} events in ${g.seconds} s, completed ${g.completed})`,
+      );
+      progress(`resume run ${i + 1}/${p.resume_repeats}: raw ordered push consumer`);
+      const r = await clients.call<ResumeResult>(
+        'resumePush',
+        { natsUrl: bn.url, target, timeoutMs },
+        timeoutMs + 10_000,
+      );
+      rawRuns.push(r);
+      progress(`  raw push ${r.events_per_s} ev/s (${r.events} events in ${r.seconds} s)`);
+    }
+  } finally {
+    await stopServer(gw.w);
+  }
+  const best = (runs: ResumeResult[]) =>
+    Math.max(...runs.filter((r) => r.completed).map((r) => r.events_per_s), 0);
+  const gateway = best(gatewayRuns);
+  const baseline = best(rawRuns);
+  return {
+    gateway,
+    baseline,
+    ratio: ratio(gateway, baseline),
+    goal: '≥ 0.7× baseline',
+    goal_met: (ratio(gateway, baseline) ?? 0) >= 0.7,
+    events: target,
+    aggregation: `best of ${p.resume_repeats} completed runs each`,
+    baseline_what:
+      "raw ordered push consumer (getPushConsumer, filter 'md.>') with a callback, in the client process",
+    detail: { fill, ring_size: p.resume_ring_size, gateway_runs: gatewayRuns, baseline_runs: rawRuns },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * The edge guard behind every surface: credential → well-formed? → known? → active? → within the
+ * rate limit → allowed (tier, region, scopes) → within the concurrent-stream cap. Each refusal
+ * is a catalogue error; nothing about the key is ever logged but its id.
+ */
+import { isWellFormedApiKey } from '../../contracts/api-key-format.ts';
+import { ApiError } from '../../contracts/errors.ts';
+import { TIER_LIMITS, type Tier } from '../../contracts/limits.ts';
+import { authorize } from './authorize.ts';
+import { presentedCredential } from './credentials.ts';
+import {
+  type Guard,
+  type GuardRequest,
+  type Principal,
+  type RateDecision,
+  RateLimitedError,
+} from './guard.ts';
+import type { KeyStore } from './key-store.ts';
+
+export type RateLimiterPort = { check(keyId: string, tier: Tier): Promise<RateDecision> };
+
+export type ApiKeyGuardDeps = { keys: KeyStore; limiter: RateLimiterPort };
+
+export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(keyId: string): number } {
+  const streams = new Map<string, number>();
+  return {
+    openStreams: (keyId) => streams.get(keyId) ?? 0,
+    async admit(req: GuardRequest): Promise<Principal> {
+      const key = presentedCredential(req);
+      if (!key) throw new ApiError('invalid_key', missingKeyMessage(req));
+      if (key.startsWith('mds_'))
+        throw new ApiError(
+          'invalid_key',
+          'session tokens are not accepted here: use an API key (the dashboard proxy takes session tokens)',
+        );
+      if (!isWellFormedApiKey(key)) throw new ApiError('invalid_key', 'malformed API key');
+      const rec = await deps.keys.lookup(key);
+      if (!rec) throw new ApiError('invalid_key', 'unknown API key');
+      if (rec.status !== 'active') throw new ApiError('key_revoked', 'this API key has been revoked');
+      // Every request of a valid key counts, refused ones included: the bucket protects the edge.
+      const decision = await deps.limiter.check(rec.key_id, rec.tier);
+      if (decision.unavailable) throw new ApiError('overload', 'rate limiting is unavailable; retry shortly');
+      if (!decision.admitted) throw new RateLimitedError(decision);
+      const grant = authorize(rec, { surface: req.surface, region: req.region, capability: req.capability });
+
+      let released = !req.stream;
+      if (req.stream) {
+        const open = streams.get(rec.key_id) ?? 0;
+        const cap = TIER_LIMITS[rec.tier].concurrentStreams;
+        if (open >= cap)
+          throw new ApiError(
+            'subscription_limit',
+            `this key already has ${open} open streams (the ${rec.tier} cap is ${cap})`,
+          );
+        streams.set(rec.key_id, open + 1);
+      }
+      deps.keys.touch(rec.key_id);
+      return {
+        accountId: rec.account_id,
+        keyId: rec.key_id,
+        tier: rec.tier,
+        sources: grant.sources,
+        revoked: deps.keys.revocationSignal(rec.key_hash),
+        rateLimit: decision,
+        release() {
+          if (released) return;
+          released = true;
+          const n = (streams.get(rec.key_id) ?? 1) - 1;
+          if (n > 0) streams.set(rec.key_id, n);
+          else streams.delete(rec.key_id);
+        },
+      };
+    },
+  };
+}
+
+function missingKeyMessage(req: GuardRequest): string {
+  if (req.surface === 'unified') return 'API key missing: send x-api-key or Authorization: Bearer <key>';
+  if (req.surface === 'disksync') return 'API key missing: send x-api-key (or the api_key query parameter)';
+  return 'API key missing: send the x-api-key header';
+}

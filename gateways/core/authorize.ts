@@ -1,0 +1,51 @@
+/**
+ * Who may do what, given a key record. Pure. Rules (spec "Authentication" and "Limits"):
+ * - tiers gate transports: JSON-RPC all; gRPC and the unified stream Pro and above; disk-sync Quant;
+ * - a JP gateway needs a plan with Japan access;
+ * - a key with no scopes has everything its tier allows; a key with scopes has only their union:
+ *   it needs the capability the surface asks for (`stream:read`, `generate`, …), and its `region:*`
+ *   scopes, when it has any, must include the gateway's region; `chain:*` scopes restrict the sources.
+ */
+import type { KeyRecord, Scope } from '../../contracts/accounts.ts';
+import { ApiError } from '../../contracts/errors.ts';
+import { type Transport, tierAllows } from '../../contracts/limits.ts';
+import type { Surface } from './guard.ts';
+
+export type Access = { surface: Surface; region: 'us' | 'jp'; capability: Scope | null };
+
+/** Sources the key may read (null = all). */
+export type Grant = { sources: ReadonlySet<string> | null };
+
+const TRANSPORT_OF: Partial<Record<Surface, Transport>> = {
+  unified: 'unified',
+  jsonrpc: 'jsonrpc',
+  grpc: 'grpc',
+  disksync: 'disksync',
+};
+const TIER_NEEDED: Record<Transport, string> = {
+  jsonrpc: 'any tier',
+  grpc: 'Pro or Quant',
+  unified: 'Pro or Quant',
+  disksync: 'Quant',
+};
+
+export function authorize(rec: KeyRecord, access: Access): Grant {
+  const transport = TRANSPORT_OF[access.surface];
+  if (transport && !tierAllows(rec.tier, transport)) {
+    throw new ApiError(
+      'tier_restricted',
+      `the ${access.surface} transport needs ${TIER_NEEDED[transport]}; this key's plan is ${rec.tier}`,
+    );
+  }
+  if (access.region === 'jp' && !rec.jp_access)
+    throw new ApiError('tier_restricted', 'JP endpoints need a plan with Japan access');
+  if (rec.scopes.length === 0) return { sources: null };
+  const scopes = new Set<string>(rec.scopes);
+  if (access.capability && !scopes.has(access.capability))
+    throw new ApiError('forbidden', `this key lacks the ${access.capability} scope`);
+  const regions = rec.scopes.filter((s) => s.startsWith('region:'));
+  if (regions.length > 0 && !scopes.has(`region:${access.region}`))
+    throw new ApiError('forbidden', `this key is limited to ${regions.join(', ')}`);
+  const chains = rec.scopes.filter((s) => s.startsWith('chain:')).map((s) => s.slice('chain:'.length));
+  return { sources: chains.length > 0 ? new Set(chains) : null };
+}

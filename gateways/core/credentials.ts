@@ -1,0 +1,21 @@
+/**
+ * Where each surface takes its credential from (spec "Authentication" §3): `x-api-key` everywhere;
+ * `Authorization: Bearer` on the unified stream and gRPC; the `api_key` query only on the
+ * disk-sync WebSocket (and it is redacted from every log line).
+ */
+import type { GuardRequest } from './guard.ts';
+
+const first = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
+export function presentedCredential(req: Pick<GuardRequest, 'surface' | 'headers' | 'query'>): string | null {
+  const header = first(req.headers['x-api-key'])?.trim();
+  if (header) return header;
+  if (req.surface === 'unified' || req.surface === 'grpc') {
+    const auth = first(req.headers.authorization);
+    const m = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
+    if (m) return m[1] as string;
+  }
+  if (req.surface === 'disksync' && typeof req.query.api_key === 'string' && req.query.api_key)
+    return req.query.api_key;
+  return null;
+}

@@ -1,0 +1,69 @@
+/**
+ * `LeaseStore` on a NATS KV bucket (JetStream). Compare-and-swap is the KV's expected-revision write;
+ * a key that stays unwritten longer than the bucket's max age disappears and comes back full, which
+ * is correct only if every bucket is full by then: the max age is checked against the tiers.
+ */
+import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { TIERS, tierBuckets } from '../../../contracts/limits.ts';
+import type { Nats } from '../../../platform/nats.ts';
+import { LeaseConflictError, type LeaseStore } from './lease-store.ts';
+
+export type KvLeaseStoreOptions = {
+  bucket: string;
+  /** Bucket-level max age, ms (nats-server 2.9 has no per-key TTL). Used only when creating it. */
+  maxAgeMs: number;
+  /** Timeout of each KV operation, ms: bounds how long a check waits before failing closed. */
+  timeoutMs: number;
+};
+
+/** Longest time any tier's bucket takes to refill from empty, ms (Basic and Pro per-minute: 60 s). */
+export function longestRefillMs(): number {
+  let longest = 0;
+  for (const tier of TIERS) {
+    for (const s of tierBuckets(tier)) longest = Math.max(longest, (s.burst / s.rate) * 1000);
+  }
+  return longest;
+}
+
+export class LeaseBucketMaxAgeError extends Error {
+  constructor(bucket: string, maxAgeMs: number) {
+    super(
+      `KV bucket ${bucket} has max age ${maxAgeMs} ms, shorter than the ${longestRefillMs()} ms a rate-limit ` +
+        'bucket needs to refill: expired keys would come back full too early',
+    );
+    this.name = 'LeaseBucketMaxAgeError';
+  }
+}
+
+const isConflict = (err: unknown): boolean =>
+  err instanceof JetStreamApiError &&
+  (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
+    err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+
+/** Opens the KV bucket, creating it (history 1, max age) if missing; safe from many processes at once. */
+export async function openKvLeaseStore(nats: Nats, opts: KvLeaseStoreOptions): Promise<LeaseStore> {
+  const js = jetstream(nats.nc, { timeout: opts.timeoutMs });
+  const kvm = new Kvm(js);
+  const config = { history: 1, ttl: opts.maxAgeMs, timeout: opts.timeoutMs };
+  // Two processes creating it at once: the loser's create fails or sees it; the second try opens it.
+  const kv = await kvm.create(opts.bucket, config).catch(() => kvm.create(opts.bucket, config));
+  const { ttl } = await kv.status();
+  if (ttl > 0 && ttl < longestRefillMs()) throw new LeaseBucketMaxAgeError(opts.bucket, ttl);
+
+  const mapConflict =
+    (key: string) =>
+    (err: unknown): never => {
+      throw isConflict(err) ? new LeaseConflictError(key) : err;
+    };
+  return {
+    async get(key) {
+      const entry = await kv.get(key);
+      if (!entry || entry.operation !== 'PUT') return null;
+      return { value: entry.string(), revision: entry.revision };
+    },
+    create: (key, value) => kv.create(key, value).catch(mapConflict(key)),
+    update: (key, value, revision) => kv.update(key, value, revision, opts.timeoutMs).catch(mapConflict(key)),
+    reachable: () => nats.connected(),
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Console API under `/api/v1/console`: register, login/logout (session tokens), API keys
+ * (create, list, revoke) and the account. Console calls carry `Authorization: Bearer <session>`.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { CreateKeyBody, LoginBody, RegisterBody } from '../../contracts/accounts.ts';
+import { ApiError } from '../../contracts/errors.ts';
+import type { Bucket } from '../../platform/kv.ts';
+import type { AccountsService } from '../../producers/accounts/service.ts';
+import { parseWith } from '../core/validate.ts';
+
+const iso = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString() : null);
+
+function bearer(req: FastifyRequest): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return m ? (m[1] as string) : null;
+}
+
+export function registerConsoleRoutes(
+  app: FastifyInstance,
+  accounts: AccountsService,
+  usage: Bucket<number>,
+): void {
+  const base = '/api/v1/console';
+  const session = (req: FastifyRequest) => accounts.sessionAccount(bearer(req));
+
+  app.post(`${base}/register`, async (req, reply) => {
+    const created = await accounts.register(parseWith(RegisterBody, req.body));
+    return reply.code(201).send(created);
+  });
+
+  app.post(`${base}/login`, async (req) => accounts.login(parseWith(LoginBody, req.body)));
+
+  app.post(`${base}/logout`, async (req, reply) => {
+    await accounts.logout(bearer(req) ?? '');
+    return reply.code(204).send();
+  });
+
+  app.post(`${base}/keys`, async (req, reply) => {
+    const accountId = await session(req);
+    const key = await accounts.createKey(accountId, parseWith(CreateKeyBody, req.body ?? {}));
+    return reply
+      .code(201)
+      .send({ ...key, created_at: iso(key.created_at), note: 'store this key now: it is shown only once' });
+  });
+
+  app.get(`${base}/keys`, async (req) => {
+    const view = await accounts.account(await session(req));
+    if (!view) throw new ApiError('session_invalid');
+    const keys = await Promise.all(
+      view.keys.map(async (k) => ({
+        key_id: k.key_id,
+        name: k.name,
+        prefix: k.prefix,
+        tier: view.plan,
+        scopes: k.scopes,
+        status: k.status,
+        created_at: iso(k.created_at),
+        last_used_at: iso(await usage.get(k.key_id)),
+        revoked_at: iso(k.revoked_at),
+      })),
+    );
+    return { keys };
+  });
+
+  app.delete<{ Params: { key_id: string } }>(`${base}/keys/:key_id`, async (req, reply) => {
+    await accounts.revokeKey(await session(req), req.params.key_id);
+    return reply.code(204).send();
+  });
+
+  app.get(`${base}/account`, async (req) => {
+    const view = await accounts.account(await session(req));
+    if (!view) throw new ApiError('session_invalid');
+    return {
+      account_id: view.account_id,
+      email: view.email,
+      plan: view.plan,
+      jp_access: view.jp_access,
+      regions: view.jp_access ? ['us', 'jp'] : ['us'],
+      created_at: iso(view.created_at),
+      attribution: view.attribution,
+      logins: view.logins.map((l) => ({ at: iso(l.at), attribution: l.attribution })),
+    };
+  });
+}

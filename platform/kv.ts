@@ -1,0 +1,56 @@
+/** KV buckets (read models projected from the streams), created idempotently. Values are MessagePack. */
+import { type KV, Kvm } from '@nats-io/kv';
+import { KV_BUCKETS } from '../contracts/streams.ts';
+import { decode, encode } from './codec.ts';
+import type { Nats } from './nats.ts';
+
+export type Bucket<T> = {
+  raw: KV;
+  get(key: string): Promise<T | null>;
+  put(key: string, value: T): Promise<void>;
+  delete(key: string): Promise<void>;
+  /** Every live key and value (tests, rebuild checks). */
+  entries(): Promise<Map<string, T>>;
+};
+
+const DAY_MS = 86_400_000;
+
+export async function openBucket<T>(
+  nats: Nats,
+  name: string,
+  opts: { ttlMs?: number; history?: number } = {},
+): Promise<Bucket<T>> {
+  const kv = await new Kvm(nats.js).create(name, {
+    history: opts.history ?? 1,
+    ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),
+  });
+  return {
+    raw: kv,
+    async get(key) {
+      const e = await kv.get(key);
+      return e && e.operation === 'PUT' && e.value.length > 0 ? decode<T>(e.value) : null;
+    },
+    async put(key, value) {
+      await kv.put(key, encode(value));
+    },
+    async delete(key) {
+      await kv.delete(key);
+    },
+    async entries() {
+      const out = new Map<string, T>();
+      for await (const key of await kv.keys()) {
+        const v = await kv.get(key);
+        if (v && v.operation === 'PUT' && v.value.length > 0) out.set(key, decode<T>(v.value));
+      }
+      return out;
+    },
+  };
+}
+
+/** Bucket names and their retention: sessions and usage expire on their own, keys and accounts never. */
+export const BUCKET_OPTIONS = {
+  [KV_BUCKETS.keys]: {},
+  [KV_BUCKETS.accounts]: {},
+  [KV_BUCKETS.sessions]: { ttlMs: 30 * DAY_MS },
+  [KV_BUCKETS.keyUsage]: { ttlMs: 400 * DAY_MS },
+} as const;

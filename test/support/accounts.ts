@@ -1,0 +1,50 @@
+/** Real accounts (projector + service) in the test process, to make accounts and keys. */
+import { randomBytes } from 'node:crypto';
+import {
+  type AccountBuckets,
+  AccountsProjector,
+  openAccountBuckets,
+} from '../../consumers/accounts/projector.ts';
+import type { Plan, Scope } from '../../contracts/accounts.ts';
+import type { Config } from '../../platform/config.ts';
+import { createLogger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { createSecrets } from '../../platform/secrets.ts';
+import { AccountsService } from '../../producers/accounts/service.ts';
+
+export type TestAccounts = {
+  service: AccountsService;
+  projector: AccountsProjector;
+  buckets: AccountBuckets;
+  /** Registers an account and returns one API key of it. */
+  key(
+    plan: Plan,
+    opts?: { jp?: boolean; scopes?: Scope[] },
+  ): Promise<{ key: string; keyId: string; accountId: string }>;
+  stop(): void;
+};
+
+export async function startTestAccounts(nats: Nats, config: Config): Promise<TestAccounts> {
+  const log = createLogger(config.LOG_LEVEL, 'accounts');
+  const projector = await AccountsProjector.start(nats, log);
+  const buckets = await openAccountBuckets(nats);
+  const secrets = createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION);
+  const service = new AccountsService({ nats, projector, buckets, secrets, sessionTtlMs: 3_600_000 });
+  return {
+    service,
+    projector,
+    buckets,
+    async key(plan, opts = {}) {
+      const email = `t-${randomBytes(6).toString('hex')}@example.com`;
+      const { account_id } = await service.register({
+        email,
+        password: 'Str0ng-Passw0rd!',
+        plan,
+        jp_access: opts.jp ?? false,
+      });
+      const created = await service.createKey(account_id, { name: 'test', scopes: opts.scopes ?? [] });
+      return { key: created.key, keyId: created.key_id, accountId: account_id };
+    },
+    stop: () => projector.stop(),
+  };
+}

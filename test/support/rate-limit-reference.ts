@@ -1,0 +1,75 @@
+/**
+ * The spec's token bucket written the plain way, to check rate limiters against: tokens(t) =
+ * min(burst, previous + rate × elapsed s); admit when every bucket has at least 1 and take one from
+ * each. Plus a seeded PRNG and counting helpers. Times are ms.
+ */
+import type { BucketSpec } from '../../contracts/limits.ts';
+
+/** Same slack as the contract's reference `tryTake`. */
+const EPSILON = 1e-9;
+
+/** mulberry32: small, seeded, good enough to draw test sequences. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** A reference limiter for one key: call it with each request time, in order; it says admit or not. */
+export function referenceLimiter(specs: readonly BucketSpec[]): (nowMs: number) => boolean {
+  let tokens: number[] | null = null;
+  let lastMs = 0;
+  return (nowMs) => {
+    if (tokens === null) {
+      tokens = specs.map((s) => s.burst);
+      lastMs = nowMs;
+    }
+    const elapsedSeconds = Math.max(0, nowMs - lastMs) / 1000;
+    const now = specs.map((s, i) => Math.min(s.burst, (tokens?.[i] ?? 0) + s.rate * elapsedSeconds));
+    if (!now.every((t) => t + EPSILON >= 1)) return false;
+    tokens = now.map((t) => Math.max(0, t - 1));
+    lastMs = Math.max(lastMs, nowMs);
+    return true;
+  };
+}
+
+/**
+ * Replays admissions (sorted times) through the spec's buckets starting full at the first one,
+ * letting a bucket go below zero instead of refusing. Returns the lowest level reached: ≥ 0 means
+ * the spec could have admitted every one of them; −k means k tokens too many at some point.
+ */
+export function lowestLevel(specs: readonly BucketSpec[], admittedMs: readonly number[]): number {
+  const levels = specs.map((s) => s.burst);
+  let lowest = Math.min(...levels);
+  let lastMs = admittedMs[0] ?? 0;
+  for (const t of admittedMs) {
+    const elapsedSeconds = Math.max(0, t - lastMs) / 1000;
+    specs.forEach((s, i) => {
+      levels[i] = Math.min(s.burst, (levels[i] ?? 0) + s.rate * elapsedSeconds) - 1;
+      lowest = Math.min(lowest, levels[i] ?? 0);
+    });
+    lastMs = Math.max(lastMs, t);
+  }
+  return lowest;
+}
+
+/** Most admissions in any window [t, t + windowMs] (sorted times). */
+export function maxInWindow(sortedMs: readonly number[], windowMs: number): number {
+  let best = 0;
+  let lo = 0;
+  for (let hi = 0; hi < sortedMs.length; hi++) {
+    while ((sortedMs[hi] ?? 0) - (sortedMs[lo] ?? 0) > windowMs) lo++;
+    best = Math.max(best, hi - lo + 1);
+  }
+  return best;
+}
+
+/** Admissions with fromMs < t ≤ toMs. */
+export function countBetween(sortedMs: readonly number[], fromMs: number, toMs: number): number {
+  return sortedMs.filter((t) => t > fromMs && t <= toMs).length;
+}
