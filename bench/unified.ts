@@ -17,6 +17,7 @@
  * Scaling (environment): BENCH_SCALE (default 1) scales durations and the resume size; BENCH_RATE,
  * BENCH_CLIENTS, BENCH_WARMUP_S, BENCH_MEASURE_S, BENCH_SAT_CLIENTS, BENCH_SAT_RATE,
  * BENCH_RESUME_EVENTS, BENCH_RESUME_REPEATS, BENCH_MAX_BACKLOG_BYTES override single parameters;
+ * BENCH_FANOUT_REFERENCE=0 skips the bare-server reference runs at 100 and 1,000 clients;
  * BENCH_CHECK_DEFAULT_BACKLOG=0 skips re-running the saturation with the shipped SSE_MAX_BACKLOG_BYTES;
  * BENCH_PHASES (comma list of latency, throughput, resume) runs a subset; BENCH_SERVER_NODE_ARGS
  * passes node flags to the server workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
@@ -108,6 +109,7 @@ function params() {
     resume_repeats: Math.max(1, Math.round(num('BENCH_RESUME_REPEATS', 2))),
     resume_ring_size: 1_024,
     gateway_max_backlog_bytes: Math.round(num('BENCH_MAX_BACKLOG_BYTES', 8 * 1_048_576)),
+    fanout_reference: num('BENCH_FANOUT_REFERENCE', 1) !== 0,
     check_default_backlog: num('BENCH_CHECK_DEFAULT_BACKLOG', 1) !== 0,
     phases: (process.env.BENCH_PHASES ?? 'latency,throughput,resume').split(',').map((x) => x.trim()),
     server_node_args: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
@@ -293,6 +295,38 @@ async function latencyPhases(
     }
   } finally {
     await stopServer(gw.w);
+  }
+
+  // Reference for the fan-out itself on this machine: the bare coalescing server at the same client counts.
+  if (p.fanout_reference) {
+    for (const n of p.client_counts.filter((k) => k > 1)) {
+      progress(`bare-coalesced reference, ${n} clients, ${p.rate_per_s} ev/s`);
+      const bare = await startServer('bare-coalesced', { hook: true });
+      try {
+        await clients.call('connect', { url: bare.url, n });
+        await waitForConnections(bare.w, n);
+        const r = await measureWindow(p, bn, clients, bare.w, p.rate_per_s);
+        await clients.call('disconnect');
+        const entry = byClients[String(n)] as Record<string, unknown> | undefined;
+        if (entry) {
+          entry.reference_bare_coalesced = {
+            what: 'raw ordered consumer → bare SSE server, one buffer per client flushed on setImmediate; same clients, same rate',
+            p50: r.client.latency_us.p50,
+            p99: r.client.latency_us.p99,
+            in_server_latency_us: r.server?.latency_us,
+            delivered_events_per_s: r.client.events_per_s,
+            server_proc: r.server?.proc,
+            server_events_per_turn: r.server?.events_per_turn,
+            client_proc: r.client.proc,
+          };
+        }
+        progress(
+          `  p50 ${r.client.latency_us.p50} µs p99 ${r.client.latency_us.p99} µs; in-server p50 ${r.server?.latency_us.p50} µs; ${r.client.events_per_s} ev/s delivered`,
+        );
+      } finally {
+        await stopServer(bare.w);
+      }
+    }
   }
 
   const g1 = inGateway['1'] ?? Object.values(inGateway)[0];

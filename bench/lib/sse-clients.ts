@@ -243,6 +243,7 @@ serveWorker(
     },
     /** One SSE client resuming with Last-Event-ID; resolves when it has the event with sequence `target`. */
     async resumeSse(args: { url: string; lastEventId: number; target: number; timeoutMs: number }) {
+      proc.reset();
       const t0 = performance.now();
       let firstAt = 0;
       let doneAt = 0;
@@ -281,11 +282,13 @@ serveWorker(
         duplicates: counters.duplicates,
         errors: counters.errors,
         notices: counters.notices,
+        client_proc: proc.read(),
       };
     },
     /** Raw baseline: an ordered push consumer with a callback reading the stream from its start. */
     async resumePush(args: { natsUrl: string; target: number; timeoutMs: number }) {
       const c = await natsConn(args.natsUrl);
+      proc.reset();
       const t0 = performance.now();
       let events = 0;
       let lastSeq = 0;
@@ -317,6 +320,7 @@ serveWorker(
         seconds: Math.round(ms) / 1_000,
         first_event_ms: firstAt ? Math.round(firstAt - t0) : null,
         events_per_s: Math.round(events / (ms / 1_000)),
+        client_proc: proc.read(),
       };
     },
   },

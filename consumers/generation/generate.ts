@@ -54,7 +54,8 @@ export class GenerationError extends Error {
   }
 }
 
-const describeWindow = (w: GenerationWindow): string => `window ${w.index} [${w.fromMs / 1000} s, ${w.toMs / 1000} s)`;
+const describeWindow = (w: GenerationWindow): string =>
+  `window ${w.index} [${w.fromMs / 1000} s, ${w.toMs / 1000} s)`;
 
 /** Generates the dataset of `manifest` as one Parquet file at `outPath`. */
 export async function generateDataset(options: GenerateDatasetOptions): Promise<GeneratedDataset> {

@@ -49,7 +49,9 @@ export async function runWindowTask(writer: ParquetPartWriter, task: WindowTask)
     ...(task.rowsPerPart === undefined ? {} : { rowsPerPart: task.rowsPerPart }),
     afterBatch: () => {
       if (task.injectFailure) {
-        throw new InjectedWindowFailure(`injected failure in window ${window.index}, attempt ${task.attempt}`);
+        throw new InjectedWindowFailure(
+          `injected failure in window ${window.index}, attempt ${task.attempt}`,
+        );
       }
     },
   });

@@ -53,7 +53,9 @@ export function createWorkerPool(size: number): WindowRunner {
         dispatch();
       }
     });
-    slot.worker.on('error', (error) => settle(slot, index, new WorkerCrashError(`worker crashed: ${error.message}`)));
+    slot.worker.on('error', (error) =>
+      settle(slot, index, new WorkerCrashError(`worker crashed: ${error.message}`)),
+    );
     slot.worker.on('exit', (code) => {
       if (slot.job) settle(slot, index, new WorkerCrashError(`worker exited with code ${code}`));
       else if (slots[index] === slot) slots[index] = null;

@@ -27,7 +27,14 @@ function requestTimes(rand: () => number, count: number): number[] {
   let t = 1_700_000_000_000 + Math.floor(rand() * 1_000);
   for (let i = 0; i < count; i++) {
     const r = rand();
-    t += r < 0.5 ? Math.floor(rand() * 5) : r < 0.8 ? Math.floor(rand() * 200) : r < 0.97 ? Math.floor(rand() * 2_000) : Math.floor(rand() * 90_000);
+    t +=
+      r < 0.5
+        ? Math.floor(rand() * 5)
+        : r < 0.8
+          ? Math.floor(rand() * 200)
+          : r < 0.97
+            ? Math.floor(rand() * 2_000)
+            : Math.floor(rand() * 90_000);
     times.push(t);
   }
   return times;
@@ -35,7 +42,9 @@ function requestTimes(rand: () => number, count: number): number[] {
 
 function randomSpecs(rand: () => number): BucketSpec[] {
   const fast = { rate: 1 + Math.floor(rand() * 50), burst: 1 + Math.floor(rand() * 40) };
-  return rand() < 0.5 ? [fast] : [fast, { rate: fast.rate / (2 + rand() * 10), burst: fast.burst * (1 + Math.floor(rand() * 5)) }];
+  return rand() < 0.5
+    ? [fast]
+    : [fast, { rate: fast.rate / (2 + rand() * 10), burst: fast.burst * (1 + Math.floor(rand() * 5)) }];
 }
 
 type Event = { t: number; holder: number; n: number };
@@ -45,7 +54,11 @@ async function simulate(tier: Tier, holders: number, events: Event[], leaseFract
   const store = createMemoryLeaseStore();
   let clock = 0;
   const limiters = Array.from({ length: holders }, (_, i) =>
-    createLeasedRateLimiter(store, { now: () => clock, holderId: `h${i}`, ...(leaseFraction ? { leaseFraction } : {}) }),
+    createLeasedRateLimiter(store, {
+      now: () => clock,
+      holderId: `h${i}`,
+      ...(leaseFraction ? { leaseFraction } : {}),
+    }),
   );
   const admitted: number[] = [];
   let i = 0;
@@ -104,8 +117,13 @@ describe('shared bucket without leases is the spec bucket', () => {
         }
         expect(r.retryAtMs).toBeGreaterThan(t);
         expect(Number.isInteger(r.retryAtMs)).toBe(true);
-        expect(takeLease(state, specs, r.retryAtMs - 2, { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 }).granted).toBe(0);
-        expect(takeLease(state, specs, r.retryAtMs, { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 }).granted).toBe(1);
+        expect(
+          takeLease(state, specs, r.retryAtMs - 2, { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 })
+            .granted,
+        ).toBe(0);
+        expect(
+          takeLease(state, specs, r.retryAtMs, { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 }).granted,
+        ).toBe(1);
       }
     }
   });
@@ -121,7 +139,12 @@ describe('leases', () => {
 
   it('counts tokens out on lease against the capacity until the lease ends', () => {
     const spec = [{ rate: 10, burst: 25 }];
-    const taken = takeLease(freshState(spec, 0), spec, 0, { holder: 'a', want: 20, minGrant: 1, leaseMs: 250 });
+    const taken = takeLease(freshState(spec, 0), spec, 0, {
+      holder: 'a',
+      want: 20,
+      minGrant: 1,
+      leaseMs: 250,
+    });
     expect(taken.granted).toBe(20);
     expect(taken.state.grants.a).toEqual({ tokens: 19, expiresMs: 250 });
     // Until 250 ms the bucket may not refill past 25 − 19 = 6; then it refills normally.
@@ -133,14 +156,24 @@ describe('leases', () => {
 
   it("drops the asking holder's previous grant and records only the tokens not spent at once", () => {
     const spec = [{ rate: 10, burst: 25 }];
-    const first = takeLease(freshState(spec, 0), spec, 0, { holder: 'a', want: 5, minGrant: 1, leaseMs: 250 });
+    const first = takeLease(freshState(spec, 0), spec, 0, {
+      holder: 'a',
+      want: 5,
+      minGrant: 1,
+      leaseMs: 250,
+    });
     const second = takeLease(first.state, spec, 10, { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 });
     expect(second.granted).toBe(1);
     expect(second.state.grants).toEqual({});
   });
 
   it('round-trips through the wire form and refuses values of another shape', () => {
-    const taken = takeLease(freshState(pro, 5), pro, 5, { holder: 'h1', want: 50, minGrant: 25, leaseMs: 250 });
+    const taken = takeLease(freshState(pro, 5), pro, 5, {
+      holder: 'h1',
+      want: 50,
+      minGrant: 25,
+      leaseMs: 250,
+    });
     expect(decodeState(encodeState(taken.state), pro)).toEqual(taken.state);
     expect(decodeState('{"t":[1],"at":0,"g":{}}', pro)).toBeNull();
     expect(decodeState('not json', pro)).toBeNull();
@@ -218,7 +251,11 @@ describe('decisions', () => {
       retryAfterSeconds: 0,
     });
     for (let i = 0; i < 24; i++) await limiter.check('key_Basic1', 'basic');
-    expect(await limiter.check('key_Basic1', 'basic')).toMatchObject({ admitted: false, remaining: 0, retryAfterSeconds: 1 });
+    expect(await limiter.check('key_Basic1', 'basic')).toMatchObject({
+      admitted: false,
+      remaining: 0,
+      retryAfterSeconds: 1,
+    });
     // Spend the minute bucket: 100 at first, then it refills 100 per 60 s.
     for (clock = 0; clock < 20_000; clock += 50) await limiter.check('key_Basic1', 'basic');
     const d = await limiter.check('key_Basic1', 'basic');
@@ -242,7 +279,11 @@ describe('decisions', () => {
     const limiter = createLeasedRateLimiter(store);
     store.setDown(true);
     for (const tier of ['basic', 'pro'] as const) {
-      expect(await limiter.check('key_Down1', tier)).toMatchObject({ admitted: false, unavailable: true, retryAfterSeconds: 1 });
+      expect(await limiter.check('key_Down1', tier)).toMatchObject({
+        admitted: false,
+        unavailable: true,
+        retryAfterSeconds: 1,
+      });
     }
     await limiter.close();
   });
