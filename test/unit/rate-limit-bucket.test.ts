@@ -197,19 +197,32 @@ describe('limiter over a shared store, simulated processes and clock', () => {
     }
   });
 
-  for (const [tier, holders, leaseFraction] of [
-    ['basic', 3, undefined],
-    ['basic', 5, 5],
-    ['pro', 3, undefined],
-    ['pro', 8, 0.1],
+  it('3 processes on Basic (one-token leases) admit exactly what one reference bucket admits', async () => {
+    for (const seed of SEEDS.slice(0, 10)) {
+      const events = randomEvents(seededRandom(seed), 3, 1_500, 4);
+      const reference = referenceLimiter(tierBuckets('basic'));
+      const expected = events.flatMap((e) => Array.from({ length: e.n }, () => e.t)).filter((t) => reference(t));
+      const { admitted } = await simulate('basic', 3, events);
+      expect(admitted, `seed ${seed}`).toEqual(expected);
+    }
+  });
+
+  for (const [tier, holders, leaseFraction, atLeast] of [
+    ['basic', 5, 5, 0.5],
+    ['pro', 1, undefined, 0.95],
+    ['pro', 3, undefined, 0.95],
+    ['pro', 8, 0.1, 0.75],
   ] as const) {
-    it(`${holders} processes on ${tier}${leaseFraction ? ` (batches ${leaseFraction * 100} % of the rate)` : ''} never admit more than the spec allows`, async () => {
+    const batches = leaseFraction ? ` with batches of ${leaseFraction * 100} % of the rate` : '';
+    it(`${holders} process(es) on ${tier}${batches} never admit more than the spec allows, and ≥ ${atLeast * 100} % of it`, async () => {
       const specs = tierBuckets(tier);
-      for (const seed of SEEDS.slice(0, 10)) {
-        const rand = seededRandom(seed);
-        const events = randomEvents(rand, holders, 2_000, tier === 'pro' ? 40 : 4);
+      for (const seed of SEEDS.slice(0, tier === 'pro' ? 4 : 10)) {
+        const events = randomEvents(seededRandom(seed), holders, 2_000, tier === 'pro' ? 300 : 4);
+        const reference = referenceLimiter(specs);
+        const allowed = events.flatMap((e) => Array.from({ length: e.n }, () => e.t)).filter((t) => reference(t));
         const { admitted } = await simulate(tier, holders, events, leaseFraction);
         expect(lowestLevel(specs, admitted), `seed ${seed}`).toBeGreaterThanOrEqual(-1e-6);
+        expect(admitted.length, `seed ${seed}`).toBeGreaterThanOrEqual(atLeast * allowed.length);
       }
     });
   }

@@ -37,8 +37,8 @@ export type LeasedRateLimiterOptions = {
 export const DEFAULT_LEASE_MS = 250;
 /** Compare-and-swap attempts per batch before giving up (then fail closed). */
 const MAX_CAS_ATTEMPTS = 16;
-/** Times one check may wait for a batch that others then spent before it says no. */
-const MAX_ROUNDS = 8;
+/** Times one check may wait for another check's batch and find it spent before it says no. */
+const MAX_ROUNDS = 32;
 /** Keys unused for this long are forgotten (their state stays in the store). */
 const IDLE_FORGET_MS = 60_000;
 
@@ -130,7 +130,7 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
           ? await store.update(k.storeKey, value, seen.revision)
           : await store.create(k.storeKey, value);
         k.seen = { state: r.state, revision };
-        k.leased = r.granted;
+        k.leased = r.granted - 1;
         k.leaseEndsMs = t + leaseMs;
         k.demand = 0;
         return 'granted';
@@ -195,8 +195,15 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
         const r = takeLease(k.seen?.state ?? freshState(specs, t), specs, t, request(k));
         if (r.granted === 0) return rejectedDecision(specs, r.state.tokens, r.retryAtMs - t);
       }
-      const outcome = await (k.inflight ?? acquire(k));
+      if (k.inflight) {
+        // Someone else's batch: take from it on the next round, if it lasts until then.
+        if ((await k.inflight) === 'unavailable') return unavailableDecision(specs);
+        continue;
+      }
+      const outcome = await acquire(k);
       if (outcome === 'unavailable') return unavailableDecision(specs);
+      // The first token of a batch is the asking check's own: the grant ledger counts it as spent.
+      if (outcome === 'granted') return admittedDecision(specs, levels(k, now()));
     }
     const t = now();
     return rejectedDecision(specs, levels(k, t), 1_000);

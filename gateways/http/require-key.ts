@@ -1,0 +1,44 @@
+/**
+ * API-key protection for `{base_url}` routes: a fastify preHandler that runs the edge guard with
+ * the route's scope, puts the principal on the request, adds X-RateLimit-* headers, and turns a
+ * response into 401 `key_revoked` if the key was revoked while the request was in flight.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { Scope } from '../../contracts/accounts.ts';
+import { ApiError, httpErrorBody } from '../../contracts/errors.ts';
+import { type Guard, type Principal, rateLimitHeaders } from '../core/guard.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+export type RequireKey = (capability: Scope | null, opts?: { stream?: boolean }) => preHandlerAsyncHookHandler;
+
+/** Installs the in-flight revocation check once and returns the per-route preHandler factory. */
+export function installKeyAuth(app: FastifyInstance, guard: Guard): RequireKey {
+  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload) => {
+    const p = req.principal;
+    if (!p?.revoked.aborted || reply.statusCode === 401) return payload;
+    reply.code(401).header('content-type', 'application/json; charset=utf-8');
+    return JSON.stringify(httpErrorBody(new ApiError('key_revoked', 'this API key was revoked while the request was in flight'), req.id));
+  });
+  app.addHook('onResponse', async (req) => {
+    req.principal?.release();
+  });
+  return (capability, opts = {}) =>
+    async function requireKey(req, reply) {
+      const principal = await guard.admit({
+        surface: 'simulation',
+        region: 'us',
+        headers: req.headers,
+        query: (req.query ?? {}) as Record<string, unknown>,
+        requestId: req.id,
+        capability,
+        stream: opts.stream ?? false,
+      });
+      req.principal = principal;
+      if (principal.rateLimit) reply.headers(rateLimitHeaders(principal.rateLimit));
+    };
+}
