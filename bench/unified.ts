@@ -15,7 +15,7 @@
  * (gateway or bare baseline) and the clients each run in their own worker process.
  *
  * Scaling (environment): BENCH_SCALE (default 1) scales durations and the resume size; BENCH_RATE,
- * BENCH_CLIENTS, BENCH_WARMUP_S, BENCH_MEASURE_S, BENCH_SAT_CLIENTS, BENCH_SAT_RATE,
+ * BENCH_CLIENTS, BENCH_WARMUP_S, BENCH_MEASURE_S, BENCH_SAT_CLIENTS, BENCH_SAT_RATE, BENCH_SAT_WARMUP_S, BENCH_SAT_MEASURE_S,
  * BENCH_RESUME_EVENTS, BENCH_RESUME_REPEATS, BENCH_MAX_BACKLOG_BYTES override single parameters;
  * BENCH_FANOUT_REFERENCE=0 skips the bare-server reference runs at 100 and 1,000 clients;
  * BENCH_CHECK_DEFAULT_BACKLOG=0 skips re-running the saturation with the shipped SSE_MAX_BACKLOG_BYTES;
@@ -32,6 +32,7 @@ import type { ProcSnapshot } from './lib/proc-stats.ts';
 import type { ServerMode } from './lib/sse-server.ts';
 
 type ClientSnapshot = {
+  nats?: { events: number; gaps: number; latency_us: LatencySummary };
   seconds: number;
   events: number;
   events_per_s: number;
@@ -105,6 +106,8 @@ function params() {
     measure_s: num('BENCH_MEASURE_S', Math.max(1.5, 8 * scale)),
     saturation_clients: num('BENCH_SAT_CLIENTS', 1_000),
     saturation_rate_per_s: num('BENCH_SAT_RATE', 2_500),
+    saturation_warmup_s: num('BENCH_SAT_WARMUP_S', Math.max(1, 2 * scale)),
+    saturation_measure_s: num('BENCH_SAT_MEASURE_S', Math.max(2, 10 * scale)),
     resume_events: Math.round(num('BENCH_RESUME_EVENTS', Math.max(20_000, 1_000_000 * scale))),
     resume_repeats: Math.max(1, Math.round(num('BENCH_RESUME_REPEATS', 2))),
     resume_ring_size: 1_024,
@@ -143,8 +146,9 @@ export async function run(): Promise<unknown> {
     });
     return { w, url };
   };
+  // A saturated server may take seconds to answer: stop it gracefully if it can, else kill it.
   const stopServer = async (w: Worker) => {
-    await w.call('stop').catch(() => {});
+    await w.call('stop', {}, 3_000).catch(() => {});
     await w.close();
     servers.delete(w);
   };
@@ -186,15 +190,21 @@ type StartServer = (
 type StopServer = (w: Worker) => Promise<void>;
 
 /** Publishes at `rate` through warm-up and one measurement window; returns both sides' figures for the window. */
-async function measureWindow(p: Params, bn: BenchNats, clients: Worker, server: Worker | null, rate: number) {
+async function measureWindow(
+  bn: BenchNats,
+  clients: Worker,
+  server: Worker | null,
+  rate: number,
+  window: { warmup_s: number; measure_s: number },
+) {
   const pub = publishAtRate(bn.nats, rate);
-  await sleep(p.warmup_s * 1_000);
-  await Promise.all([clients.call('reset'), server?.call('reset')]);
-  await sleep(p.measure_s * 1_000);
-  const [client, srv] = await Promise.all([
-    clients.call<ClientSnapshot>('snapshot'),
-    server ? server.call<ServerStats>('stats') : null,
-  ]);
+  await sleep(window.warmup_s * 1_000);
+  // A saturated server answers late: reset it first, so that the clients' window is exactly measure_s.
+  await server?.call('reset');
+  await clients.call('reset');
+  await sleep(window.measure_s * 1_000);
+  const client = await clients.call<ClientSnapshot>('snapshot');
+  const srv = server ? await server.call<ServerStats>('stats') : null;
   const publisher = await pub.stop();
   return {
     client,
@@ -224,18 +234,22 @@ async function latencyPhases(
   // Baseline of measurement 2: a raw ordered consumer in the client process.
   progress(`raw JetStream ordered consumer in the client process, ${p.rate_per_s} ev/s`);
   await clients.call('natsLatencyStart', { natsUrl: bn.url });
-  const raw = await measureWindow(p, bn, clients, null, p.rate_per_s);
+  const rawRun = await measureWindow(bn, clients, null, p.rate_per_s, p);
   await clients.call('natsLatencyStop');
-  progress(
-    `  raw consumer p50 ${raw.client.latency_us.p50} µs p99 ${raw.client.latency_us.p99} µs (${raw.client.events} events)`,
-  );
+  if (!rawRun.client.nats) throw new Error('raw consumer reported nothing');
+  const raw = {
+    latency_us: rawRun.client.nats.latency_us,
+    events: rawRun.client.nats.events,
+    gaps: rawRun.client.nats.gaps,
+  };
+  progress(`  raw consumer p50 ${raw.latency_us.p50} µs p99 ${raw.latency_us.p99} µs (${raw.events} events)`);
 
   // Baseline of measurement 1: raw consumer → bare http SSE server writing each message on receipt.
   progress('bare SSE server (write on receipt), 1 client');
   const bare = await startServer('bare-latency', { hook: true });
   await clients.call('connect', { url: bare.url, n: 1 });
   await waitForConnections(bare.w, 1);
-  const bareRun = await measureWindow(p, bn, clients, bare.w, p.rate_per_s);
+  const bareRun = await measureWindow(bn, clients, bare.w, p.rate_per_s, p);
   await clients.call('disconnect');
   await stopServer(bare.w);
   progress(
@@ -254,7 +268,9 @@ async function latencyPhases(
       progress(`gateway, ${n} client(s), ${p.rate_per_s} ev/s`);
       const conn = await clients.call<{ ms: number }>('connect', { url: gw.url, n });
       await waitForConnections(gw.w, n);
-      const r = await measureWindow(p, bn, clients, gw.w, p.rate_per_s);
+      await clients.call('natsLatencyStart', { natsUrl: bn.url });
+      const r = await measureWindow(bn, clients, gw.w, p.rate_per_s, p);
+      await clients.call('natsLatencyStop');
       await clients.call('disconnect');
       await waitForConnections(gw.w, 0);
       const c = r.client;
@@ -263,10 +279,10 @@ async function latencyPhases(
       byClients[String(n)] = {
         p50: c.latency_us.p50,
         p99: c.latency_us.p99,
-        baseline: { p50: raw.client.latency_us.p50, p99: raw.client.latency_us.p99 },
-        ratio_p50: ratio(c.latency_us.p50, raw.client.latency_us.p50),
-        ratio_p99: ratio(c.latency_us.p99, raw.client.latency_us.p99),
-        goal_met: (ratio(c.latency_us.p50, raw.client.latency_us.p50) ?? Number.POSITIVE_INFINITY) <= 1.3,
+        baseline: { p50: raw.latency_us.p50, p99: raw.latency_us.p99 },
+        ratio_p50: ratio(c.latency_us.p50, raw.latency_us.p50),
+        ratio_p99: ratio(c.latency_us.p99, raw.latency_us.p99),
+        goal_met: (ratio(c.latency_us.p50, raw.latency_us.p50) ?? Number.POSITIVE_INFINITY) <= 1.3,
         ...lagCounts(c),
         any_upstream_lag_or_reconnect: (c.errors.upstream_lag ?? 0) + (c.errors.reconnect ?? 0) > 0,
         detail: {
@@ -282,6 +298,9 @@ async function latencyPhases(
           errors: c.errors,
           connect_ms: conn.ms,
           in_gateway_latency_us: s.latency_us,
+          // The same raw consumer, run beside these SSE clients in the same window (paired comparison).
+          concurrent_raw_consumer_latency_us: c.nats?.latency_us,
+          ratio_p50_vs_concurrent_raw_consumer: ratio(c.latency_us.p50, c.nats?.latency_us.p50 ?? Number.NaN),
           gateway_max_backlog_bytes_at_end: s.max_backlog_bytes,
           gateway_proc: s.proc,
           gateway_events_per_turn: s.events_per_turn,
@@ -305,7 +324,7 @@ async function latencyPhases(
       try {
         await clients.call('connect', { url: bare.url, n });
         await waitForConnections(bare.w, n);
-        const r = await measureWindow(p, bn, clients, bare.w, p.rate_per_s);
+        const r = await measureWindow(bn, clients, bare.w, p.rate_per_s, p);
         await clients.call('disconnect');
         const entry = byClients[String(n)] as Record<string, unknown> | undefined;
         if (entry) {
@@ -327,6 +346,16 @@ async function latencyPhases(
         await stopServer(bare.w);
       }
     }
+  }
+
+  const one = byClients['1'] as Record<string, unknown> | undefined;
+  if (one) {
+    one.reference_bare_write_on_receipt = {
+      what: 'raw ordered consumer → bare SSE server writing each message on receipt; same client, same rate',
+      p50: bareRun.client.latency_us.p50,
+      p99: bareRun.client.latency_us.p99,
+      ratio_p50_vs_baseline: ratio(bareRun.client.latency_us.p50, raw.latency_us.p50),
+    };
   }
 
   const g1 = inGateway['1'] ?? Object.values(inGateway)[0];
@@ -355,9 +384,10 @@ async function latencyPhases(
       goal: 'gateway p50 ≤ 1.3× baseline p50',
       baseline: {
         what: 'raw JetStream ordered consumer in the client process',
-        ...raw.client.latency_us,
-        client_proc: raw.client.proc,
-        publisher: raw.publisher,
+        ...raw.latency_us,
+        gaps: raw.gaps,
+        client_proc: rawRun.client.proc,
+        publisher: rawRun.publisher,
       },
       ...byClients,
     },
@@ -372,14 +402,15 @@ async function throughputPhase(
   stopServer: StopServer,
 ) {
   const n = p.saturation_clients;
-  const runOne = async (mode: ServerMode, backlogBytes = p.gateway_max_backlog_bytes) => {
+  const full = { warmup_s: p.saturation_warmup_s, measure_s: p.saturation_measure_s };
+  const runOne = async (mode: ServerMode, backlogBytes = p.gateway_max_backlog_bytes, window = full) => {
     progress(`${mode}, ${n} clients, input ${p.saturation_rate_per_s} ev/s (saturating)`);
     const env = { SSE_MAX_BACKLOG_BYTES: String(backlogBytes), SSE_CLOSE_GRACE_MS: '1000' };
     const s = await startServer(mode, mode === 'gateway' ? { env } : {});
     try {
       await clients.call('connect', { url: s.url, n });
       await waitForConnections(s.w, n);
-      const r = await measureWindow(p, bn, clients, s.w, p.saturation_rate_per_s);
+      const r = await measureWindow(bn, clients, s.w, p.saturation_rate_per_s, window);
       await clients.call('disconnect');
       const c = r.client;
       progress(
@@ -411,7 +442,7 @@ async function throughputPhase(
   const defaultBacklog = benchConfig().SSE_MAX_BACKLOG_BYTES;
   const withDefault =
     p.check_default_backlog && defaultBacklog !== p.gateway_max_backlog_bytes
-      ? await runOne('gateway', defaultBacklog)
+      ? await runOne('gateway', defaultBacklog, { warmup_s: p.saturation_warmup_s, measure_s: 3 })
       : null;
   return {
     gateway: gateway.events_per_s,

@@ -34,3 +34,19 @@ export function mdFilter(sel: {
 }
 
 export const MD_ALL = `${MD_PREFIX}.>`;
+
+export const SIM_PREFIX = 'sim';
+
+/** `sim.<symbol>.<seed>.<event_type>`: one live synthetic session per (symbol, seed). */
+export function simSubject(symbol: string, seed: number, eventType: EventType): string {
+  return `${SIM_PREFIX}.${symbol}.${seed}.${eventType}`;
+}
+
+export const simFilter = (symbol: string, seed: number): string => `${SIM_PREFIX}.${symbol}.${seed}.*`;
+
+/** Parses a SIM subject into the same parts as an MD one (source `synthetic`). */
+export function parseSimSubject(subject: string): MdSubjectParts | null {
+  const parts = subject.split('.');
+  if (parts.length !== 4 || parts[0] !== SIM_PREFIX) return null;
+  return { source: 'synthetic', symbol: parts[1] as string, eventType: parts[3] as string };
+}

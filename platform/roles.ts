@@ -78,7 +78,12 @@ export async function startUnifiedGateway(
   };
 }
 
-export async function startHttpGateway(nats: Nats, config: Config, log: Logger): Promise<Stoppable> {
+export async function startHttpGateway(
+  nats: Nats,
+  config: Config,
+  log: Logger,
+  guard: Guard,
+): Promise<Stoppable> {
   const projector = await AccountsProjector.start(nats, log);
   const buckets = await openAccountBuckets(nats);
   const secrets = secretsOf(config);
@@ -89,14 +94,14 @@ export async function startHttpGateway(nats: Nats, config: Config, log: Logger):
     secrets,
     sessionTtlMs: config.SESSION_TTL_S * 1_000,
   });
-  const app = await buildHttpApp({ nats, accounts, log });
-  const address = await app.listen({ host: config.HOST, port: config.HTTP_PORT });
+  const http = await buildHttpApp({ nats, accounts, guard, config, log });
+  const address = await http.app.listen({ host: config.HOST, port: config.HTTP_PORT });
   log.info({ url: address }, 'http (console) listening');
   if (config.NODE_ENV === 'development') await ensureDemoKey(config.DATA_DIR, accounts, buckets, secrets);
   return {
     name: 'gateway-http',
     async stop() {
-      await app.close();
+      await http.shutdown();
       projector.stop();
     },
   };
@@ -129,8 +134,8 @@ export async function startRole(
       const edge = await startEdgeGuard(nats, config, log);
       return [
         startSimProducer(nats, config, log),
-        await startHttpGateway(nats, config, log),
         edge.part,
+        await startHttpGateway(nats, config, log, edge.guard),
         await startUnifiedGateway(nats, config, log, 'us', edge.guard),
         await startUnifiedGateway(nats, config, log, 'jp', edge.guard),
       ];
@@ -139,8 +144,10 @@ export async function startRole(
       const edge = await startEdgeGuard(nats, config, log);
       return [edge.part, await startUnifiedGateway(nats, config, log, region, edge.guard)];
     }
-    case 'gateway-http':
-      return [await startHttpGateway(nats, config, log)];
+    case 'gateway-http': {
+      const edge = await startEdgeGuard(nats, config, log);
+      return [edge.part, await startHttpGateway(nats, config, log, edge.guard)];
+    }
     case 'producer-sim':
       return [startSimProducer(nats, config, log)];
   }

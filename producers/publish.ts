@@ -10,7 +10,8 @@ import { mdSubject } from '../contracts/subjects.ts';
 import { encode } from '../platform/codec.ts';
 import type { Logger } from '../platform/logger.ts';
 
-export type Outgoing = { event: MarketEvent; id: string; ingestUs: number };
+/** `subject` defaults to the event's `md.*` subject. */
+export type Outgoing = { event: MarketEvent; id: string; ingestUs: number; subject?: string };
 
 export const nowUs = (): number => Math.round((performance.timeOrigin + performance.now()) * 1_000);
 
@@ -27,7 +28,7 @@ export async function publishEvents(
     const results = await Promise.allSettled(
       pending.map((o) =>
         js.publish(
-          mdSubject(o.event.source, o.event.symbol, o.event.event_type),
+          o.subject ?? mdSubject(o.event.source, o.event.symbol, o.event.event_type),
           encode({ ...o.event, ingest_us: o.ingestUs, publish_us: nowUs() }),
           {
             msgID: o.id,

@@ -15,7 +15,7 @@ export type Handlers = Record<string, (args: never) => unknown>;
 export type Worker = {
   readonly child: ChildProcess;
   call<T = unknown>(cmd: string, args?: unknown, timeoutMs?: number): Promise<T>;
-  /** Asks the worker to exit, then kills it if it has not within 5 s. */
+  /** Asks the worker to exit, then kills it if it has not within 3 s. */
   close(): Promise<void>;
 };
 
@@ -79,7 +79,7 @@ export async function startWorker(
     },
     async close() {
       if (exited) return;
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
       if (child.connected) child.disconnect();
       else child.kill('SIGTERM');
       await exitedP;

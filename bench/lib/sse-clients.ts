@@ -25,6 +25,9 @@ const CH_NL = 0x0a;
 
 /** Counters shared by every connection of this process, for the current window. */
 const latency = new Histogram();
+/** The raw JetStream consumer's latencies, kept apart so it can run beside SSE clients. */
+const natsLatency = new Histogram();
+let natsEvents = 0;
 const proc = new ProcStats();
 const counters = {
   events: 0,
@@ -39,6 +42,8 @@ let windowStart = performance.now();
 
 function resetCounters(): void {
   latency.reset();
+  natsLatency.reset();
+  natsEvents = 0;
   proc.reset();
   counters.events = 0;
   counters.gaps = 0;
@@ -162,6 +167,7 @@ function open(url: string, headers: Record<string, string> = {}): Promise<SseCon
 
 let nc: NatsConnection | null = null;
 let stopNats: (() => void) | null = null;
+let natsGaps = 0;
 
 async function natsConn(url: string): Promise<NatsConnection> {
   nc ??= await connect({ servers: url, noAsyncTraces: true, name: 'bench-clients' });
@@ -201,6 +207,9 @@ serveWorker(
         events: counters.events,
         events_per_s: Math.round(counters.events / seconds),
         latency_us: latency.summary(),
+        ...(stopNats
+          ? { nats: { events: natsEvents, gaps: natsGaps, latency_us: natsLatency.summary() } }
+          : {}),
         gaps: counters.gaps,
         duplicates: counters.duplicates,
         malformed: counters.malformed,
@@ -227,11 +236,11 @@ serveWorker(
         callback: (m) => {
           const now = wallUs();
           const seq = m.info.streamSequence;
-          if (last !== 0 && seq !== last + 1) counters.gaps++;
+          if (last !== 0 && seq !== last + 1) natsGaps++;
           last = seq;
           const body = decode<{ publish_us?: number }>(m.data);
-          counters.events++;
-          latency.record(now - (body.publish_us ?? now));
+          natsEvents++;
+          natsLatency.record(now - (body.publish_us ?? now));
         },
       });
       stopNats = () => messages.stop();

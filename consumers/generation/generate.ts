@@ -28,7 +28,7 @@ export type GenerateDatasetOptions = {
   readonly jobId: string;
   /** Final artifact path; its directory is created if missing. */
   readonly outPath: string;
-  /** Where part files go (a private subdirectory is made); default: the OS temp directory. */
+  /** Where part files go (a private subdirectory, removed at the end); default: the OS temp directory. */
   readonly tmpDir?: string;
   /** Called after each window, with rows written so far and the expected total. */
   readonly onProgress?: (rowsDone: number, rowsTotalEstimate: number) => void;
@@ -66,7 +66,9 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
   const windows = planWindows(manifest.duration_seconds, driver.window_seconds);
   const estimate = estimateRows(config, manifest.duration_seconds * 1000);
   await mkdir(dirname(outPath), { recursive: true });
-  const partDir = await mkdtemp(join(options.tmpDir ?? tmpdir(), 'generation-'));
+  const tmpRoot = options.tmpDir ?? tmpdir();
+  await mkdir(tmpRoot, { recursive: true });
+  const partDir = await mkdtemp(join(tmpRoot, 'generation-'));
   const tempPath = join(dirname(outPath), `.${basename(outPath)}.${randomUUID()}.tmp`);
   const runner = driver.multiprocess
     ? createWorkerPool(Math.min(driver.workers, windows.length))

@@ -3,7 +3,7 @@
  * then shared by every client it is fanned out to.
  */
 import type { JsMsg } from '@nats-io/jetstream';
-import { parseMdSubject } from '../../contracts/subjects.ts';
+import { type MdSubjectParts, parseMdSubject } from '../../contracts/subjects.ts';
 import { decode } from '../../platform/codec.ts';
 
 export type FeedEvent = {
@@ -23,8 +23,12 @@ export type FeedEvent = {
 export const nowNs = (): number => Number(process.hrtime.bigint());
 
 /** Null for a message that is not a well-formed market event (it is skipped, never fatal). */
-export function decodeFeedEvent(msg: JsMsg, receivedAtNs = nowNs()): FeedEvent | null {
-  const parts = parseMdSubject(msg.subject);
+export function decodeFeedEvent(
+  msg: JsMsg,
+  receivedAtNs = nowNs(),
+  parse: (subject: string) => MdSubjectParts | null = parseMdSubject,
+): FeedEvent | null {
+  const parts = parse(msg.subject);
   if (!parts) return null;
   let body: unknown;
   try {

@@ -4,7 +4,7 @@
  * resumes. Clients are indexed by coin so an event touches only the clients that want it.
  */
 import { STREAMS } from '../../contracts/streams.ts';
-import { MD_ALL } from '../../contracts/subjects.ts';
+import { MD_ALL, type MdSubjectParts, parseMdSubject } from '../../contracts/subjects.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
@@ -22,7 +22,22 @@ export type TailSubscriber = {
   feedRecovered?(coin: string): void;
 };
 
-export type LiveTailOptions = { ringSize: number; staleAfterMs: number; expectedCoins: readonly string[] };
+/** Which stream and subjects a tail follows (default: every market event on `MD`). */
+export type FeedSpec = {
+  stream: string;
+  filter: string;
+  parse: (subject: string) => MdSubjectParts | null;
+  coinToken: number;
+};
+
+export const MD_FEED: FeedSpec = { stream: STREAMS.MD, filter: MD_ALL, parse: parseMdSubject, coinToken: 2 };
+
+export type LiveTailOptions = {
+  ringSize: number;
+  staleAfterMs: number;
+  expectedCoins: readonly string[];
+  feed?: FeedSpec;
+};
 
 export class LiveTail {
   readonly ring: EventRing;
@@ -51,15 +66,21 @@ export class LiveTail {
 
   /** Starts tailing from the stream's current end; coins already in the stream are known at once. */
   static async start(nats: Nats, log: Logger, opts: LiveTailOptions): Promise<LiveTail> {
-    const info = await nats.jsm.streams.info(STREAMS.MD, { subjects_filter: MD_ALL });
+    const feed = opts.feed ?? MD_FEED;
+    const info = await nats.jsm.streams.info(feed.stream, { subjects_filter: feed.filter });
     const coins = new Set<string>();
     for (const subject of Object.keys(info.state.subjects ?? {})) {
-      const coin = subject.split('.')[2];
+      const coin = subject.split('.')[feed.coinToken];
       if (coin) coins.add(coin);
     }
     const tail = new LiveTail(log, opts, info.state.last_seq + 1, coins);
-    const from = { stream: STREAMS.MD, filter: MD_ALL, startSeq: info.state.last_seq + 1 };
-    tail.reader = readOrdered(nats, from, (m) => tail.receive(decodeFeedEvent(m)), log);
+    const from = { stream: feed.stream, filter: feed.filter, startSeq: info.state.last_seq + 1 };
+    tail.reader = readOrdered(
+      nats,
+      from,
+      (m) => tail.receive(decodeFeedEvent(m, undefined, feed.parse)),
+      log,
+    );
     tail.health.start();
     return tail;
   }

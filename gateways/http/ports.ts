@@ -23,10 +23,18 @@ export type GenerationPort = {
    * Validates the spec's generation request body (throws ApiError 400/422 with field details),
    * runs it (waiting for completion unless `async`), and answers per the spec.
    */
-  generate(body: unknown, ctx: { principal: Principal | null; requestId: string; baseUrl: string; async: boolean }): Promise<GenerateResponse | JobAccepted>;
+  generate(
+    body: unknown,
+    ctx: { principal: Principal | null; requestId: string; baseUrl: string; async: boolean },
+  ): Promise<GenerateResponse | JobAccepted>;
 };
 
 export type HealthPort = {
   /** `{status: 'ok' | 'degraded', ...}`; never throws. */
-  health(): Promise<{ status: 'ok' | 'degraded'; version: string; nats: 'connected' | 'disconnected'; [k: string]: unknown }>;
+  health(): Promise<{
+    status: 'ok' | 'degraded';
+    version: string;
+    nats: 'connected' | 'disconnected';
+    [k: string]: unknown;
+  }>;
 };

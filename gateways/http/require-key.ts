@@ -14,7 +14,10 @@ declare module 'fastify' {
   }
 }
 
-export type RequireKey = (capability: Scope | null, opts?: { stream?: boolean }) => preHandlerAsyncHookHandler;
+export type RequireKey = (
+  capability: Scope | null,
+  opts?: { stream?: boolean },
+) => preHandlerAsyncHookHandler;
 
 /** Installs the in-flight revocation check once and returns the per-route preHandler factory. */
 export function installKeyAuth(app: FastifyInstance, guard: Guard): RequireKey {
@@ -22,7 +25,12 @@ export function installKeyAuth(app: FastifyInstance, guard: Guard): RequireKey {
     const p = req.principal;
     if (!p?.revoked.aborted || reply.statusCode === 401) return payload;
     reply.code(401).header('content-type', 'application/json; charset=utf-8');
-    return JSON.stringify(httpErrorBody(new ApiError('key_revoked', 'this API key was revoked while the request was in flight'), req.id));
+    return JSON.stringify(
+      httpErrorBody(
+        new ApiError('key_revoked', 'this API key was revoked while the request was in flight'),
+        req.id,
+      ),
+    );
   });
   app.addHook('onResponse', async (req) => {
     req.principal?.release();

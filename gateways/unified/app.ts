@@ -6,10 +6,10 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../platform/config.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { ConnectionRegistry } from '../core/connection-registry.ts';
 import type { Guard } from '../core/guard.ts';
 import { createHttpApp } from '../core/http-hygiene.ts';
 import type { LiveTail } from '../core/live-tail.ts';
-import { ConnectionRegistry } from './connection-registry.ts';
 import { registerHealthRoute } from './health-route.ts';
 import { registerStreamRoute } from './stream-route.ts';
 

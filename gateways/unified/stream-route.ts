@@ -5,12 +5,12 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
+import type { ConnectionRegistry } from '../core/connection-registry.ts';
 import { type Guard, rateLimitHeaders } from '../core/guard.ts';
 import { type FeedDeps, type FeedSubscription, openFeed } from '../core/replay-source.ts';
 import type { Selection } from '../core/selection.ts';
-import type { ConnectionRegistry } from './connection-registry.ts';
-import type { SseConnectionOptions } from './sse-connection.ts';
-import { SseConnection } from './sse-connection.ts';
+import type { SseConnectionOptions } from '../core/sse-connection.ts';
+import { SseConnection } from '../core/sse-connection.ts';
 import { parseStreamRequest } from './stream-query.ts';
 
 export type StreamRouteDeps = FeedDeps & {

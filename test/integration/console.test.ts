@@ -3,23 +3,22 @@
  * creation / listing / rotation / revocation, validation errors, HTTP hygiene, and projections
  * that rebuild from the ACCOUNTS stream to the same state.
  */
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountsProjector } from '../../consumers/accounts/projector.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { buildHttpApp } from '../../gateways/http/app.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { connectTestNats, startTestGateway, type TestGateway, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
+import { startTestHttp, type TestHttp } from '../support/http-app.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 
 const config = testConfig();
 let server: TestNats;
 let nats: Nats;
 let accounts: TestAccounts;
-let app: FastifyInstance;
+let http: TestHttp;
 let base: string;
 let gw: TestGateway;
 
@@ -27,13 +26,13 @@ beforeAll(async () => {
   server = await startTestNats();
   nats = await connectTestNats(server.url, config);
   accounts = await startTestAccounts(nats, config);
-  app = await buildHttpApp({ nats, accounts: accounts.service, log: createLogger('silent') });
-  base = `${await app.listen({ host: '127.0.0.1', port: 0 })}/api/v1/console`;
+  http = await startTestHttp(nats, config, accounts);
+  base = `${http.url}/api/v1/console`;
   gw = await startTestGateway(server.url, {}, { guard: 'keys' });
 });
 
 afterAll(async () => {
-  await app?.close();
+  await http?.close();
   await gw?.close();
   accounts?.stop();
   await nats?.nc.close();

@@ -59,7 +59,7 @@ export async function openKvLeaseStore(nats: Nats, opts: KvLeaseStoreOptions): P
   return {
     async get(key) {
       const entry = await kv.get(key);
-      if (!entry || entry.operation !== 'PUT') return null;
+      if (entry?.operation !== 'PUT') return null;
       return { value: entry.string(), revision: entry.revision };
     },
     create: (key, value) => kv.create(key, value).catch(mapConflict(key)),

@@ -4,7 +4,7 @@
  * locally from its batch for at most `leaseMs`. Rules and bounds: README.md.
  */
 import { randomBytes } from 'node:crypto';
-import { type BucketSpec, refill, type Tier, tierBuckets } from '../../../contracts/limits.ts';
+import { type BucketSpec, refill, TIERS, type Tier, tierBuckets } from '../../../contracts/limits.ts';
 import {
   admittedDecision,
   type RateDecision,
@@ -42,6 +42,12 @@ const MAX_ROUNDS = 32;
 /** Keys unused for this long are forgotten (their state stays in the store). */
 const IDLE_FORGET_MS = 60_000;
 
+/** Buckets of each tier, computed once (`check` is on every request's path). */
+const TIER_SPECS = Object.fromEntries(TIERS.map((t) => [t, tierBuckets(t)])) as Record<
+  Tier,
+  readonly BucketSpec[]
+>;
+
 type Seen = { state: SharedState; revision: number };
 type Outcome = 'granted' | 'empty' | 'unavailable';
 
@@ -73,11 +79,13 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const now = opts.now ?? Date.now;
   const holder = opts.holderId ?? randomBytes(6).toString('base64url');
-  const keys = new Map<string, KeyState>();
+  const keys = Object.fromEntries(TIERS.map((t) => [t, new Map<string, KeyState>()])) as Record<
+    Tier,
+    Map<string, KeyState>
+  >;
 
   const keyState = (keyId: string, tier: Tier, specs: readonly BucketSpec[]): KeyState => {
-    const mapKey = `${tier}\u0000${keyId}`;
-    let k = keys.get(mapKey);
+    let k = keys[tier].get(keyId);
     if (!k) {
       k = {
         storeKey: stateKey(keyId, tier),
@@ -91,7 +99,7 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
         inflight: null,
         lastUsedMs: 0,
       };
-      keys.set(mapKey, k);
+      keys[tier].set(keyId, k);
     }
     return k;
   };
@@ -168,7 +176,8 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
   };
 
   async function check(keyId: string, tier: Tier): Promise<RateDecision> {
-    const specs = tierBuckets(tier);
+    const specs = TIER_SPECS[tier];
+    if (!specs) throw new TypeError(`unknown tier ${String(tier)}`);
     if (specs.length === 0) return UNLIMITED;
     const k = keyState(keyId, tier, specs);
     k.demand++;
@@ -211,7 +220,9 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
 
   const sweeper = setInterval(() => {
     const cutoff = now() - IDLE_FORGET_MS;
-    for (const [mapKey, k] of keys) if (!k.inflight && k.lastUsedMs < cutoff) keys.delete(mapKey);
+    for (const byKey of Object.values(keys)) {
+      for (const [keyId, k] of byKey) if (!k.inflight && k.lastUsedMs < cutoff) byKey.delete(keyId);
+    }
   }, IDLE_FORGET_MS / 2);
   sweeper.unref();
 
@@ -219,8 +230,10 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
     check,
     async close() {
       clearInterval(sweeper);
-      await Promise.all([...keys.values()].map((k) => k.inflight));
-      keys.clear();
+      for (const byKey of Object.values(keys)) {
+        await Promise.all([...byKey.values()].map((k) => k.inflight));
+        byKey.clear();
+      }
     },
   };
 }

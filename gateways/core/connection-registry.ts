@@ -1,5 +1,5 @@
 /** The open SSE connections of one gateway: heartbeats, and terminal `reconnect` on shutdown. */
-import { Flusher } from '../core/flusher.ts';
+import { Flusher } from './flusher.ts';
 import type { SseConnection } from './sse-connection.ts';
 
 export class ConnectionRegistry {

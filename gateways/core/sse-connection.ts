@@ -6,10 +6,10 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ApiError, type ErrorCode, sseErrorData } from '../../contracts/errors.ts';
-import { type FeedEvent, nowNs } from '../core/feed-event.ts';
-import type { Flusher } from '../core/flusher.ts';
-import { OutboundQueue } from '../core/outbound-queue.ts';
-import type { FeedNotice, FeedSink } from '../core/replay-source.ts';
+import { type FeedEvent, nowNs } from './feed-event.ts';
+import type { Flusher } from './flusher.ts';
+import { OutboundQueue } from './outbound-queue.ts';
+import type { FeedNotice, FeedSink } from './replay-source.ts';
 
 export type SseConnectionOptions = {
   requestId: string;

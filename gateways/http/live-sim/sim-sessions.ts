@@ -1,0 +1,156 @@
+/**
+ * Live synthetic sessions behind `GET /stream/live`: one per (symbol, seed), shared by every
+ * client of this process through one LiveTail on `sim.<symbol>.<seed>.*`, and produced once across
+ * processes (see session-lease.ts). A session's model starts at model time 0 when it is first
+ * opened, so equal (symbol, seed) give the same event contents in the same order.
+ */
+import { randomBytes } from 'node:crypto';
+import { type KV, Kvm } from '@nats-io/kv';
+import { STREAMS } from '../../../contracts/streams.ts';
+import { parseSimSubject, simFilter, simSubject } from '../../../contracts/subjects.ts';
+import type { Logger } from '../../../platform/logger.ts';
+import type { Nats } from '../../../platform/nats.ts';
+import { parseMarketModelConfig } from '../../../producers/simulator/config.ts';
+import { type LiveRunner, ModelCursor, runModels } from '../../../producers/simulator/live-runner.ts';
+import { BLOCK_MS } from '../../../producers/simulator/market.ts';
+import { LiveTail, type TailSubscriber } from '../../core/live-tail.ts';
+import { leaseStep, releaseLease } from './session-lease.ts';
+
+export const SIM_SESSIONS_BUCKET = 'sim_sessions';
+
+type Session = {
+  key: string;
+  symbol: string;
+  seed: number;
+  tail: LiveTail;
+  clients: number;
+  runner: LiveRunner | null;
+  timer: NodeJS.Timeout;
+  startMs: number | null;
+};
+
+export class SimSessions {
+  private readonly sessions = new Map<string, Promise<Session>>();
+  private readonly me = `proc_${randomBytes(6).toString('hex')}`;
+  /** Sessions this process has produced since start (tests and metrics). */
+  producedSessions = 0;
+
+  private constructor(
+    private readonly nats: Nats,
+    private readonly kv: KV,
+    private readonly log: Logger,
+  ) {}
+
+  static async start(nats: Nats, log: Logger): Promise<SimSessions> {
+    const kv = await new Kvm(nats.js).create(SIM_SESSIONS_BUCKET, { history: 1, ttl: 3_600_000 });
+    return new SimSessions(nats, kv, log);
+  }
+
+  /** Attaches a live subscriber to the session, opening it if needed; returns the detach function. */
+  async subscribe(
+    symbol: string,
+    seed: number,
+    sub: Omit<TailSubscriber, 'lastSeq' | 'selection'>,
+  ): Promise<() => void> {
+    const key = `${symbol}.${seed}`;
+    let pending = this.sessions.get(key);
+    if (!pending) {
+      pending = this.open(key, symbol, seed);
+      this.sessions.set(key, pending);
+    }
+    const session = await pending;
+    session.clients++;
+    const subscriber: TailSubscriber = {
+      ...sub,
+      selection: { coins: null, eventTypes: null, sources: null },
+      lastSeq: session.tail.lastSeq,
+    };
+    const detach = session.tail.attach(subscriber);
+    await this.tick(session);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      detach();
+      session.clients--;
+    };
+  }
+
+  async stop(): Promise<void> {
+    for (const pending of this.sessions.values()) await this.close(await pending);
+  }
+
+  private async open(key: string, symbol: string, seed: number): Promise<Session> {
+    const feed = {
+      stream: STREAMS.SIM,
+      filter: simFilter(symbol, seed),
+      parse: parseSimSubject,
+      coinToken: 1,
+    };
+    const tail = await LiveTail.start(this.nats, this.log, {
+      ringSize: 1_024,
+      staleAfterMs: 3_600_000,
+      expectedCoins: [],
+      feed,
+    });
+    const session: Session = {
+      key,
+      symbol,
+      seed,
+      tail,
+      clients: 0,
+      runner: null,
+      startMs: null,
+      timer: setInterval(() => void this.tick(session), 1_000),
+    };
+    session.timer.unref();
+    return session;
+  }
+
+  private async tick(s: Session): Promise<void> {
+    const outcome = await leaseStep(this.kv, `lease.${s.key}`, this.me, s.clients > 0).catch(() => ({
+      role: 'none' as const,
+    }));
+    if (outcome.role === 'owner') {
+      if (!s.runner) this.produce(s, outcome.startMs);
+      if (s.clients === 0 && outcome.interestUntil < Date.now()) {
+        await releaseLease(this.kv, `lease.${s.key}`, this.me);
+        await this.close(s);
+      }
+      return;
+    }
+    if (s.runner) {
+      await s.runner.stop();
+      s.runner = null;
+    }
+    if (s.clients === 0) await this.close(s);
+  }
+
+  private produce(s: Session, startMs: number): void {
+    const config = parseMarketModelConfig({ symbol: s.symbol, seed: s.seed, start_time_ms: startMs });
+    const cursor = new ModelCursor(config, Math.max(0, Math.floor((Date.now() - startMs) / BLOCK_MS)));
+    s.runner = runModels(
+      this.nats,
+      [
+        {
+          cursor,
+          subject: (ev) => simSubject(s.symbol, s.seed, ev.event_type),
+          idPrefix: `live.${s.key}.${startMs}`,
+        },
+      ],
+      this.log,
+    );
+    s.startMs = startMs;
+    this.producedSessions++;
+    this.log.info({ symbol: s.symbol, seed: s.seed, startMs }, 'live synthetic session producing');
+  }
+
+  private async close(s: Session): Promise<void> {
+    if (this.sessions.get(s.key) === undefined) return;
+    this.sessions.delete(s.key);
+    clearInterval(s.timer);
+    await s.runner?.stop();
+    s.runner = null;
+    s.tail.stop();
+  }
+}

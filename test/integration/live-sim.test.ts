@@ -1,0 +1,113 @@
+/**
+ * `GET /stream/live`: equal (symbol, seed) give the same event contents in the same order with live
+ * timestamps; concurrent clients — also on two separate app instances — share one producer on the
+ * SIM stream (no event stored twice); missing or bad parameters → 400; the scope is `stream`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STREAMS } from '../../contracts/streams.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { expectError } from '../support/http.ts';
+import { startTestHttp, type TestHttp } from '../support/http-app.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { openSse } from '../support/sse.ts';
+
+const config = testConfig();
+let server: TestNats;
+let nats: Nats;
+let accounts: TestAccounts;
+let a: TestHttp;
+let b: TestHttp;
+let key: string;
+
+beforeAll(async () => {
+  server = await startTestNats();
+  nats = await connectTestNats(server.url, config);
+  accounts = await startTestAccounts(nats, config);
+  a = await startTestHttp(nats, config, accounts);
+  b = await startTestHttp(nats, config, accounts);
+  key = (await accounts.key('pro')).key;
+});
+
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  accounts?.stop();
+  await nats?.nc.close();
+  await server?.cleanup();
+});
+
+type Ev = Record<string, unknown>;
+/** Reads `n` events, then closes. */
+async function read(url: string, n: number): Promise<Ev[]> {
+  const got: Ev[] = [];
+  let done: () => void = () => {};
+  const enough = new Promise<void>((r) => (done = r));
+  const s = await openSse(url, (m) => m.event === 'message' && got.push(JSON.parse(m.data)) >= n && done(), {
+    'x-api-key': key,
+  });
+  expect(s.status).toBe(200);
+  await enough;
+  s.abort();
+  return got.slice(0, n);
+}
+const content = (e: Ev) => {
+  const { seq: _s, timestamp_ms: _t, capture_time_ms: _c, ingest_us: _i, publish_us: _p, ...rest } = e;
+  return rest;
+};
+
+describe('live synthetic stream', () => {
+  it('serves clients of one (symbol, seed) from one producer, across app instances, identically', async () => {
+    const [x, y] = await Promise.all([
+      read(`${a.url}/stream/live?symbol=BTC&seed=7`, 40),
+      read(`${b.url}/stream/live?symbol=BTC&seed=7`, 40),
+    ]);
+    expect(a.sessions.producedSessions + b.sessions.producedSessions).toBe(1);
+    const ySeqs = new Set(y.map((e) => e.seq));
+    const common = x.filter((e) => ySeqs.has(e.seq));
+    expect(common.length).toBeGreaterThan(20);
+    for (const e of common) expect(content(y.find((f) => f.seq === e.seq) as Ev)).toEqual(content(e));
+    for (const e of x) {
+      expect(['trade', 'book']).toContain(e.event_type);
+      expect(Math.abs((e.timestamp_ms as number) - Date.now())).toBeLessThan(60_000);
+    }
+    const stored = await nats.jsm.streams.info(STREAMS.SIM, { subjects_filter: 'sim.BTC.7.*' });
+    const total = Object.values(stored.state.subjects ?? {}).reduce((n, c) => n + c, 0);
+    expect(total).toBe(stored.state.messages);
+  });
+
+  it('gives a new session of the same (symbol, seed) the same contents from the start; another seed differs', async () => {
+    const first = await read(`${a.url}/stream/live?symbol=ETH&seed=11`, 30);
+    const other = await read(`${a.url}/stream/live?symbol=ETH&seed=12`, 30);
+    // Wait out the first session (10 s of interest after its last client), then start it again.
+    await new Promise((r) => setTimeout(r, 12_500));
+    const again = await read(`${b.url}/stream/live?symbol=ETH&seed=11`, 30);
+    expect(again.map(content)).toEqual(first.map(content));
+    expect(other.map(content)).not.toEqual(first.map(content));
+  }, 40_000);
+
+  it('refuses a missing symbol, a bad seed, unknown parameters; needs the stream scope', async () => {
+    const headers = { 'x-api-key': key };
+    await expectError(await fetch(`${a.url}/stream/live`, { headers }), 400, 'invalid_params', 'symbol');
+    await expectError(
+      await fetch(`${a.url}/stream/live?symbol=BTC&seed=-1`, { headers }),
+      400,
+      'invalid_params',
+      'seed',
+    );
+    await expectError(
+      await fetch(`${a.url}/stream/live?symbol=BTC&speed=2`, { headers }),
+      400,
+      'invalid_params',
+      'speed',
+    );
+    await expectError(await fetch(`${a.url}/stream/live?symbol=BTC`), 401, 'invalid_key');
+    const generateOnly = (await accounts.key('pro', { scopes: ['generate'] })).key;
+    await expectError(
+      await fetch(`${a.url}/stream/live?symbol=BTC`, { headers: { 'x-api-key': generateOnly } }),
+      403,
+      'forbidden',
+    );
+  });
+});

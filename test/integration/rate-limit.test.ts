@@ -1,0 +1,202 @@
+/**
+ * Rate limits across processes sharing one private nats-server: three OS processes hammer one key
+ * and together admit no more than the spec's bucket allows (replayed through the reference model,
+ * and counted per window); Quant never touches the KV; with NATS down, Basic and Pro fail closed.
+ * Counts only, no latency thresholds. The Basic run takes 69 s of wall time: the only slow test.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tierBuckets } from '../../contracts/limits.ts';
+import { KV_BUCKETS } from '../../contracts/streams.ts';
+import { createRateLimiter, type RateLimiter } from '../../gateways/core/rate-limit/rate-limiter.ts';
+import { createLogger } from '../../platform/logger.ts';
+import { connectNats, type Nats } from '../../platform/nats.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { countBetween, lowestLevel, maxInWindow, referenceLimiter } from '../support/rate-limit-reference.ts';
+
+type WorkerResult = { admitted: number[]; rejected: number; unavailable: number };
+
+let server: TestNats;
+let nats: Nats;
+let limiter: RateLimiter;
+
+beforeAll(async () => {
+  server = await startTestNats();
+  nats = await connectNats(server.url, 'rate-limit-test', createLogger('silent'));
+  // Creates the KV bucket before the workers race to.
+  limiter = await createRateLimiter(nats);
+});
+
+afterAll(async () => {
+  await limiter?.close();
+  await nats?.nc.close();
+  await server?.cleanup();
+});
+
+/** Writes so far to the KV bucket's stream (each compare-and-swap that won is one message). */
+const kvWrites = async () => (await nats.jsm.streams.info(`KV_${KV_BUCKETS.leases}`)).state.last_seq;
+
+function lines(child: ChildProcess): AsyncIterableIterator<string> {
+  return createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
+}
+
+/** Spawns `count` workers on one key, starts them at the same wall-clock instant, merges their admissions. */
+async function hammer(
+  count: number,
+  keyId: string,
+  tier: string,
+  durationMs: number,
+  pauseMs: number,
+  parallel: number,
+) {
+  const workers = Array.from({ length: count }, () => {
+    const args = [server.url, keyId, tier, durationMs, pauseMs, parallel].map(String);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/rate-limit-worker.ts', ...args], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    return { child, out: lines(child) };
+  });
+  for (const w of workers) expect(JSON.parse((await w.out.next()).value ?? '{}')).toEqual({ ready: true });
+  const startAt = Date.now() + 200;
+  for (const w of workers) w.child.stdin?.write(`${startAt}\n`);
+  const results: WorkerResult[] = [];
+  for (const w of workers) results.push(JSON.parse((await w.out.next()).value ?? 'null'));
+  const admitted = results.flatMap((r) => r.admitted).sort((a, b) => a - b);
+  return { startAt, endAt: startAt + durationMs, results, admitted };
+}
+
+/** Most a single spec bucket set can admit to requests arriving every ms of [from, to]. */
+function referenceAllowance(tier: 'basic' | 'pro', fromMs: number, toMs: number): number {
+  const admit = referenceLimiter(tierBuckets(tier));
+  let n = 0;
+  for (let t = fromMs; t <= toMs; t++) while (admit(t)) n++;
+  return n;
+}
+
+describe('one Basic key hammered by 3 processes', () => {
+  it('admits 25 at once, then 10/s, then 100 per minute, in total and in every window', {
+    timeout: 120_000,
+  }, async () => {
+    const writesBefore = await kvWrites();
+    const run = await hammer(3, 'key_BasicMulti1', 'basic', 69_000, 5, 4);
+    const { admitted, startAt, endAt } = run;
+    const specs = tierBuckets('basic');
+    const allowed = referenceAllowance('basic', startAt, endAt);
+    // Recorded times are taken after the reply, a few ms after the decision: one token of slack.
+    const lowest = lowestLevel(specs, admitted);
+    const firstSecond = countBetween(admitted, startAt - 1, startAt + 1_000);
+    // Once the minute bucket has run dry, any 60 s holds at most its refill: 100.
+    const dryAt = admitted[25 + 9 * 10 - 1] ?? startAt;
+    const minuteAfterDry = countBetween(admitted, dryAt, dryAt + 60_000);
+    console.log(
+      JSON.stringify({
+        basic: {
+          admitted: admitted.length,
+          referenceAllows: allowed,
+          perProcess: run.results.map((r) => r.admitted.length),
+          rejected: run.results.reduce((n, r) => n + r.rejected, 0),
+          lowestReplayLevel: lowest,
+          firstSecond,
+          max1s: maxInWindow(admitted, 1_000),
+          max60s: maxInWindow(admitted, 60_000),
+          sixtySecondsAfterDry: minuteAfterDry,
+          kvWrites: (await kvWrites()) - writesBefore,
+        },
+      }),
+    );
+    expect(run.results.every((r) => r.unavailable === 0)).toBe(true);
+    expect(run.results.every((r) => r.admitted.length > 0)).toBe(true);
+    expect(lowest).toBeGreaterThanOrEqual(-1);
+    expect(admitted.length).toBeLessThanOrEqual(allowed);
+    expect(admitted.length).toBeGreaterThanOrEqual(0.95 * allowed);
+    expect(firstSecond).toBeLessThanOrEqual(25 + 10);
+    expect(maxInWindow(admitted, 1_000)).toBeLessThanOrEqual(25 + 10 + 1);
+    expect(minuteAfterDry).toBeLessThanOrEqual(100 + 1);
+    expect(maxInWindow(admitted, 60_000)).toBeLessThanOrEqual(100 + 100 + 1);
+  });
+});
+
+describe('one Pro key hammered by 3 processes', () => {
+  it('admits at most 500 + 2000 × t (+5 %) and at least 80 % of it, in few KV writes', {
+    timeout: 60_000,
+  }, async () => {
+    const writesBefore = await kvWrites();
+    const run = await hammer(3, 'key_ProMulti1', 'pro', 3_000, 0, 8);
+    const { admitted, startAt, endAt } = run;
+    const allowed = 500 + 2_000 * ((endAt - startAt) / 1_000);
+    const writes = (await kvWrites()) - writesBefore;
+    const lowest = lowestLevel(tierBuckets('pro'), admitted);
+    console.log(
+      JSON.stringify({
+        pro: {
+          admitted: admitted.length,
+          allowed,
+          perProcess: run.results.map((r) => r.admitted.length),
+          rejected: run.results.reduce((n, r) => n + r.rejected, 0),
+          lowestReplayLevel: lowest,
+          max1s: maxInWindow(admitted, 1_000),
+          kvWrites: writes,
+          tokensPerWrite: admitted.length / writes,
+        },
+      }),
+    );
+    expect(run.results.every((r) => r.unavailable === 0)).toBe(true);
+    expect(admitted.length).toBeLessThanOrEqual(1.05 * allowed);
+    expect(admitted.length).toBeGreaterThanOrEqual(0.8 * allowed);
+    expect(lowest).toBeGreaterThanOrEqual(-0.05 * 500);
+    expect(writes).toBeLessThan(admitted.length / 10);
+  });
+});
+
+describe('Quant', () => {
+  it('is always admitted without touching the KV', async () => {
+    const before = await kvWrites();
+    for (let i = 0; i < 10_000; i++) {
+      expect(await limiter.check('key_Quant1', 'quant')).toMatchObject({ admitted: true, limit: Infinity });
+    }
+    expect(await kvWrites()).toBe(before);
+  });
+});
+
+describe('NATS down', () => {
+  it('refuses Basic and Pro as unavailable (fail closed), keeps Quant, and recovers after a restart', async () => {
+    let own = await startTestNats();
+    const conn = await connectNats(own.url, 'rate-limit-outage', createLogger('silent'));
+    const lim = await createRateLimiter(conn, { timeoutMs: 500 });
+    try {
+      expect((await lim.check('key_Outage1', 'basic')).admitted).toBe(true);
+      expect((await lim.check('key_Outage2', 'pro')).admitted).toBe(true);
+      await own.kill('SIGKILL');
+      // Wait out any lease still held, so each decision needs the store.
+      await new Promise((r) => setTimeout(r, 300));
+      for (const [keyId, tier] of [
+        ['key_Outage1', 'basic'],
+        ['key_Outage2', 'pro'],
+        ['key_Outage3', 'basic'],
+        ['key_Outage4', 'pro'],
+      ] as const) {
+        expect(await lim.check(keyId, tier), `${keyId} ${tier}`).toMatchObject({
+          admitted: false,
+          unavailable: true,
+          retryAfterSeconds: 1,
+        });
+      }
+      expect((await lim.check('key_Outage5', 'quant')).admitted).toBe(true);
+
+      own = await own.crashAndRestart();
+      const deadline = Date.now() + 20_000;
+      while (!conn.connected() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      let after = await lim.check('key_Outage3', 'basic');
+      while (after.unavailable && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        after = await lim.check('key_Outage3', 'basic');
+      }
+      expect(after.admitted).toBe(true);
+    } finally {
+      await lim.close();
+      await conn.nc.close();
+      await own.cleanup();
+    }
+  });
+});

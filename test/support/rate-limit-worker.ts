@@ -1,0 +1,45 @@
+/**
+ * One gateway-like OS process for the multi-process rate-limit test. It connects to NATS, builds
+ * its own rate limiter, says `{"ready":true}`, waits for a start time (epoch ms) on stdin, then
+ * hammers one key from `parallel` concurrent loops until `durationMs` has passed, pausing `pauseMs`
+ * between rounds, and prints `{"admitted":[epoch ms...],"rejected":n,"unavailable":n}`.
+ *
+ *   node --import tsx test/support/rate-limit-worker.ts <natsUrl> <keyId> <tier> <durationMs> <pauseMs> <parallel>
+ */
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Tier } from '../../contracts/limits.ts';
+import { createRateLimiter } from '../../gateways/core/rate-limit/rate-limiter.ts';
+import { createLogger } from '../../platform/logger.ts';
+import { connectNats } from '../../platform/nats.ts';
+
+const [natsUrl, keyId, tier, durationMs, pauseMs, parallel] = process.argv.slice(2);
+if (!natsUrl || !keyId || !tier)
+  throw new Error('usage: <natsUrl> <keyId> <tier> <durationMs> <pauseMs> <parallel>');
+
+const nats = await connectNats(natsUrl, `rate-limit-worker-${process.pid}`, createLogger('silent'));
+const limiter = await createRateLimiter(nats);
+process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
+
+const startAt = await new Promise<number>((resolve) => {
+  createInterface({ input: process.stdin }).once('line', (line) => resolve(Number(line)));
+});
+await sleep(Math.max(0, startAt - Date.now()));
+const endAt = startAt + Number(durationMs);
+
+const admitted: number[] = [];
+let rejected = 0;
+let unavailable = 0;
+async function loop(): Promise<void> {
+  while (Date.now() < endAt) {
+    const d = await limiter.check(keyId as string, tier as Tier);
+    if (d.admitted) admitted.push(Date.now());
+    else if (d.unavailable) unavailable++;
+    else rejected++;
+    await sleep(Number(pauseMs));
+  }
+}
+await Promise.all(Array.from({ length: Number(parallel) || 1 }, loop));
+process.stdout.write(`${JSON.stringify({ admitted, rejected, unavailable })}\n`);
+await limiter.close();
+await nats.nc.close();
