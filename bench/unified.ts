@@ -6,8 +6,9 @@
  *    vs a raw ordered consumer feeding a bare `http` SSE server that writes each message on receipt.
  * 2. Publish → client receipt latency for 1, 100 and 1,000 SSE clients at a steady rate, clients in
  *    a separate process, vs a raw JetStream ordered consumer in that same client process.
- * 3. Delivered events/s to 1,000 clients at a saturating input rate, vs a bare SSE server with
- *    coalesced writes fed by the same JetStream stream.
+ * 3. Delivered events/s to 1,000 clients under a saturating burst (published as fast as acks
+ *    allow, timed until every client has the last event), vs a bare SSE server with coalesced
+ *    writes fed by the same JetStream stream.
  * 4. Resume catch-up of one client from Last-Event-ID 0 over N stored events (ring of 1,024, so the
  *    JetStream catch-up path), vs a raw ordered push consumer reading the same N messages.
  *
@@ -15,7 +16,7 @@
  * (gateway or bare baseline) and the clients each run in their own worker process.
  *
  * Scaling (environment): BENCH_SCALE (default 1) scales durations and the resume size; BENCH_RATE,
- * BENCH_CLIENTS, BENCH_WARMUP_S, BENCH_MEASURE_S, BENCH_SAT_CLIENTS, BENCH_SAT_RATE, BENCH_SAT_WARMUP_S, BENCH_SAT_MEASURE_S,
+ * BENCH_CLIENTS, BENCH_WARMUP_S, BENCH_MEASURE_S, BENCH_SAT_CLIENTS, BENCH_SAT_EVENTS, BENCH_SAT_WARMUP_EVENTS,
  * BENCH_RESUME_EVENTS, BENCH_RESUME_REPEATS, BENCH_MAX_BACKLOG_BYTES override single parameters;
  * BENCH_FANOUT_REFERENCE=0 skips the bare-server reference runs at 100 and 1,000 clients;
  * BENCH_CHECK_DEFAULT_BACKLOG=0 skips re-running the saturation with the shipped SSE_MAX_BACKLOG_BYTES;
@@ -25,7 +26,14 @@
 import { cpus, totalmem } from 'node:os';
 import { STREAMS } from '../contracts/streams.ts';
 import { benchConfig } from './lib/config.ts';
-import { type BenchNats, fillMdStream, publishAtRate, resetMdStream, startBenchNats } from './lib/feed.ts';
+import {
+  type BenchNats,
+  fillMdStream,
+  publishAtRate,
+  publishBurst,
+  resetMdStream,
+  startBenchNats,
+} from './lib/feed.ts';
 import type { LatencySummary } from './lib/histogram.ts';
 import { sleep, startWorker, type Worker } from './lib/ipc.ts';
 import type { ProcSnapshot } from './lib/proc-stats.ts';
@@ -44,6 +52,7 @@ type ClientSnapshot = {
   errors: Record<string, number>;
   notices: Record<string, number>;
   open_connections: number;
+  since_connect: { closed_connections: number; errors: Record<string, number> };
   min_events_per_connection: number;
   proc: ProcSnapshot;
 };
@@ -105,9 +114,8 @@ function params() {
     warmup_s: num('BENCH_WARMUP_S', Math.max(1, 2 * scale)),
     measure_s: num('BENCH_MEASURE_S', Math.max(1.5, 8 * scale)),
     saturation_clients: num('BENCH_SAT_CLIENTS', 1_000),
-    saturation_rate_per_s: num('BENCH_SAT_RATE', 2_500),
-    saturation_warmup_s: num('BENCH_SAT_WARMUP_S', Math.max(1, 2 * scale)),
-    saturation_measure_s: num('BENCH_SAT_MEASURE_S', Math.max(2, 10 * scale)),
+    saturation_burst_events: Math.round(num('BENCH_SAT_EVENTS', Math.max(1_000, 5_000 * scale))),
+    saturation_warmup_events: Math.round(num('BENCH_SAT_WARMUP_EVENTS', Math.max(200, 1_000 * scale))),
     resume_events: Math.round(num('BENCH_RESUME_EVENTS', Math.max(20_000, 1_000_000 * scale))),
     resume_repeats: Math.max(1, Math.round(num('BENCH_RESUME_REPEATS', 2))),
     resume_ring_size: 1_024,
@@ -219,9 +227,11 @@ async function waitForConnections(server: Worker, n: number, timeoutMs = 10_000)
     await sleep(50);
 }
 
+/** upstream_lag / reconnect frames received since the clients connected (warm-up included). */
 const lagCounts = (c: ClientSnapshot) => ({
-  upstream_lag: c.errors.upstream_lag ?? 0,
-  reconnect: c.errors.reconnect ?? 0,
+  upstream_lag: c.since_connect.errors.upstream_lag ?? 0,
+  reconnect: c.since_connect.errors.reconnect ?? 0,
+  closed_connections_since_connect: c.since_connect.closed_connections,
 });
 
 async function latencyPhases(
@@ -284,7 +294,8 @@ async function latencyPhases(
         ratio_p99: ratio(c.latency_us.p99, raw.latency_us.p99),
         goal_met: (ratio(c.latency_us.p50, raw.latency_us.p50) ?? Number.POSITIVE_INFINITY) <= 1.3,
         ...lagCounts(c),
-        any_upstream_lag_or_reconnect: (c.errors.upstream_lag ?? 0) + (c.errors.reconnect ?? 0) > 0,
+        any_upstream_lag_or_reconnect:
+          (c.since_connect.errors.upstream_lag ?? 0) + (c.since_connect.errors.reconnect ?? 0) > 0,
         detail: {
           latency_us: c.latency_us,
           delivered_events: c.events,
@@ -309,7 +320,7 @@ async function latencyPhases(
         },
       };
       progress(
-        `  p50 ${c.latency_us.p50} µs p99 ${c.latency_us.p99} µs; in-gateway p50 ${s.latency_us.p50} µs p99 ${s.latency_us.p99} µs; ${c.events_per_s} ev/s delivered; errors ${JSON.stringify(c.errors)}`,
+        `  p50 ${c.latency_us.p50} µs p99 ${c.latency_us.p99} µs; in-gateway p50 ${s.latency_us.p50} µs p99 ${s.latency_us.p99} µs; ${c.events_per_s} ev/s delivered; errors since connect ${JSON.stringify(c.since_connect.errors)}`,
       );
     }
   } finally {
@@ -394,6 +405,37 @@ async function latencyPhases(
   };
 }
 
+type BurstResult = {
+  completed: boolean;
+  seconds: number;
+  events: number;
+  events_per_s: number;
+  first_connection_done_s: number | null;
+  latency_us: LatencySummary;
+  gaps: number;
+  duplicates: number;
+  closed_connections: number;
+  open_connections: number;
+  since_connect: { closed_connections: number; errors: Record<string, number> };
+  proc: ProcSnapshot;
+};
+
+/**
+ * Saturation: with every client connected, `n` events are published as fast as acks allow (tens of
+ * thousands per second, i.e. tens of millions of deliveries per second demanded), and the clock runs
+ * until every open connection has the last one. Measuring to completion, rather than over a fixed
+ * window, is robust to a saturated server working in multi-second event-loop turns.
+ */
+async function burst(bn: BenchNats, clients: Worker, server: Worker, n: number, timeoutMs: number) {
+  const { last_seq } = (await bn.nats.jsm.streams.info(STREAMS.MD)).state;
+  await server.call('reset', {}, timeoutMs);
+  await clients.call('expect', { seq: last_seq + n });
+  const pub = await publishBurst(bn.nats, n);
+  const r = await clients.call<BurstResult>('waitAll', { timeoutMs }, timeoutMs + 10_000);
+  const srv = await server.call<ServerStats>('stats', {}, timeoutMs);
+  return { r, srv, pub };
+}
+
 async function throughputPhase(
   p: Params,
   bn: BenchNats,
@@ -402,35 +444,41 @@ async function throughputPhase(
   stopServer: StopServer,
 ) {
   const n = p.saturation_clients;
-  const full = { warmup_s: p.saturation_warmup_s, measure_s: p.saturation_measure_s };
-  const runOne = async (mode: ServerMode, backlogBytes = p.gateway_max_backlog_bytes, window = full) => {
-    progress(`${mode}, ${n} clients, input ${p.saturation_rate_per_s} ev/s (saturating)`);
+  const timeoutMs = Math.max(60_000, ((p.saturation_burst_events * n) / 50_000) * 1_000);
+  const runOne = async (mode: ServerMode, backlogBytes = p.gateway_max_backlog_bytes) => {
+    progress(`${mode}, ${n} clients, burst of ${p.saturation_burst_events} events (saturating)`);
     const env = { SSE_MAX_BACKLOG_BYTES: String(backlogBytes), SSE_CLOSE_GRACE_MS: '1000' };
     const s = await startServer(mode, mode === 'gateway' ? { env } : {});
     try {
       await clients.call('connect', { url: s.url, n });
       await waitForConnections(s.w, n);
-      const r = await measureWindow(bn, clients, s.w, p.saturation_rate_per_s, window);
+      await burst(bn, clients, s.w, p.saturation_warmup_events, timeoutMs);
+      const { r, srv, pub } = await burst(bn, clients, s.w, p.saturation_burst_events, timeoutMs);
       await clients.call('disconnect');
-      const c = r.client;
       progress(
-        `  ${c.events_per_s} ev/s delivered; server ELU ${r.server?.proc.elu} client ELU ${c.proc.elu}; errors ${JSON.stringify(c.errors)}`,
+        `  ${r.events_per_s} ev/s delivered (${r.events} in ${r.seconds} s, completed ${r.completed}); server ELU ${srv.proc.elu} client ELU ${r.proc.elu}; errors since connect ${JSON.stringify(r.since_connect.errors)}`,
       );
       return {
-        events_per_s: c.events_per_s,
-        demanded_events_per_s: r.publisher.rate_per_s * n,
-        ...lagCounts(c),
-        closed_connections: c.closed_connections,
-        gaps: c.gaps,
-        latency_us: c.latency_us,
-        server_proc: r.server?.proc,
-        server_events_per_turn: r.server?.events_per_turn,
-        client_bound: c.proc.elu >= 0.95,
-        ...(r.server?.max_backlog_bytes !== undefined
-          ? { gateway_max_backlog_bytes_at_end: r.server.max_backlog_bytes }
+        events_per_s: r.events_per_s,
+        completed: r.completed,
+        delivered_events: r.events,
+        expected_events: p.saturation_burst_events * n,
+        seconds_to_last_delivery: r.seconds,
+        seconds_to_first_complete_connection: r.first_connection_done_s,
+        publish: { ...pub, rate_per_s: Math.round(pub.published / pub.seconds) },
+        upstream_lag: r.since_connect.errors.upstream_lag ?? 0,
+        reconnect: r.since_connect.errors.reconnect ?? 0,
+        closed_connections_since_connect: r.since_connect.closed_connections,
+        gaps: r.gaps,
+        duplicates: r.duplicates,
+        latency_us: r.latency_us,
+        server_proc: srv.proc,
+        server_events_per_turn: srv.events_per_turn,
+        ...(srv.max_backlog_bytes !== undefined
+          ? { gateway_max_backlog_bytes_at_end: srv.max_backlog_bytes }
           : {}),
-        client_proc: c.proc,
-        publisher: r.publisher,
+        client_proc: r.proc,
+        client_bound: r.proc.elu >= 0.95,
       };
     } finally {
       await stopServer(s.w);
@@ -438,11 +486,11 @@ async function throughputPhase(
   };
   const gateway = await runOne('gateway');
   const baseline = await runOne('bare-coalesced');
-  // The same saturation with the shipped per-client bound: does the slow-client policy hold?
+  // The same burst with the shipped per-client bound: does the slow-client policy hold?
   const defaultBacklog = benchConfig().SSE_MAX_BACKLOG_BYTES;
   const withDefault =
     p.check_default_backlog && defaultBacklog !== p.gateway_max_backlog_bytes
-      ? await runOne('gateway', defaultBacklog, { warmup_s: p.saturation_warmup_s, measure_s: 3 })
+      ? await runOne('gateway', defaultBacklog)
       : null;
   return {
     gateway: gateway.events_per_s,
@@ -451,7 +499,9 @@ async function throughputPhase(
     goal: '≥ 0.7× baseline',
     goal_met: (ratio(gateway.events_per_s, baseline.events_per_s) ?? 0) >= 0.7,
     clients: n,
-    input_rate_per_s: p.saturation_rate_per_s,
+    burst_events: p.saturation_burst_events,
+    method:
+      'burst published as fast as acks allow; delivered events / time from first publish to last delivery on every connection',
     baseline_what:
       'raw ordered consumer → bare http SSE server, one buffer per client flushed on setImmediate',
     detail: {

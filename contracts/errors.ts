@@ -185,6 +185,7 @@ const ROWS = {
   heartbeat_timeout:    [408, -32603, 'DEADLINE_EXCEEDED',  'reconnect',       4007, 'No pong within 30 seconds.'],
   cancelled:            [408, -32603, 'CANCELLED',          'reconnect',       1000, 'Request cancelled by the client.'],
   internal:             [500, -32603, 'INTERNAL',           'internal',        1011, 'Internal server error.'],
+  generation_failed:    [500, -32603, 'INTERNAL',           'internal',        1011, 'Generation failed after its retries; the job status names the failing window.'],
   unknown:              [500, -32603, 'UNKNOWN',            'internal',        1011, 'Unknown server error.'],
   upstream_unavailable: [502, -32004, 'UNAVAILABLE',        'feed_stale',      4009, 'Upstream unreachable.'],
   feed_unavailable:     [503, -32004, 'UNAVAILABLE',        'feed_stale',      4009, 'Feed offline or not initialized.'],

@@ -44,6 +44,12 @@ export const ConfigSchema = z.object({
   UNIFIED_PORT_JP: port(9081),
   /** Region served by a single-role gateway process (`gateway unified`). */
   REGION: z.enum(['us', 'jp']).default('us'),
+  /** Public `{base_url}` used in download and status URLs; default: from the request's Host. */
+  PUBLIC_BASE_URL: z.url().optional(),
+  /** Where Parquet artifacts are stored (storage backend `local`); default DATA_DIR/artifacts. */
+  ARTIFACTS_DIR: z.string().optional(),
+  /** Generation jobs run at once per worker process. */
+  WORKER_CONCURRENCY: int(1, 1, 16),
   /** HMAC secret for API keys and session tokens; the default is refused outside development. */
   API_KEY_SECRET: z.string().min(16).default(DEFAULT_API_KEY_SECRET),
   /** Version tag stored with every hash, so the secret can rotate. */

@@ -1,5 +1,5 @@
 /**
- * Composition root: `tsx platform/main.ts [all | gateway unified [--region us|jp] | gateway http | producer sim]`.
+ * Composition root: `tsx platform/main.ts [all | gateway unified [--region us|jp] | gateway http | producer sim | worker]`.
  * Uses NATS_URL when set, otherwise an embedded nats-server under DATA_DIR/nats. SIGTERM/SIGINT:
  * every SSE client gets a terminal `reconnect`, then everything stops in reverse order.
  */
@@ -10,7 +10,7 @@ import { connectNats } from './nats.ts';
 import { type NatsServerHandle, NatsServerNotFoundError, startNatsServer } from './nats-server.ts';
 import { type Region, type Role, type Stoppable, startRole } from './roles.ts';
 
-const USAGE = 'usage: main [all | gateway unified [--region us|jp] | gateway http | producer sim]';
+const USAGE = 'usage: main [all | gateway unified [--region us|jp] | gateway http | producer sim | worker]';
 
 function parseArgs(argv: string[], defaultRegion: Region): { role: Role; region: Region } {
   const regionAt = argv.indexOf('--region');
@@ -24,6 +24,7 @@ function parseArgs(argv: string[], defaultRegion: Region): { role: Role; region:
       'gateway unified': 'gateway-unified',
       'gateway http': 'gateway-http',
       'producer sim': 'producer-sim',
+      worker: 'worker',
     } as const
   )[words as ''];
   if (!role) throw new Error(`unknown role "${words}"\n${USAGE}`);

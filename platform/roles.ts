@@ -1,6 +1,6 @@
 /**
  * Process roles. `all` (what `npm start` runs) is every role in one process; the others run one
- * role each for scale-out: `gateway unified --region us|jp`, `gateway http`, `producer sim`.
+ * role each for scale-out: `gateway unified --region us|jp`, `gateway http`, `producer sim`, `worker`.
  */
 import { AccountsProjector, openAccountBuckets } from '../consumers/accounts/projector.ts';
 import { streamDefinitions } from '../contracts/streams.ts';
@@ -9,7 +9,8 @@ import type { Guard } from '../gateways/core/guard.ts';
 import { KeyStore } from '../gateways/core/key-store.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
 import { createRateLimiter } from '../gateways/core/rate-limit/rate-limiter.ts';
-import { buildHttpApp } from '../gateways/http/app.ts';
+import { artifactsDirOf, buildHttpApp } from '../gateways/http/app.ts';
+import { type JobWorker, startJobWorker } from '../consumers/generation/job-worker.ts';
 import { buildUnifiedApp } from '../gateways/unified/app.ts';
 import { AccountsService } from '../producers/accounts/service.ts';
 import { startLiveRunner } from '../producers/simulator/live-runner.ts';
@@ -19,7 +20,7 @@ import type { Logger } from './logger.ts';
 import { ensureStreams, type Nats } from './nats.ts';
 import { createSecrets } from './secrets.ts';
 
-export type Role = 'all' | 'gateway-unified' | 'gateway-http' | 'producer-sim';
+export type Role = 'all' | 'gateway-unified' | 'gateway-http' | 'producer-sim' | 'worker';
 export type Region = 'us' | 'jp';
 
 /** Something that runs until stopped; stopped in reverse start order. */
@@ -107,6 +108,12 @@ export async function startHttpGateway(
   };
 }
 
+export async function startWorker(nats: Nats, config: Config, log: Logger): Promise<Stoppable> {
+  const workers: JobWorker[] = [];
+  for (let i = 0; i < config.WORKER_CONCURRENCY; i++) workers.push(await startJobWorker(nats, log, { artifactsDir: artifactsDirOf(config) }));
+  return { name: 'worker', stop: async () => void (await Promise.all(workers.map((w) => w.stop()))) };
+}
+
 export function startSimProducer(nats: Nats, config: Config, log: Logger): Stoppable {
   const runner = startLiveRunner(
     nats,
@@ -135,6 +142,7 @@ export async function startRole(
       return [
         startSimProducer(nats, config, log),
         edge.part,
+        await startWorker(nats, config, log),
         await startHttpGateway(nats, config, log, edge.guard),
         await startUnifiedGateway(nats, config, log, 'us', edge.guard),
         await startUnifiedGateway(nats, config, log, 'jp', edge.guard),
@@ -150,5 +158,7 @@ export async function startRole(
     }
     case 'producer-sim':
       return [startSimProducer(nats, config, log)];
+    case 'worker':
+      return [await startWorker(nats, config, log)];
   }
 }

@@ -39,6 +39,10 @@ const counters = {
   notices: {} as Record<string, number>,
 };
 let windowStart = performance.now();
+/** Sequence every connection must reach for `waitAll` (bursts). */
+let target = Number.POSITIVE_INFINITY;
+/** Since the current connections were opened (not reset by `reset`): did any client get dropped? */
+const lifetime = { closed: 0, errors: {} as Record<string, number> };
 
 function resetCounters(): void {
   latency.reset();
@@ -64,6 +68,8 @@ class SseConn {
   req: ClientRequest | null = null;
   res: IncomingMessage | null = null;
   onEvent: ((seq: number) => void) | null = null;
+  /** When this connection received the event with sequence ≥ `target` (0: not yet). */
+  reachedAt = 0;
 
   chunk(chunk: Buffer): void {
     const now = wallUs();
@@ -121,6 +127,7 @@ class SseConn {
     this.events++;
     counters.events++;
     latency.record(latencyUs);
+    if (seq >= target && this.reachedAt === 0) this.reachedAt = performance.now();
     this.onEvent?.(seq);
   }
 
@@ -133,6 +140,7 @@ class SseConn {
     } catch {}
     const bag = name === 'error' ? counters.errors : counters.notices;
     bag[code] = (bag[code] ?? 0) + 1;
+    if (name === 'error') lifetime.errors[code] = (lifetime.errors[code] ?? 0) + 1;
   }
 }
 
@@ -154,6 +162,7 @@ function open(url: string, headers: Record<string, string> = {}): Promise<SseCon
         if (conn.ended) return;
         conn.ended = true;
         counters.closed++;
+        lifetime.closed++;
       };
       res.on('end', end);
       res.on('close', end);
@@ -179,6 +188,10 @@ serveWorker(
     /** Opens `n` SSE connections (in waves of 100) and resolves once all have their response headers. */
     async connect(args: { url: string; n: number }) {
       const t0 = performance.now();
+      if (conns.length === 0) {
+        lifetime.closed = 0;
+        lifetime.errors = {};
+      }
       for (let i = 0; i < args.n; i += 100) {
         const wave = await Promise.all(
           Array.from({ length: Math.min(100, args.n - i) }, () => open(args.url)),
@@ -189,6 +202,7 @@ serveWorker(
     },
     async disconnect() {
       for (const c of conns) {
+        c.ended = true; // closed by us: not counted as a drop
         c.req?.destroy();
         c.res?.destroy();
       }
@@ -197,6 +211,40 @@ serveWorker(
     },
     reset() {
       resetCounters();
+    },
+    /** Starts a window in which every open connection must receive the event with sequence `seq`. */
+    expect(args: { seq: number }) {
+      resetCounters();
+      target = args.seq;
+      for (const c of conns) c.reachedAt = 0;
+    },
+    /** Resolves when every open connection has the expected event (or at the deadline). */
+    async waitAll(args: { timeoutMs: number }) {
+      const deadline = performance.now() + args.timeoutMs;
+      const pending = () => conns.filter((c) => !c.ended && c.reachedAt === 0).length;
+      while (pending() > 0 && performance.now() < deadline) await sleep(5);
+      const open = conns.filter((c) => !c.ended);
+      const last = Math.max(0, ...open.map((c) => c.reachedAt));
+      const completed = pending() === 0 && open.length > 0;
+      const seconds = ((completed ? last : performance.now()) - windowStart) / 1_000;
+      target = Number.POSITIVE_INFINITY;
+      return {
+        completed,
+        seconds: Math.round(seconds * 1_000) / 1_000,
+        events: counters.events,
+        events_per_s: Math.round(counters.events / seconds),
+        first_connection_done_s: open.length
+          ? Math.round(Math.min(...open.map((c) => c.reachedAt || Number.POSITIVE_INFINITY)) - windowStart) /
+            1_000
+          : null,
+        latency_us: latency.summary(),
+        gaps: counters.gaps,
+        duplicates: counters.duplicates,
+        closed_connections: counters.closed,
+        open_connections: open.length,
+        since_connect: { closed_connections: lifetime.closed, errors: lifetime.errors },
+        proc: proc.read(),
+      };
     },
     /** Events, latency (µs) and load since the last reset. */
     snapshot() {
@@ -215,6 +263,7 @@ serveWorker(
         malformed: counters.malformed,
         closed_connections: counters.closed,
         errors: counters.errors,
+        since_connect: { closed_connections: lifetime.closed, errors: lifetime.errors },
         notices: counters.notices,
         open_connections: conns.filter((c) => !c.ended).length,
         min_events_per_connection: perConn.length ? Math.min(...perConn) : 0,

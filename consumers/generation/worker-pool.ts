@@ -2,7 +2,12 @@
  * A fixed pool of worker threads running window tasks, one task per worker at a time. Workers
  * start on first use. A worker that dies (uncaught error, exit) fails its task with an error and
  * is replaced on the next dispatch, so a crash costs a retry of one window, never the pool.
+ *
+ * Closing never terminates a worker that may be inside DuckDB (that aborts the process, see
+ * worker.ts): queued tasks are rejected at once, running ones are rejected too, but their worker
+ * is asked to exit only after its current window returns, and `close` waits for that.
  */
+import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { WindowRunner } from './runner.ts';
 import type { WindowResult, WindowTask } from './window-task.ts';
@@ -11,12 +16,15 @@ import type { WorkerRequest, WorkerResponse } from './worker.ts';
 const ENTRY = new URL('./worker-entry.mjs', import.meta.url);
 
 type Job = { id: number; task: WindowTask; resolve: (r: WindowResult) => void; reject: (e: Error) => void };
-type Slot = { worker: Worker; job: Job | null };
+/** `busy` is the id of the request in flight (its job may already be settled by `close`). */
+type Slot = { worker: Worker; busy: number | null; job: Job | null; exited: Promise<unknown> };
 
 /** Raised when a worker thread dies while running a window. */
 export class WorkerCrashError extends Error {
   override name = 'WorkerCrashError';
 }
+
+const send = (worker: Worker, request: WorkerRequest): void => worker.postMessage(request);
 
 /** A pool of `size` worker threads. */
 export function createWorkerPool(size: number): WindowRunner {
@@ -26,40 +34,35 @@ export function createWorkerPool(size: number): WindowRunner {
   let nextId = 0;
   let closed = false;
 
-  const settle = (slot: Slot, index: number, error: Error | null, result?: WindowResult): void => {
+  const finish = (slot: Slot, outcome: { result: WindowResult } | { error: Error }): void => {
     const job = slot.job;
     slot.job = null;
-    if (error) {
-      // A dead or failing-at-load worker is replaced; its DuckDB state is not trusted again.
-      if (slots[index] === slot) slots[index] = null;
-      void slot.worker.terminate();
-    }
-    if (job) {
-      if (error) job.reject(error);
-      else job.resolve(result as WindowResult);
-    }
-    dispatch();
+    slot.busy = null;
+    if (job && 'result' in outcome) job.resolve(outcome.result);
+    else if (job && 'error' in outcome) job.reject(outcome.error);
+    if (closed) send(slot.worker, { type: 'close' });
+    else dispatch();
   };
 
   const spawn = (index: number): Slot => {
-    const slot: Slot = { worker: new Worker(ENTRY), job: null };
-    slot.worker.on('message', (response: WorkerResponse) => {
-      if (!slot.job || response.id !== slot.job.id) return;
-      if (response.ok) settle(slot, index, null, response.result);
-      else {
-        const job = slot.job;
-        slot.job = null;
-        job.reject(Object.assign(new Error(response.message), { stack: response.stack }));
-        dispatch();
-      }
+    const worker = new Worker(ENTRY);
+    const slot: Slot = { worker, busy: null, job: null, exited: once(worker, 'exit') };
+    worker.on('message', (response: WorkerResponse) => {
+      if (response.id !== slot.busy) return;
+      if (response.ok) finish(slot, { result: response.result });
+      else finish(slot, { error: Object.assign(new Error(response.message), { stack: response.stack }) });
     });
-    slot.worker.on('error', (error) =>
-      settle(slot, index, new WorkerCrashError(`worker crashed: ${error.message}`)),
-    );
-    slot.worker.on('exit', (code) => {
-      if (slot.job) settle(slot, index, new WorkerCrashError(`worker exited with code ${code}`));
-      else if (slots[index] === slot) slots[index] = null;
-    });
+    // A dead worker is never reused: the next dispatch starts a fresh one in its place.
+    const die = (reason: string): void => {
+      if (slots[index] === slot) slots[index] = null;
+      const job = slot.job;
+      slot.job = null;
+      slot.busy = null;
+      job?.reject(new WorkerCrashError(reason));
+      dispatch();
+    };
+    worker.on('error', (error) => die(`worker crashed: ${error.message}`));
+    worker.on('exit', (code) => die(`worker exited with code ${code}`));
     slots[index] = slot;
     return slot;
   };
@@ -68,10 +71,11 @@ export function createWorkerPool(size: number): WindowRunner {
     if (closed) return;
     for (let index = 0; index < size && queue.length > 0; index++) {
       const slot = slots[index] ?? spawn(index);
-      if (slot.job) continue;
+      if (slot.busy !== null) continue;
       const job = queue.shift() as Job;
       slot.job = job;
-      slot.worker.postMessage({ id: job.id, task: job.task } satisfies WorkerRequest);
+      slot.busy = job.id;
+      send(slot.worker, { type: 'run', id: job.id, task: job.task });
     }
   };
 
@@ -85,16 +89,19 @@ export function createWorkerPool(size: number): WindowRunner {
       });
     },
     async close() {
+      if (closed) return;
       closed = true;
       const stopped = new Error('worker pool closed');
       for (const job of queue.splice(0)) job.reject(stopped);
-      const running = slots.filter((slot): slot is Slot => slot !== null);
+      const live = slots.filter((slot): slot is Slot => slot !== null);
       slots.fill(null);
-      for (const slot of running) {
+      for (const slot of live) {
         slot.job?.reject(stopped);
         slot.job = null;
+        // An idle worker can go now; a busy one is told when its window returns (`finish`).
+        if (slot.busy === null) send(slot.worker, { type: 'close' });
       }
-      await Promise.all(running.map((slot) => slot.worker.terminate()));
+      await Promise.all(live.map((slot) => slot.exited));
     },
   };
 }

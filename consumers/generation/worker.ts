@@ -1,13 +1,20 @@
 /**
  * Worker-thread entry (loaded through `worker-entry.mjs`): runs window tasks one at a time with
  * its own DuckDB instance, answering each request with its result or its error.
+ *
+ * It stops only when asked (`close`): it closes DuckDB and its port, and the thread ends on its
+ * own. `Worker.terminate()` while DuckDB has work in flight aborts the whole process from inside
+ * the native binding ("terminate called after throwing an instance of 'Napi::Error'"), so the
+ * pool never terminates a live worker.
  */
 import { parentPort } from 'node:worker_threads';
 import { ParquetPartWriter } from './part-writer.ts';
 import { runWindowTask, type WindowResult, type WindowTask } from './window-task.ts';
 
-/** Main thread → worker. */
-export type WorkerRequest = { readonly id: number; readonly task: WindowTask };
+/** Main thread → worker: run a task, or finish and exit. */
+export type WorkerRequest =
+  | { readonly type: 'run'; readonly id: number; readonly task: WindowTask }
+  | { readonly type: 'close' };
 
 /** Worker → main thread. */
 export type WorkerResponse =
@@ -19,13 +26,18 @@ if (!port) throw new Error('worker.ts must run in a worker thread');
 
 const writer = await ParquetPartWriter.open({ threads: 1 });
 
-port.on('message', async ({ id, task }: WorkerRequest) => {
+port.on('message', async (request: WorkerRequest) => {
+  if (request.type === 'close') {
+    writer.close();
+    port.close();
+    return;
+  }
   let response: WorkerResponse;
   try {
-    response = { id, ok: true, result: await runWindowTask(writer, task) };
+    response = { id: request.id, ok: true, result: await runWindowTask(writer, request.task) };
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
-    response = { id, ok: false, message: `${failure.name}: ${failure.message}`, stack: failure.stack };
+    response = { id: request.id, ok: false, message: `${failure.name}: ${failure.message}`, stack: failure.stack };
   }
   port.postMessage(response);
 });

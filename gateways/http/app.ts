@@ -1,10 +1,12 @@
 /**
- * The `{base_url}` surface (port 8080 locally): console API, the live synthetic stream, and (with
- * the next parts) generation, MCP, legacy endpoints and metrics. Built from its dependencies so
- * tests can run it against a private nats-server.
+ * The `{base_url}` surface (port 8080 locally): console API, dataset generation and artifacts,
+ * the live synthetic stream, MCP (with discovery and legacy endpoints) and metrics. Built from
+ * its dependencies so tests can run it against a private nats-server.
  */
-import type { FastifyInstance } from 'fastify';
+import { join } from 'node:path';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
+import { openJobsBucket } from '../../consumers/generation/job-worker.ts';
 import type { Config } from '../../platform/config.ts';
 import { BUCKET_OPTIONS, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -14,50 +16,42 @@ import { ConnectionRegistry } from '../core/connection-registry.ts';
 import type { Guard } from '../core/guard.ts';
 import { createHttpApp } from '../core/http-hygiene.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
+import { GenerationService } from './generation/generation-service.ts';
+import { registerGenerationRoutes } from './generation/routes.ts';
 import { registerLiveRoute } from './live-sim/live-route.ts';
 import { SimSessions } from './live-sim/sim-sessions.ts';
 import { installKeyAuth } from './require-key.ts';
 
-export type HttpAppDeps = {
-  nats: Nats;
-  accounts: AccountsService;
-  guard: Guard;
-  config: Config;
-  log: Logger;
-};
+export type HttpAppDeps = { nats: Nats; accounts: AccountsService; guard: Guard; config: Config; log: Logger };
 
-export type HttpApp = {
-  app: FastifyInstance;
-  sessions: SimSessions;
-  registry: ConnectionRegistry;
-  shutdown(): Promise<void>;
-};
+export type HttpApp = { app: FastifyInstance; sessions: SimSessions; registry: ConnectionRegistry; generation: GenerationService; shutdown(): Promise<void> };
+
+export const artifactsDirOf = (config: Config): string => config.ARTIFACTS_DIR ?? join(config.DATA_DIR, 'artifacts');
 
 export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
-  const { config } = deps;
-  const app = createHttpApp({
-    loggerInstance: deps.log.child({ surface: 'http' }),
-    forceCloseConnections: true,
-  });
-  const usage = await openBucket<number>(deps.nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]);
+  const { config, nats } = deps;
+  const app = createHttpApp({ loggerInstance: deps.log.child({ surface: 'http' }), forceCloseConnections: true });
+  const baseUrl = (req: FastifyRequest) => config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host ?? `127.0.0.1:${config.HTTP_PORT}`}`;
+  const usage = await openBucket<number>(nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]);
+  const jobs = await openJobsBucket(nats);
   const requireKey = installKeyAuth(app, deps.guard);
   const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS);
-  const sessions = await SimSessions.start(deps.nats, deps.log);
+  const sessions = await SimSessions.start(nats, deps.log);
+  const generation = new GenerationService(nats, jobs);
+
   registerConsoleRoutes(app, deps.accounts, usage);
+  registerGenerationRoutes(app, { service: generation, jobs, artifactsDir: artifactsDirOf(config), requireKey, baseUrl });
   registerLiveRoute(app, {
     sessions,
     requireKey,
     registry,
-    connection: {
-      retryMs: config.SSE_RETRY_MS,
-      maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES,
-      closeGraceMs: config.SSE_CLOSE_GRACE_MS,
-    },
+    connection: { retryMs: config.SSE_RETRY_MS, maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES, closeGraceMs: config.SSE_CLOSE_GRACE_MS },
   });
   return {
     app,
     sessions,
     registry,
+    generation,
     async shutdown() {
       registry.closeAll('server shutting down; reconnect');
       await sessions.stop();

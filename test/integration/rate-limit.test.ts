@@ -57,13 +57,17 @@ async function hammer(
     });
     return { child, out: lines(child) };
   });
-  for (const w of workers) expect(JSON.parse((await w.out.next()).value ?? '{}')).toEqual({ ready: true });
-  const startAt = Date.now() + 200;
-  for (const w of workers) w.child.stdin?.write(`${startAt}\n`);
-  const results: WorkerResult[] = [];
-  for (const w of workers) results.push(JSON.parse((await w.out.next()).value ?? 'null'));
-  const admitted = results.flatMap((r) => r.admitted).sort((a, b) => a - b);
-  return { startAt, endAt: startAt + durationMs, results, admitted };
+  try {
+    for (const w of workers) expect(JSON.parse((await w.out.next()).value ?? '{}')).toEqual({ ready: true });
+    const startAt = Date.now() + 200;
+    for (const w of workers) w.child.stdin?.write(`${startAt}\n`);
+    const results: WorkerResult[] = [];
+    for (const w of workers) results.push(JSON.parse((await w.out.next()).value ?? 'null'));
+    const admitted = results.flatMap((r) => r.admitted).sort((a, b) => a - b);
+    return { startAt, endAt: startAt + durationMs, results, admitted };
+  } finally {
+    for (const w of workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+  }
 }
 
 /** Most a single spec bucket set can admit to requests arriving every ms of [from, to]. */

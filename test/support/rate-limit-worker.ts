@@ -22,7 +22,10 @@ const limiter = await createRateLimiter(nats);
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 
 const startAt = await new Promise<number>((resolve) => {
-  createInterface({ input: process.stdin }).once('line', (line) => resolve(Number(line)));
+  const rl = createInterface({ input: process.stdin });
+  rl.once('line', (line) => resolve(Number(line)));
+  // The test went away before starting us.
+  rl.once('close', () => process.exit(1));
 });
 await sleep(Math.max(0, startAt - Date.now()));
 const endAt = startAt + Number(durationMs);

@@ -53,9 +53,14 @@ export type ToolRegistry = {
   call(name: string, args: unknown, ctx: ToolContext): Promise<CallToolResult>;
 };
 
+/** The context of a request: its principal (set by `requireKey`), id and the base URL. */
+export function contextOf(req: FastifyRequest, baseUrl: string): ToolContext {
+  return { principal: req.principal ?? null, requestId: req.id, baseUrl, log: req.log };
+}
+
 /** Keeps the argument type of `run` tied to the spec's schema. */
 export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): ToolDefinition {
-  return def as unknown as ToolDefinition;
+  return def;
 }
 
 const text = (value: unknown) => [{ type: 'text' as const, text: JSON.stringify(value ?? null) }];

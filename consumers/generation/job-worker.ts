@@ -1,0 +1,107 @@
+/**
+ * A generation worker: takes jobs from the `JOBS` work queue (one durable pull consumer shared by
+ * every worker process, so each job goes to one worker), generates the artifact, and records
+ * progress and the outcome in KV `jobs`. While generating it tells JetStream it is still working;
+ * if it dies the job is redelivered to another worker, up to MAX_JOB_DELIVERIES, then failed.
+ * The artifact is renamed into place only when complete, and only a `completed` record points to it.
+ */
+import { join } from 'node:path';
+import { AckPolicy, type JsMsg } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { JOB_SUBJECT, type JobMessage, type JobRecord, MAX_JOB_DELIVERIES } from '../../contracts/jobs.ts';
+import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
+import { decode } from '../../platform/codec.ts';
+import { type Bucket, openBucket } from '../../platform/kv.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { GenerationError, generateDataset } from './generate.ts';
+
+export const WORKER_DURABLE = 'generation-workers';
+const ACK_WAIT_MS = 30_000;
+
+export const openJobsBucket = (nats: Nats): Promise<Bucket<JobRecord>> => openBucket<JobRecord>(nats, KV_BUCKETS.jobs, { ttlMs: 30 * 86_400_000 });
+
+export type JobWorkerOptions = { artifactsDir: string; tmpDir?: string; progressEveryMs?: number };
+
+export async function ensureWorkerConsumer(nats: Nats): Promise<void> {
+  await nats.jsm.consumers
+    .add(STREAMS.JOBS, { durable_name: WORKER_DURABLE, ack_policy: AckPolicy.Explicit, ack_wait: nanos(ACK_WAIT_MS), max_deliver: MAX_JOB_DELIVERIES + 1, filter_subject: JOB_SUBJECT })
+    .catch(async () => {
+      await nats.jsm.consumers.update(STREAMS.JOBS, WORKER_DURABLE, { ack_wait: nanos(ACK_WAIT_MS), max_deliver: MAX_JOB_DELIVERIES + 1 });
+    });
+}
+
+export type JobWorker = { stop(): Promise<void> };
+
+export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOptions): Promise<JobWorker> {
+  await ensureWorkerConsumer(nats);
+  const jobs = await openJobsBucket(nats);
+  const abort = new AbortController();
+  const loop = (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        const consumer = await nats.js.consumers.get(STREAMS.JOBS, WORKER_DURABLE);
+        const msg = await consumer.next({ expires: 2_000 });
+        if (msg) await runJob(msg, jobs, log, opts, abort.signal);
+      } catch (err) {
+        if (!abort.signal.aborted) {
+          log.warn({ err: String(err) }, 'job worker: fetch failed');
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    }
+  })();
+  return {
+    async stop() {
+      abort.abort();
+      await loop;
+    },
+  };
+}
+
+async function runJob(msg: JsMsg, jobs: Bucket<JobRecord>, log: Logger, opts: JobWorkerOptions, signal: AbortSignal): Promise<void> {
+  const job = decode<JobMessage>(msg.data);
+  const record = (await jobs.get(job.job_id)) ?? null;
+  if (!record || record.status === 'completed' || record.status === 'failed') return msg.ack();
+  const attempts = msg.info.deliveryCount;
+  if (attempts > MAX_JOB_DELIVERIES) {
+    await jobs.put(job.job_id, finished(record, 'failed', { error: { code: 'internal', message: `generation failed: its worker stopped ${MAX_JOB_DELIVERIES} times` } }));
+    return msg.term();
+  }
+  let current: JobRecord = { ...record, status: 'running', attempts, started_at: Date.now() };
+  await jobs.put(job.job_id, current);
+  const heartbeat = setInterval(() => msg.working(), ACK_WAIT_MS / 3);
+  let lastProgress = 0;
+  try {
+    const file = `${job.job_id}.parquet`;
+    const result = await generateDataset({
+      manifest: job.manifest,
+      jobId: job.job_id,
+      outPath: join(opts.artifactsDir, file),
+      ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}),
+      signal,
+      onProgress: (done, total) => {
+        const now = Date.now();
+        if (now - lastProgress < (opts.progressEveryMs ?? 250)) return;
+        lastProgress = now;
+        current = { ...current, progress: { rows_done: done, rows_total: Math.max(total, done) } };
+        void jobs.put(job.job_id, current).catch(() => {});
+      },
+    });
+    const artifact = { file, row_count: result.rowCount, content_length_bytes: result.bytes };
+    await jobs.put(job.job_id, finished(current, 'completed', { artifact, progress: { rows_done: result.rowCount, rows_total: result.rowCount } }));
+    msg.ack();
+  } catch (err) {
+    if (signal.aborted) return msg.nak(); // shutting down: another worker takes it
+    const message = err instanceof GenerationError ? err.message : 'generation failed unexpectedly';
+    log.error({ err: String(err), job: job.job_id }, 'generation job failed');
+    await jobs.put(job.job_id, finished(current, 'failed', { error: { code: 'internal', message } }));
+    msg.term();
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+function finished(r: JobRecord, status: 'completed' | 'failed', extra: Partial<JobRecord>): JobRecord {
+  return { ...r, ...extra, status, finished_at: Date.now() };
+}

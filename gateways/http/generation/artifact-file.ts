@@ -1,0 +1,43 @@
+/**
+ * Serves a local artifact with single-range support (RFC 9110): `Range: bytes=a-b`, `a-`, `-n` →
+ * 206 with Content-Range; an unsatisfiable range → 416; otherwise 200 with the whole file.
+ * Content-Length always equals the bytes sent.
+ */
+import { createReadStream } from 'node:fs';
+import type { FastifyReply } from 'fastify';
+
+export type ByteRange = { start: number; end: number };
+
+/** null: no (usable) range header → whole file; 'unsatisfiable' → 416. */
+export function parseRange(header: string | undefined, size: number): ByteRange | null | 'unsatisfiable' {
+  if (!header) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return null; // multi-range or malformed: ignored, as servers may
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size || end < start) return 'unsatisfiable';
+  return { start, end };
+}
+
+export function sendFile(reply: FastifyReply, path: string, size: number, rangeHeader: string | undefined, filename: string): FastifyReply {
+  reply.header('accept-ranges', 'bytes');
+  reply.header('content-type', 'application/vnd.apache.parquet');
+  reply.header('content-disposition', `attachment; filename="${filename}"`);
+  const range = parseRange(rangeHeader, size);
+  if (range === 'unsatisfiable') {
+    reply.header('content-range', `bytes */${size}`);
+    return reply.code(416).send();
+  }
+  if (range === null) {
+    reply.header('content-length', String(size));
+    return reply.code(200).send(createReadStream(path));
+  }
+  reply.header('content-range', `bytes ${range.start}-${range.end}/${size}`);
+  reply.header('content-length', String(range.end - range.start + 1));
+  return reply.code(206).send(createReadStream(path, { start: range.start, end: range.end }));
+}

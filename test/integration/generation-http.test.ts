@@ -1,0 +1,124 @@
+/**
+ * `POST /data/generate` end to end over HTTP with a real worker on the JOBS work queue: the spec's
+ * response, artifacts downloadable with the key (Range, content length = bytes served), async
+ * jobs with status and progress, bad manifests refused with details and nothing written.
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type JobWorker, startJobWorker } from '../../consumers/generation/job-worker.ts';
+import { createLogger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { expectError } from '../support/http.ts';
+import { startTestHttp, type TestHttp } from '../support/http-app.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+
+const artifacts = mkdtempSync(join(tmpdir(), 'mdp-artifacts-'));
+const config = testConfig({ ARTIFACTS_DIR: artifacts });
+let server: TestNats;
+let nats: Nats;
+let accounts: TestAccounts;
+let http: TestHttp;
+let worker: JobWorker;
+let key: string;
+
+beforeAll(async () => {
+  server = await startTestNats();
+  nats = await connectTestNats(server.url, config);
+  accounts = await startTestAccounts(nats, config);
+  http = await startTestHttp(nats, config, accounts);
+  worker = await startJobWorker(nats, createLogger('silent'), { artifactsDir: artifacts });
+  key = (await accounts.key('pro', { scopes: ['generate'] })).key;
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await http?.close();
+  accounts?.stop();
+  await nats?.nc.close();
+  await server?.cleanup();
+  rmSync(artifacts, { recursive: true, force: true });
+});
+
+const generate = (body: unknown, opts: { async?: boolean; apiKey?: string } = {}) =>
+  fetch(`${http.url}/data/generate${opts.async ? '?async=true' : ''}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': opts.apiKey ?? key },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+const manifest = { config: { symbol: 'BTC', seed: 7, volatility_annual: 0.5 }, duration_seconds: 300 };
+
+describe('POST /data/generate', () => {
+  it('answers the spec response and serves the artifact with Range', async () => {
+    const res = await generate(manifest);
+    expect(res.status).toBe(200);
+    const out = await res.json();
+    expect(out).toMatchObject({ status: 'completed', storage_backend: 'local' });
+    expect(out.job_id).toMatch(/^sim_batch_[0-9A-Za-z]{16}$/);
+    expect(out.manifest_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(out.download_url).toBe(`${http.url}/artifacts/${out.job_id}.parquet`);
+
+    const file = await fetch(out.download_url, { headers: { 'x-api-key': key } });
+    expect(file.status).toBe(200);
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    expect(bytes.length).toBe(out.content_length_bytes);
+    expect(Number(file.headers.get('content-length'))).toBe(out.content_length_bytes);
+    const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    const meta = await parquetMetadataAsync(buffer);
+    const kv = Object.fromEntries((meta.key_value_metadata ?? []).map((e) => [e.key, e.value]));
+    expect(kv).toMatchObject({ job_id: out.job_id, manifest_hash: out.manifest_hash, row_count: String(out.row_count) });
+    const rows = await parquetReadObjects({ file: buffer, compressors });
+    expect(rows.length).toBe(out.row_count);
+
+    const part = await fetch(out.download_url, { headers: { 'x-api-key': key, range: 'bytes=4-99' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 4-99/${out.content_length_bytes}`);
+    expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.slice(4, 100));
+    const tail = await fetch(out.download_url, { headers: { 'x-api-key': key, range: 'bytes=-4' } });
+    expect(new TextDecoder().decode(await tail.arrayBuffer())).toBe('PAR1');
+    expect((await fetch(out.download_url, { headers: { 'x-api-key': key, range: `bytes=${bytes.length}-` } })).status).toBe(416);
+    await expectError(await fetch(out.download_url), 401, 'invalid_key');
+    const stranger = (await accounts.key('pro', { scopes: ['generate'] })).key;
+    await expectError(await fetch(out.download_url, { headers: { 'x-api-key': stranger } }), 404, 'not_found');
+  });
+
+  it('runs asynchronously with a status URL, progress and the same hash for the same manifest', async () => {
+    const res = await generate({ ...manifest, driver: { window_seconds: 60 } }, { async: true });
+    expect(res.status).toBe(202);
+    const accepted = await res.json();
+    expect(res.headers.get('location')).toBe(accepted.status_url);
+    let job: Record<string, unknown> & { status: string; progress: { rows_done: number; rows_total: number }; result: { manifest_hash: string } | null };
+    do {
+      job = await (await fetch(accepted.status_url, { headers: { 'x-api-key': key } })).json();
+    } while (job.status !== 'completed' && job.status !== 'failed' && (await new Promise((r) => setTimeout(r, 50))) === undefined);
+    expect(job.status).toBe('completed');
+    expect(job.progress.rows_done).toBe(job.progress.rows_total);
+    const sync = await (await generate(manifest)).json();
+    expect(job.result?.manifest_hash).toBe(sync.manifest_hash);
+  });
+
+  it.each([
+    ['{"config": ', 400, 'parse_error', undefined],
+    [[1, 2], 400, 'invalid_params', 'body'],
+    [{ config: { seed: 1 }, duration_seconds: 60 }, 422, 'unprocessable', 'config.symbol'],
+    [{ config: { symbol: 'BTC' }, duration_seconds: 0 }, 422, 'unprocessable', 'duration_seconds'],
+    [{ config: { symbol: 'BTC' }, duration_seconds: 604_801 }, 422, 'unprocessable', 'duration_seconds'],
+    [{ config: { symbol: 'BTC', volatility_annual: 'high' }, duration_seconds: 60 }, 422, 'unprocessable', 'config.volatility_annual'],
+    [{ config: { symbol: 'BTC', colour: 'red' }, duration_seconds: 60 }, 422, 'unprocessable', 'config.colour'],
+  ])('refuses %j with %i %s and writes nothing', async (body, status, code, field) => {
+    const before = readdirSync(artifacts).length;
+    await expectError(await generate(body), status, code, field);
+    expect(readdirSync(artifacts).length).toBe(before);
+  });
+
+  it('needs the generate scope', async () => {
+    const streamOnly = (await accounts.key('pro', { scopes: ['stream'] })).key;
+    await expectError(await generate(manifest, { apiKey: streamOnly }), 403, 'forbidden');
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * The tool registry: listings derived from the zod schemas, argument handling of validate_config
+ * and generate_dataset (same manifest, same hash), and how tool failures become `isError`.
+ */
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../contracts/errors.ts';
+import { manifestHash, normalizeManifest, SimulationManifest } from '../../contracts/manifest.ts';
+import {
+  CORE_TOOL_SPECS,
+  DEFAULT_DATASET_DURATION_SECONDS,
+  GENERATE_DATASET,
+  toolListing,
+  VALIDATE_CONFIG,
+} from '../../contracts/mcp-tools.ts';
+import { findPreset } from '../../contracts/presets.ts';
+import { datasetRequest, validateConfig } from '../../gateways/http/mcp/tool-args.ts';
+import { createToolRegistry, defineTool, type ToolContext } from '../../gateways/http/mcp/tool-registry.ts';
+import { GenerationModelConfigFields } from '../../producers/simulator/config.ts';
+
+const silentLog = { error() {} } as unknown as ToolContext['log'];
+const ctx: ToolContext = { principal: null, requestId: 'req_test', baseUrl: 'http://x', log: silentLog };
+const props = (name: string) =>
+  toolListing(CORE_TOOL_SPECS.find((t) => t.name === name) ?? GENERATE_DATASET).inputSchema.properties as Record<
+    string,
+    Record<string, unknown>
+  >;
+
+describe('tool listings', () => {
+  it('list the five simulation tools once each, every inputSchema an object schema', () => {
+    const listing = CORE_TOOL_SPECS.map(toolListing);
+    expect(listing.map((t) => t.name)).toEqual([
+      'get_health',
+      'get_presets',
+      'get_config_schema',
+      'validate_config',
+      'generate_dataset',
+    ]);
+    for (const t of listing) {
+      expect(t.inputSchema.type).toBe('object');
+      expect(t.inputSchema).not.toHaveProperty('$schema');
+      expect(t.description.length).toBeGreaterThan(20);
+    }
+  });
+
+  it('derive bounds from the manifest schemas instead of restating them', () => {
+    const seed = z.toJSONSchema(GenerationModelConfigFields.shape.seed, { io: 'input' }) as Record<string, unknown>;
+    expect(props('generate_dataset').seed).toMatchObject({ minimum: seed.minimum, maximum: seed.maximum });
+    const duration = z.toJSONSchema(SimulationManifest.shape.duration_seconds) as Record<string, unknown>;
+    expect(props('generate_dataset').duration_seconds).toMatchObject({ maximum: duration.maximum });
+    expect(props('validate_config').duration_seconds).toMatchObject({ maximum: 604_800 });
+  });
+
+  it('refuse a tool whose input is not an object schema', () => {
+    expect(() => toolListing({ name: 'x', description: 'x', input: z.string() })).toThrow(/object schema/);
+  });
+});
+
+describe('validate_config and generate_dataset agree on the manifest', () => {
+  const generationHash = (args: Parameters<typeof datasetRequest>[0]) =>
+    manifestHash(normalizeManifest(datasetRequest(args)));
+  const validateArgs = (v: unknown) => VALIDATE_CONFIG.input.parse(v);
+
+  it('hash equally with the default duration and with an explicit one', () => {
+    const plain = validateConfig(validateArgs({ config: { symbol: 'BTC', seed: 7 } }));
+    expect(plain).toMatchObject({ valid: true, duration_seconds: DEFAULT_DATASET_DURATION_SECONDS });
+    expect(plain.hash).toBe(generationHash({ symbol: 'BTC', seed: 7 }));
+    const long = validateConfig(validateArgs({ config: { symbol: 'BTC', seed: 7 }, duration_seconds: 900 }));
+    expect(long.hash).toBe(generationHash({ symbol: 'BTC', seed: 7, duration_seconds: 900 }));
+    expect(long.hash).not.toBe(plain.hash);
+  });
+
+  it('let flat arguments override config, and config override the preset', () => {
+    const preset = findPreset('flash-crash');
+    const body = datasetRequest({ preset: 'flash-crash', config: { seed: 1, book_depth: 5 }, seed: 2 });
+    expect(body.config).toMatchObject({ ...preset?.manifest.config, book_depth: 5, seed: 2 });
+    expect(body.duration_seconds).toBe(preset?.manifest.duration_seconds);
+    expect(datasetRequest({ preset: 'calm', duration_seconds: 60 }).duration_seconds).toBe(60);
+    expect(datasetRequest({ symbol: 'ETH' })).toEqual({ config: { symbol: 'ETH' }, duration_seconds: 60 });
+  });
+
+  it('accept a complete manifest as config', () => {
+    const manifest = { config: { symbol: 'SOL' }, duration_seconds: 300 };
+    const result = validateConfig(validateArgs({ config: manifest }));
+    expect(result).toMatchObject({ valid: true, duration_seconds: 300 });
+    expect(result.hash).toBe(manifestHash(normalizeManifest(manifest)));
+  });
+
+  it('report field errors of an invalid config as a result, not a failure', () => {
+    const result = validateConfig(validateArgs({ config: { symbol: 'BTC', book_depth: 0, colour: 'red' } }));
+    expect(result).toMatchObject({ valid: false, hash: null, config: null });
+    expect(result.errors.map((e) => e.field).sort()).toEqual(['config.book_depth', 'config.colour']);
+  });
+});
+
+describe('the registry', () => {
+  const echo = defineTool({
+    spec: { name: 'echo', description: 'echo', input: z.object({ n: z.number().int() }).strict() },
+    run: ({ n }) => ({ n }),
+  });
+  const boom = defineTool({
+    spec: { name: 'boom', description: 'boom', input: z.object({}).strict() },
+    run: () => {
+      throw new Error('secret internals');
+    },
+  });
+  const registry = createToolRegistry([echo, boom]);
+  const parse = (r: { content: { text: string }[] }) => JSON.parse(r.content[0]?.text ?? 'null');
+
+  it('answers a call with the JSON text of the result', async () => {
+    const r = await registry.call('echo', { n: 3 }, ctx);
+    expect(r.isError).toBe(false);
+    expect(parse(r)).toEqual({ n: 3 });
+  });
+
+  it('turns bad arguments into isError with the HTTP error body naming the field', async () => {
+    const r = await registry.call('echo', { n: 'x' }, ctx);
+    expect(r.isError).toBe(true);
+    expect(parse(r)).toMatchObject({ error: 'unprocessable', details: { field: 'n' }, request_id: 'req_test' });
+  });
+
+  it('hides the internals of a failing handler', async () => {
+    const r = await registry.call('boom', {}, ctx);
+    expect(r.isError).toBe(true);
+    expect(parse(r)).toMatchObject({ error: 'internal', message: 'Internal server error.' });
+    expect(r.content[0]?.text).not.toContain('secret');
+  });
+
+  it('refuses an unknown tool as invalid params, and a name registered twice', async () => {
+    await expect(registry.call('nope', {}, ctx)).rejects.toMatchObject({ code: 'invalid_params' });
+    await expect(registry.invoke('nope', {}, ctx)).rejects.toBeInstanceOf(ApiError);
+    expect(() => createToolRegistry([echo, echo])).toThrow(/twice/);
+  });
+});
