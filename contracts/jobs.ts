@@ -3,8 +3,9 @@
  * States: queued → running → completed | failed (a crashed worker's job goes back to running on
  * another worker until its delivery attempts are used up, then failed).
  */
-import type { SimulationManifest } from './manifest.ts';
+
 import { randomBase62 } from './api-key-format.ts';
+import type { SimulationManifest } from './manifest.ts';
 
 export const JOB_SUBJECT = 'jobs.generate';
 
@@ -12,7 +13,13 @@ export const JOB_SUBJECT = 'jobs.generate';
 export const newJobId = (): string => `sim_batch_${randomBase62(16)}`;
 export const JOB_ID = /^sim_batch_[0-9A-Za-z]{16}$/;
 
-export type JobMessage = { job_id: string; account_id: string | null; manifest: SimulationManifest; manifest_hash: string; requested_at: number };
+export type JobMessage = {
+  job_id: string;
+  account_id: string | null;
+  manifest: SimulationManifest;
+  manifest_hash: string;
+  requested_at: number;
+};
 
 export type JobStatus = 'queued' | 'running' | 'completed' | 'failed';
 

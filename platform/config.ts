@@ -50,6 +50,8 @@ export const ConfigSchema = z.object({
   ARTIFACTS_DIR: z.string().optional(),
   /** Generation jobs run at once per worker process. */
   WORKER_CONCURRENCY: int(1, 1, 16),
+  /** A worker silent this long (crashed) loses its job to another worker, ms. */
+  JOB_ACK_WAIT_MS: int(30_000, 1_000, 600_000),
   /** HMAC secret for API keys and session tokens; the default is refused outside development. */
   API_KEY_SECRET: z.string().min(16).default(DEFAULT_API_KEY_SECRET),
   /** Version tag stored with every hash, so the secret can rotate. */

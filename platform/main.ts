@@ -16,7 +16,7 @@ function parseArgs(argv: string[], defaultRegion: Region): { role: Role; region:
   const regionAt = argv.indexOf('--region');
   const region = regionAt >= 0 ? argv[regionAt + 1] : defaultRegion;
   if (region !== 'us' && region !== 'jp') throw new Error(`--region must be us or jp\n${USAGE}`);
-  const words = argv.filter((_, i) => i !== regionAt && i !== regionAt + 1).join(' ');
+  const words = argv.filter((_, i) => regionAt < 0 || (i !== regionAt && i !== regionAt + 1)).join(' ');
   const role: Role | undefined = (
     {
       '': 'all',

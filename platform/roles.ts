@@ -3,6 +3,7 @@
  * role each for scale-out: `gateway unified --region us|jp`, `gateway http`, `producer sim`, `worker`.
  */
 import { AccountsProjector, openAccountBuckets } from '../consumers/accounts/projector.ts';
+import { type JobWorker, startJobWorker } from '../consumers/generation/job-worker.ts';
 import { streamDefinitions } from '../contracts/streams.ts';
 import { createApiKeyGuard } from '../gateways/core/api-key-guard.ts';
 import type { Guard } from '../gateways/core/guard.ts';
@@ -10,7 +11,6 @@ import { KeyStore } from '../gateways/core/key-store.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
 import { createRateLimiter } from '../gateways/core/rate-limit/rate-limiter.ts';
 import { artifactsDirOf, buildHttpApp } from '../gateways/http/app.ts';
-import { type JobWorker, startJobWorker } from '../consumers/generation/job-worker.ts';
 import { buildUnifiedApp } from '../gateways/unified/app.ts';
 import { AccountsService } from '../producers/accounts/service.ts';
 import { startLiveRunner } from '../producers/simulator/live-runner.ts';
@@ -97,6 +97,7 @@ export async function startHttpGateway(
   });
   const http = await buildHttpApp({ nats, accounts, guard, config, log });
   const address = await http.app.listen({ host: config.HOST, port: config.HTTP_PORT });
+  http.setListenAddress(address);
   log.info({ url: address }, 'http (console) listening');
   if (config.NODE_ENV === 'development') await ensureDemoKey(config.DATA_DIR, accounts, buckets, secrets);
   return {
@@ -110,7 +111,13 @@ export async function startHttpGateway(
 
 export async function startWorker(nats: Nats, config: Config, log: Logger): Promise<Stoppable> {
   const workers: JobWorker[] = [];
-  for (let i = 0; i < config.WORKER_CONCURRENCY; i++) workers.push(await startJobWorker(nats, log, { artifactsDir: artifactsDirOf(config) }));
+  for (let i = 0; i < config.WORKER_CONCURRENCY; i++)
+    workers.push(
+      await startJobWorker(nats, log, {
+        artifactsDir: artifactsDirOf(config),
+        ackWaitMs: config.JOB_ACK_WAIT_MS,
+      }),
+    );
   return { name: 'worker', stop: async () => void (await Promise.all(workers.map((w) => w.stop()))) };
 }
 

@@ -35,6 +35,10 @@ function streamDefs() {
 export async function startBenchNats(): Promise<BenchNats> {
   const storeDir = mkdtempSync(join(tmpdir(), 'mdp-bench-nats-'));
   const server = await startNatsServer({ storeDir });
+  let stopping = false;
+  server.process.once('exit', (code, signal) => {
+    if (!stopping) process.stderr.write(`[bench] nats-server exited unexpectedly (${code ?? signal})\n`);
+  });
   const nats = await connectNats(server.url, 'bench-publisher', silent);
   await ensureStreams(nats.jsm, streamDefs());
   return {
@@ -42,6 +46,7 @@ export async function startBenchNats(): Promise<BenchNats> {
     nats,
     url: server.url,
     async cleanup() {
+      stopping = true;
       await nats.nc.close().catch(() => {});
       await server.stop();
       rmSync(storeDir, { recursive: true, force: true });

@@ -90,7 +90,10 @@ export async function startWorker(
 
 /** In a worker: answers the parent's requests; exits when the parent disconnects. */
 export function serveWorker(handlers: Handlers, onExit: () => Promise<void> | void = () => {}): void {
-  const send = (m: Response | Ready) => process.send?.(m);
+  // The parent may have gone (it kills a worker that answers too late): drop the reply then.
+  const send = (m: Response | Ready) => {
+    if (process.connected) process.send?.(m, undefined, undefined, () => {});
+  };
   process.on('message', async (m: Request) => {
     const h = handlers[m.cmd];
     try {

@@ -280,6 +280,7 @@ serveWorker(
         opt_start_seq: info.state.last_seq + 1,
       });
       let last = 0;
+      natsGaps = 0;
       const messages = await consumer.consume({
         max_messages: 10_000,
         callback: (m) => {

@@ -82,6 +82,8 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const results = await runWindows(windows, runner, options, partDir, stop, estimate);
+    // Free the workers' DuckDB instances before the merge needs its own memory.
+    await runner.close();
     const rowCount = results.reduce((sum, r) => sum + r.rows, 0);
     signal?.throwIfAborted();
     await mergeParts(
@@ -89,6 +91,7 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
       tempPath,
       { job_id: jobId, manifest_hash: hash, row_count: rowCount },
       { threads: 1, tempDirectory: partDir },
+      signal,
     );
     signal?.throwIfAborted();
     await rename(tempPath, outPath);
@@ -96,7 +99,7 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
     return { path: outPath, rowCount, bytes: (await stat(outPath)).size, manifestHash: hash };
   } catch (error) {
     await rm(tempPath, { force: true });
-    throw error;
+    throw signal?.aborted ? signal.reason : error;
   } finally {
     signal?.removeEventListener('abort', onAbort);
     await runner.close();

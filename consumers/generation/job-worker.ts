@@ -17,24 +17,38 @@ import type { Nats } from '../../platform/nats.ts';
 import { GenerationError, generateDataset } from './generate.ts';
 
 export const WORKER_DURABLE = 'generation-workers';
-const ACK_WAIT_MS = 30_000;
 
-export const openJobsBucket = (nats: Nats): Promise<Bucket<JobRecord>> => openBucket<JobRecord>(nats, KV_BUCKETS.jobs, { ttlMs: 30 * 86_400_000 });
+export const openJobsBucket = (nats: Nats): Promise<Bucket<JobRecord>> =>
+  openBucket<JobRecord>(nats, KV_BUCKETS.jobs, { ttlMs: 30 * 86_400_000 });
 
-export type JobWorkerOptions = { artifactsDir: string; tmpDir?: string; progressEveryMs?: number };
+/** `ackWaitMs`: how long a silent worker keeps a job before it is redelivered (it reports every third of it). */
+export type JobWorkerOptions = {
+  artifactsDir: string;
+  tmpDir?: string;
+  progressEveryMs?: number;
+  ackWaitMs?: number;
+};
 
-export async function ensureWorkerConsumer(nats: Nats): Promise<void> {
+const DEFAULT_ACK_WAIT_MS = 30_000;
+
+export async function ensureWorkerConsumer(nats: Nats, ackWaitMs = DEFAULT_ACK_WAIT_MS): Promise<void> {
+  const limits = { ack_wait: nanos(ackWaitMs), max_deliver: MAX_JOB_DELIVERIES + 1 };
   await nats.jsm.consumers
-    .add(STREAMS.JOBS, { durable_name: WORKER_DURABLE, ack_policy: AckPolicy.Explicit, ack_wait: nanos(ACK_WAIT_MS), max_deliver: MAX_JOB_DELIVERIES + 1, filter_subject: JOB_SUBJECT })
+    .add(STREAMS.JOBS, {
+      durable_name: WORKER_DURABLE,
+      ack_policy: AckPolicy.Explicit,
+      filter_subject: JOB_SUBJECT,
+      ...limits,
+    })
     .catch(async () => {
-      await nats.jsm.consumers.update(STREAMS.JOBS, WORKER_DURABLE, { ack_wait: nanos(ACK_WAIT_MS), max_deliver: MAX_JOB_DELIVERIES + 1 });
+      await nats.jsm.consumers.update(STREAMS.JOBS, WORKER_DURABLE, limits);
     });
 }
 
 export type JobWorker = { stop(): Promise<void> };
 
 export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOptions): Promise<JobWorker> {
-  await ensureWorkerConsumer(nats);
+  await ensureWorkerConsumer(nats, opts.ackWaitMs);
   const jobs = await openJobsBucket(nats);
   const abort = new AbortController();
   const loop = (async () => {
@@ -59,18 +73,32 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
   };
 }
 
-async function runJob(msg: JsMsg, jobs: Bucket<JobRecord>, log: Logger, opts: JobWorkerOptions, signal: AbortSignal): Promise<void> {
+async function runJob(
+  msg: JsMsg,
+  jobs: Bucket<JobRecord>,
+  log: Logger,
+  opts: JobWorkerOptions,
+  signal: AbortSignal,
+): Promise<void> {
   const job = decode<JobMessage>(msg.data);
   const record = (await jobs.get(job.job_id)) ?? null;
   if (!record || record.status === 'completed' || record.status === 'failed') return msg.ack();
   const attempts = msg.info.deliveryCount;
   if (attempts > MAX_JOB_DELIVERIES) {
-    await jobs.put(job.job_id, finished(record, 'failed', { error: { code: 'internal', message: `generation failed: its worker stopped ${MAX_JOB_DELIVERIES} times` } }));
+    await jobs.put(
+      job.job_id,
+      finished(record, 'failed', {
+        error: {
+          code: 'internal',
+          message: `generation failed: its worker stopped ${MAX_JOB_DELIVERIES} times`,
+        },
+      }),
+    );
     return msg.term();
   }
   let current: JobRecord = { ...record, status: 'running', attempts, started_at: Date.now() };
   await jobs.put(job.job_id, current);
-  const heartbeat = setInterval(() => msg.working(), ACK_WAIT_MS / 3);
+  const heartbeat = setInterval(() => msg.working(), (opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS) / 3);
   let lastProgress = 0;
   try {
     const file = `${job.job_id}.parquet`;
@@ -89,7 +117,13 @@ async function runJob(msg: JsMsg, jobs: Bucket<JobRecord>, log: Logger, opts: Jo
       },
     });
     const artifact = { file, row_count: result.rowCount, content_length_bytes: result.bytes };
-    await jobs.put(job.job_id, finished(current, 'completed', { artifact, progress: { rows_done: result.rowCount, rows_total: result.rowCount } }));
+    await jobs.put(
+      job.job_id,
+      finished(current, 'completed', {
+        artifact,
+        progress: { rows_done: result.rowCount, rows_total: result.rowCount },
+      }),
+    );
     msg.ack();
   } catch (err) {
     if (signal.aborted) return msg.nak(); // shutting down: another worker takes it

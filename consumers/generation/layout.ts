@@ -64,16 +64,15 @@ const book = (column: string): string => `CASE WHEN kind = 1 THEN ${column} END 
 
 /** The query that turns the staging table into published rows, in staging (generation) order. */
 export function projectionSql(symbol: string, source: string): string {
-  return (
-    [
-      "SELECT CASE kind WHEN 0 THEN 'trade' ELSE 'book' END AS event_type",
-      'timestamp_ms',
-      'capture_time_ms',
-      `${sqlString(symbol)} AS symbol`,
-      `${sqlString(source)} AS source`,
-      "CASE side WHEN 1 THEN 'buy' WHEN 2 THEN 'sell' END AS side",
-      ...['price', 'size', 'trade_id', 'notional_usd'].map(trade),
-      ...['best_bid', 'best_ask', 'mid_price', 'spread_bps', 'bids', 'asks'].map(book),
-    ].join(', ') + ` FROM ${STAGING_TABLE}`
-  );
+  const columns = [
+    "CASE kind WHEN 0 THEN 'trade' ELSE 'book' END AS event_type",
+    'timestamp_ms',
+    'capture_time_ms',
+    `${sqlString(symbol)} AS symbol`,
+    `${sqlString(source)} AS source`,
+    "CASE side WHEN 1 THEN 'buy' WHEN 2 THEN 'sell' END AS side",
+    ...['price', 'size', 'trade_id', 'notional_usd'].map(trade),
+    ...['best_bid', 'best_ask', 'mid_price', 'spread_bps', 'bids', 'asks'].map(book),
+  ];
+  return `SELECT ${columns.join(', ')} FROM ${STAGING_TABLE}`;
 }

@@ -15,16 +15,23 @@ export type ArtifactMetadata = { job_id: string; manifest_hash: string; row_coun
 /** Rows per row group of the artifact; fixed so the layout never depends on the DuckDB default. */
 export const ROW_GROUP_SIZE = 122_880;
 
-/** Merges `parts` into `outPath` (ZSTD); throws if the rows copied differ from `row_count`. */
+/**
+ * Merges `parts` into `outPath` (ZSTD); throws if the rows copied differ from `row_count`. An
+ * abort interrupts the running COPY (the caller removes the partial file).
+ */
 export async function mergeParts(
   parts: readonly string[],
   outPath: string,
   metadata: ArtifactMetadata,
   settings: DuckDBSettings = {},
+  signal?: AbortSignal,
 ): Promise<void> {
   if (parts.length === 0) throw new Error('no part files to merge');
+  signal?.throwIfAborted();
   const instance = await openDuckDB(settings);
   const connection = await instance.connect();
+  const interrupt = (): void => connection.interrupt();
+  signal?.addEventListener('abort', interrupt, { once: true });
   try {
     const kv = [
       `job_id: ${sqlString(metadata.job_id)}`,
@@ -41,6 +48,7 @@ export async function mergeParts(
       throw new Error(`merge copied ${copied} rows, expected ${metadata.row_count}`);
     }
   } finally {
+    signal?.removeEventListener('abort', interrupt);
     connection.closeSync();
     instance.closeSync();
   }

@@ -7,6 +7,7 @@
  * One writer owns one DuckDB instance with one thread: parallelism comes from running one writer
  * per worker thread, as measured in ARCHITECTURE.md ("parallelise by writing part files").
  */
+import { setImmediate } from 'node:timers/promises';
 import { type DuckDBAppender, type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { createStagingChunk, fillStagingChunk, VECTOR_SIZE } from './chunk-writer.ts';
@@ -93,6 +94,8 @@ export class ParquetPartWriter {
         if (!columns.full) continue;
         stageBatch();
         if (staged >= rowsPerPart) await writePart();
+        // Generation is synchronous CPU work: let timers and I/O run between batches (a few ms).
+        else await setImmediate();
       }
       if (columns.length > 0) stageBatch();
       if (staged > 0) await writePart();

@@ -11,7 +11,11 @@ export interface WindowRunner {
   readonly concurrency: number;
   /** Runs one task; rejects with the task's error (the caller decides about retries). */
   run(task: WindowTask): Promise<WindowResult>;
-  /** Stops everything; tasks still running or queued reject. */
+  /**
+   * Stops and releases DuckDB; resolves when nothing runs any more. A window already inside
+   * DuckDB is let finish, never killed (the worker pool rejects its caller at once; the
+   * in-process runner simply waits for it). Safe to call more than once.
+   */
   close(): Promise<void>;
 }
 
@@ -31,8 +35,9 @@ export function createInProcessRunner(): WindowRunner {
     },
     async close() {
       await queue;
-      if (writer) (await writer).close();
+      const opened = writer;
       writer = null;
+      if (opened) (await opened).close();
     },
   };
 }

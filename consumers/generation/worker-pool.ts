@@ -33,6 +33,7 @@ export function createWorkerPool(size: number): WindowRunner {
   const queue: Job[] = [];
   let nextId = 0;
   let closed = false;
+  let closing: Promise<void> | null = null;
 
   const finish = (slot: Slot, outcome: { result: WindowResult } | { error: Error }): void => {
     const job = slot.job;
@@ -88,20 +89,22 @@ export function createWorkerPool(size: number): WindowRunner {
         dispatch();
       });
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      const stopped = new Error('worker pool closed');
-      for (const job of queue.splice(0)) job.reject(stopped);
-      const live = slots.filter((slot): slot is Slot => slot !== null);
-      slots.fill(null);
-      for (const slot of live) {
-        slot.job?.reject(stopped);
-        slot.job = null;
-        // An idle worker can go now; a busy one is told when its window returns (`finish`).
-        if (slot.busy === null) send(slot.worker, { type: 'close' });
-      }
-      await Promise.all(live.map((slot) => slot.exited));
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        const stopped = new Error('worker pool closed');
+        for (const job of queue.splice(0)) job.reject(stopped);
+        const live = slots.filter((slot): slot is Slot => slot !== null);
+        slots.fill(null);
+        for (const slot of live) {
+          slot.job?.reject(stopped);
+          slot.job = null;
+          // An idle worker can go now; a busy one is told when its window returns (`finish`).
+          if (slot.busy === null) send(slot.worker, { type: 'close' });
+        }
+        await Promise.all(live.map((slot) => slot.exited));
+      })();
+      return closing;
     },
   };
 }

@@ -37,7 +37,12 @@ port.on('message', async (request: WorkerRequest) => {
     response = { id: request.id, ok: true, result: await runWindowTask(writer, request.task) };
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
-    response = { id: request.id, ok: false, message: `${failure.name}: ${failure.message}`, stack: failure.stack };
+    response = {
+      id: request.id,
+      ok: false,
+      message: `${failure.name}: ${failure.message}`,
+      stack: failure.stack,
+    };
   }
   port.postMessage(response);
 });

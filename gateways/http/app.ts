@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { openJobsBucket } from '../../consumers/generation/job-worker.ts';
+import { KV_BUCKETS } from '../../contracts/streams.ts';
 import type { Config } from '../../platform/config.ts';
 import { BUCKET_OPTIONS, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -18,20 +18,43 @@ import { createHttpApp } from '../core/http-hygiene.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
 import { GenerationService } from './generation/generation-service.ts';
 import { registerGenerationRoutes } from './generation/routes.ts';
+import { createHealth } from './health.ts';
 import { registerLiveRoute } from './live-sim/live-route.ts';
 import { SimSessions } from './live-sim/sim-sessions.ts';
+import { registerMcpRoutes } from './mcp/routes.ts';
 import { installKeyAuth } from './require-key.ts';
 
-export type HttpAppDeps = { nats: Nats; accounts: AccountsService; guard: Guard; config: Config; log: Logger };
+export type HttpAppDeps = {
+  nats: Nats;
+  accounts: AccountsService;
+  guard: Guard;
+  config: Config;
+  log: Logger;
+};
 
-export type HttpApp = { app: FastifyInstance; sessions: SimSessions; registry: ConnectionRegistry; generation: GenerationService; shutdown(): Promise<void> };
+export type HttpApp = {
+  app: FastifyInstance;
+  sessions: SimSessions;
+  registry: ConnectionRegistry;
+  generation: GenerationService;
+  /** The address the app answers on, once listening (used in links when PUBLIC_BASE_URL is unset). */
+  setListenAddress(url: string): void;
+  shutdown(): Promise<void>;
+};
 
-export const artifactsDirOf = (config: Config): string => config.ARTIFACTS_DIR ?? join(config.DATA_DIR, 'artifacts');
+export const artifactsDirOf = (config: Config): string =>
+  config.ARTIFACTS_DIR ?? join(config.DATA_DIR, 'artifacts');
 
 export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const { config, nats } = deps;
-  const app = createHttpApp({ loggerInstance: deps.log.child({ surface: 'http' }), forceCloseConnections: true });
-  const baseUrl = (req: FastifyRequest) => config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host ?? `127.0.0.1:${config.HTTP_PORT}`}`;
+  const app = createHttpApp({
+    loggerInstance: deps.log.child({ surface: 'http' }),
+    forceCloseConnections: true,
+  });
+  let listenAddress = `http://127.0.0.1:${config.HTTP_PORT}`;
+  const publicBase = () => config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? listenAddress;
+  const baseUrl = (req: FastifyRequest) =>
+    config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host ?? listenAddress}`;
   const usage = await openBucket<number>(nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]);
   const jobs = await openJobsBucket(nats);
   const requireKey = installKeyAuth(app, deps.guard);
@@ -40,18 +63,32 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const generation = new GenerationService(nats, jobs);
 
   registerConsoleRoutes(app, deps.accounts, usage);
-  registerGenerationRoutes(app, { service: generation, jobs, artifactsDir: artifactsDirOf(config), requireKey, baseUrl });
+  registerGenerationRoutes(app, {
+    service: generation,
+    jobs,
+    artifactsDir: artifactsDirOf(config),
+    requireKey,
+    baseUrl,
+  });
+  registerMcpRoutes(app, { requireKey, generation, health: createHealth(nats), baseUrl: publicBase });
   registerLiveRoute(app, {
     sessions,
     requireKey,
     registry,
-    connection: { retryMs: config.SSE_RETRY_MS, maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES, closeGraceMs: config.SSE_CLOSE_GRACE_MS },
+    connection: {
+      retryMs: config.SSE_RETRY_MS,
+      maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES,
+      closeGraceMs: config.SSE_CLOSE_GRACE_MS,
+    },
   });
   return {
     app,
     sessions,
     registry,
     generation,
+    setListenAddress(url) {
+      listenAddress = url;
+    },
     async shutdown() {
       registry.closeAll('server shutting down; reconnect');
       await sessions.stop();

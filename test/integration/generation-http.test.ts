@@ -72,7 +72,11 @@ describe('POST /data/generate', () => {
     const buffer = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
     const meta = await parquetMetadataAsync(buffer);
     const kv = Object.fromEntries((meta.key_value_metadata ?? []).map((e) => [e.key, e.value]));
-    expect(kv).toMatchObject({ job_id: out.job_id, manifest_hash: out.manifest_hash, row_count: String(out.row_count) });
+    expect(kv).toMatchObject({
+      job_id: out.job_id,
+      manifest_hash: out.manifest_hash,
+      row_count: String(out.row_count),
+    });
     const rows = await parquetReadObjects({ file: buffer, compressors });
     expect(rows.length).toBe(out.row_count);
 
@@ -82,10 +86,17 @@ describe('POST /data/generate', () => {
     expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.slice(4, 100));
     const tail = await fetch(out.download_url, { headers: { 'x-api-key': key, range: 'bytes=-4' } });
     expect(new TextDecoder().decode(await tail.arrayBuffer())).toBe('PAR1');
-    expect((await fetch(out.download_url, { headers: { 'x-api-key': key, range: `bytes=${bytes.length}-` } })).status).toBe(416);
+    expect(
+      (await fetch(out.download_url, { headers: { 'x-api-key': key, range: `bytes=${bytes.length}-` } }))
+        .status,
+    ).toBe(416);
     await expectError(await fetch(out.download_url), 401, 'invalid_key');
     const stranger = (await accounts.key('pro', { scopes: ['generate'] })).key;
-    await expectError(await fetch(out.download_url, { headers: { 'x-api-key': stranger } }), 404, 'not_found');
+    await expectError(
+      await fetch(out.download_url, { headers: { 'x-api-key': stranger } }),
+      404,
+      'not_found',
+    );
   });
 
   it('runs asynchronously with a status URL, progress and the same hash for the same manifest', async () => {
@@ -93,10 +104,18 @@ describe('POST /data/generate', () => {
     expect(res.status).toBe(202);
     const accepted = await res.json();
     expect(res.headers.get('location')).toBe(accepted.status_url);
-    let job: Record<string, unknown> & { status: string; progress: { rows_done: number; rows_total: number }; result: { manifest_hash: string } | null };
+    let job: Record<string, unknown> & {
+      status: string;
+      progress: { rows_done: number; rows_total: number };
+      result: { manifest_hash: string } | null;
+    };
     do {
       job = await (await fetch(accepted.status_url, { headers: { 'x-api-key': key } })).json();
-    } while (job.status !== 'completed' && job.status !== 'failed' && (await new Promise((r) => setTimeout(r, 50))) === undefined);
+    } while (
+      job.status !== 'completed' &&
+      job.status !== 'failed' &&
+      (await new Promise((r) => setTimeout(r, 50))) === undefined
+    );
     expect(job.status).toBe('completed');
     expect(job.progress.rows_done).toBe(job.progress.rows_total);
     const sync = await (await generate(manifest)).json();
@@ -109,8 +128,18 @@ describe('POST /data/generate', () => {
     [{ config: { seed: 1 }, duration_seconds: 60 }, 422, 'unprocessable', 'config.symbol'],
     [{ config: { symbol: 'BTC' }, duration_seconds: 0 }, 422, 'unprocessable', 'duration_seconds'],
     [{ config: { symbol: 'BTC' }, duration_seconds: 604_801 }, 422, 'unprocessable', 'duration_seconds'],
-    [{ config: { symbol: 'BTC', volatility_annual: 'high' }, duration_seconds: 60 }, 422, 'unprocessable', 'config.volatility_annual'],
-    [{ config: { symbol: 'BTC', colour: 'red' }, duration_seconds: 60 }, 422, 'unprocessable', 'config.colour'],
+    [
+      { config: { symbol: 'BTC', volatility_annual: 'high' }, duration_seconds: 60 },
+      422,
+      'unprocessable',
+      'config.volatility_annual',
+    ],
+    [
+      { config: { symbol: 'BTC', colour: 'red' }, duration_seconds: 60 },
+      422,
+      'unprocessable',
+      'config.colour',
+    ],
   ])('refuses %j with %i %s and writes nothing', async (body, status, code, field) => {
     const before = readdirSync(artifacts).length;
     await expectError(await generate(body), status, code, field);

@@ -13,6 +13,7 @@ export async function startTestHttp(nats: Nats, config: Config, accounts: TestAc
   const edge = await startEdgeGuard(nats, config, log);
   const http = await buildHttpApp({ nats, accounts: accounts.service, guard: edge.guard, config, log });
   const url = await http.app.listen({ host: '127.0.0.1', port: 0 });
+  http.setListenAddress(url);
   return {
     ...http,
     url,

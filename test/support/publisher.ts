@@ -21,7 +21,7 @@ export function trade(symbol: string, i: number): TradeEvent {
   };
 }
 
-export function book(symbol: string, i: number): BookEvent {
+export function book(symbol: string, i: number, levels = 10): BookEvent {
   const mid = 100 + (i % 50);
   const level = (k: number, sign: number) => ({ price: mid + sign * (0.5 + k), size: 1 + k });
   return {
@@ -30,8 +30,8 @@ export function book(symbol: string, i: number): BookEvent {
     symbol,
     timestamp_ms: 1_767_225_600_000 + i,
     capture_time_ms: 1_767_225_600_001 + i,
-    bids: Array.from({ length: 10 }, (_, k) => level(k, -1)),
-    asks: Array.from({ length: 10 }, (_, k) => level(k, 1)),
+    bids: Array.from({ length: levels }, (_, k) => level(k, -1)),
+    asks: Array.from({ length: levels }, (_, k) => level(k, 1)),
     best_bid: mid - 0.5,
     best_ask: mid + 0.5,
     mid_price: mid,
@@ -42,16 +42,16 @@ export function book(symbol: string, i: number): BookEvent {
 export type RatePublisher = { stop(): Promise<number>; published(): number };
 
 /** `perSecond` events spread over `coins` round-robin, in 10 ms ticks, until stopped. */
-/** With `booksEvery` = n, every n-th event is a 10-level book instead of a trade. */
+/** With `booksEvery` = n, every n-th event is a book (`bookLevels` per side, default 10) instead of a trade. */
 export function publishAtRate(
   js: JetStreamClient,
   coins: string[],
   perSecond: number,
-  opts: { booksEvery?: number } = {},
+  opts: { booksEvery?: number; bookLevels?: number } = {},
 ): RatePublisher {
   const idPrefix = randomUUID();
   const make = (coin: string, i: number): MarketEvent =>
-    opts.booksEvery && i % opts.booksEvery === 0 ? book(coin, i) : trade(coin, i);
+    opts.booksEvery && i % opts.booksEvery === 0 ? book(coin, i, opts.bookLevels) : trade(coin, i);
   const log = createLogger('silent');
   let i = 0;
   let stopped = false;

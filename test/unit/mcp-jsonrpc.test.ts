@@ -24,7 +24,8 @@ describe('decodeBody', () => {
 
   it('answers an empty batch with -32600 and a batch over the limit with -32006', () => {
     expect(codeOf('[]')).toBe(-32600);
-    const calls = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })));
+    const calls = (n: number) =>
+      JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })));
     expect(codeOf(calls(MAX_JSONRPC_BATCH + 1))).toBe(-32006);
     expect(decodeBody(calls(MAX_JSONRPC_BATCH))).toMatchObject({ ok: true, batch: true });
   });
@@ -52,8 +53,15 @@ describe('readCall', () => {
 
   it('keeps ids unchanged (0, "" and null included) and tells notifications apart', () => {
     for (const id of [0, '', 'abc', -7, 1.5, null])
-      expect(readCall({ jsonrpc: '2.0', id, method: 'ping' })).toEqual({ id, method: 'ping', params: undefined, notification: false });
-    expect(readCall({ jsonrpc: '2.0', method: 'notifications/initialized' })).toMatchObject({ notification: true });
+      expect(readCall({ jsonrpc: '2.0', id, method: 'ping' })).toEqual({
+        id,
+        method: 'ping',
+        params: undefined,
+        notification: false,
+      });
+    expect(readCall({ jsonrpc: '2.0', method: 'notifications/initialized' })).toMatchObject({
+      notification: true,
+    });
   });
 });
 
@@ -69,14 +77,22 @@ describe('responses', () => {
     expect(res).toEqual({
       jsonrpc: '2.0',
       id: 'x',
-      error: { code: -32602, message: 'bad name', data: { error: 'invalid_params', request_id: 'req_1', field: 'params.name', reason: 'required' } },
+      error: {
+        code: -32602,
+        message: 'bad name',
+        data: { error: 'invalid_params', request_id: 'req_1', field: 'params.name', reason: 'required' },
+      },
     });
     expect('result' in res).toBe(false);
   });
 
   it('never show internals of a server error', () => {
     const err = new ApiError('internal', 'db password is hunter2', { secret: 1 });
-    expect(errorResponse(1, err, 'req_1').error).toEqual({ code: -32603, message: 'Internal server error.', data: { error: 'internal', request_id: 'req_1' } });
+    expect(errorResponse(1, err, 'req_1').error).toEqual({
+      code: -32603,
+      message: 'Internal server error.',
+      data: { error: 'internal', request_id: 'req_1' },
+    });
   });
 
   it('take the style from Accept', () => {

@@ -2,11 +2,19 @@
 import { describe, expect, it } from 'vitest';
 import { SimulationManifest, validateManifest } from '../../contracts/manifest.ts';
 import { GENERATE_DATASET, toolListing } from '../../contracts/mcp-tools.ts';
-import { findPreset, INSTRUMENT_TYPES, PRESET_NAMES, PRESET_VENUES, PRESETS } from '../../contracts/presets.ts';
+import {
+  findPreset,
+  INSTRUMENT_TYPES,
+  PRESET_NAMES,
+  PRESET_VENUES,
+  PRESETS,
+} from '../../contracts/presets.ts';
 
 describe('presets', () => {
   it('include calm, volatile, flash-crash and funding-squeeze, each named once in kebab-case', () => {
-    expect(PRESET_NAMES).toEqual(expect.arrayContaining(['calm', 'volatile', 'flash-crash', 'funding-squeeze']));
+    expect(PRESET_NAMES).toEqual(
+      expect.arrayContaining(['calm', 'volatile', 'flash-crash', 'funding-squeeze']),
+    );
     expect(new Set(PRESET_NAMES).size).toBe(PRESETS.length);
     for (const name of PRESET_NAMES) expect(name).toMatch(/^[a-z]+(-[a-z]+)*$/);
   });

@@ -2,14 +2,14 @@
  * The tool registry: listings derived from the zod schemas, argument handling of validate_config
  * and generate_dataset (same manifest, same hash), and how tool failures become `isError`.
  */
-import { z } from 'zod';
+
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { ApiError } from '../../contracts/errors.ts';
 import { manifestHash, normalizeManifest, SimulationManifest } from '../../contracts/manifest.ts';
 import {
   CORE_TOOL_SPECS,
   DEFAULT_DATASET_DURATION_SECONDS,
-  GENERATE_DATASET,
   toolListing,
   VALIDATE_CONFIG,
 } from '../../contracts/mcp-tools.ts';
@@ -20,8 +20,9 @@ import { GenerationModelConfigFields } from '../../producers/simulator/config.ts
 
 const silentLog = { error() {} } as unknown as ToolContext['log'];
 const ctx: ToolContext = { principal: null, requestId: 'req_test', baseUrl: 'http://x', log: silentLog };
+/** The JSON Schema properties of a core tool's listing. */
 const props = (name: string) =>
-  toolListing(CORE_TOOL_SPECS.find((t) => t.name === name) ?? GENERATE_DATASET).inputSchema.properties as Record<
+  CORE_TOOL_SPECS.map(toolListing).find((t) => t.name === name)?.inputSchema.properties as Record<
     string,
     Record<string, unknown>
   >;
@@ -44,7 +45,10 @@ describe('tool listings', () => {
   });
 
   it('derive bounds from the manifest schemas instead of restating them', () => {
-    const seed = z.toJSONSchema(GenerationModelConfigFields.shape.seed, { io: 'input' }) as Record<string, unknown>;
+    const seed = z.toJSONSchema(GenerationModelConfigFields.shape.seed, { io: 'input' }) as Record<
+      string,
+      unknown
+    >;
     expect(props('generate_dataset').seed).toMatchObject({ minimum: seed.minimum, maximum: seed.maximum });
     const duration = z.toJSONSchema(SimulationManifest.shape.duration_seconds) as Record<string, unknown>;
     expect(props('generate_dataset').duration_seconds).toMatchObject({ maximum: duration.maximum });
@@ -116,7 +120,11 @@ describe('the registry', () => {
   it('turns bad arguments into isError with the HTTP error body naming the field', async () => {
     const r = await registry.call('echo', { n: 'x' }, ctx);
     expect(r.isError).toBe(true);
-    expect(parse(r)).toMatchObject({ error: 'unprocessable', details: { field: 'n' }, request_id: 'req_test' });
+    expect(parse(r)).toMatchObject({
+      error: 'unprocessable',
+      details: { field: 'n' },
+      request_id: 'req_test',
+    });
   });
 
   it('hides the internals of a failing handler', async () => {

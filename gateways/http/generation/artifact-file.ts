@@ -24,7 +24,13 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   return { start, end };
 }
 
-export function sendFile(reply: FastifyReply, path: string, size: number, rangeHeader: string | undefined, filename: string): FastifyReply {
+export function sendFile(
+  reply: FastifyReply,
+  path: string,
+  size: number,
+  rangeHeader: string | undefined,
+  filename: string,
+): FastifyReply {
   reply.header('accept-ranges', 'bytes');
   reply.header('content-type', 'application/vnd.apache.parquet');
   reply.header('content-disposition', `attachment; filename="${filename}"`);

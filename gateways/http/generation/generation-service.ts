@@ -27,7 +27,10 @@ export function completedResponse(job: JobRecord, baseUrl: string): GenerateResp
 
 function parseManifest(body: unknown) {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ApiError('invalid_params', 'the body must be a JSON object', { field: 'body', reason: 'expected a JSON object' });
+    throw new ApiError('invalid_params', 'the body must be a JSON object', {
+      field: 'body',
+      reason: 'expected a JSON object',
+    });
   }
   try {
     return normalizeManifest(body);
@@ -45,7 +48,10 @@ export class GenerationService implements GenerationPort {
     private readonly jobs: Bucket<JobRecord>,
   ) {}
 
-  async generate(body: unknown, ctx: Parameters<GenerationPort['generate']>[1]): Promise<GenerateResponse | JobAccepted> {
+  async generate(
+    body: unknown,
+    ctx: Parameters<GenerationPort['generate']>[1],
+  ): Promise<GenerateResponse | JobAccepted> {
     const normalized = parseManifest(body);
     const hash = manifestHash(normalized);
     const jobId = newJobId();
@@ -67,9 +73,21 @@ export class GenerationService implements GenerationPort {
       error: null,
     };
     await this.jobs.put(jobId, record);
-    const msg: JobMessage = { job_id: jobId, account_id: record.account_id, manifest, manifest_hash: hash, requested_at: now };
+    const msg: JobMessage = {
+      job_id: jobId,
+      account_id: record.account_id,
+      manifest,
+      manifest_hash: hash,
+      requested_at: now,
+    };
     await this.nats.js.publish(JOB_SUBJECT, encode(msg), { msgID: jobId });
-    if (ctx.async) return { status: 'queued', job_id: jobId, status_url: `${ctx.baseUrl}/data/jobs/${jobId}`, manifest_hash: hash };
+    if (ctx.async)
+      return {
+        status: 'queued',
+        job_id: jobId,
+        status_url: `${ctx.baseUrl}/data/jobs/${jobId}`,
+        manifest_hash: hash,
+      };
     const done = await this.finished(jobId);
     if (done.status === 'failed') throw new ApiError('generation_failed', done.error?.message);
     return completedResponse(done, ctx.baseUrl);

@@ -5,7 +5,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { RequireKey } from '../require-key.ts';
-import { DISCOVERY_PATHS, serverCard, serviceDescription, sessionConfigSchema, toolManifest } from './discovery.ts';
+import {
+  DISCOVERY_PATHS,
+  serverCard,
+  serviceDescription,
+  sessionConfigSchema,
+  toolManifest,
+} from './discovery.ts';
 import type { ToolRegistry } from './tool-registry.ts';
 
 export type DiscoveryRouteDeps = { registry: ToolRegistry; requireKey: RequireKey; baseUrl: () => string };
@@ -16,5 +22,7 @@ export function registerDiscoveryRoutes(app: FastifyInstance, deps: DiscoveryRou
   app.get(DISCOVERY_PATHS.toolList, async () => ({ tools: registry.listing }));
   app.get(DISCOVERY_PATHS.serverCard, async () => serverCard(registry.listing, baseUrl()));
   app.get(DISCOVERY_PATHS.sessionConfig, async () => sessionConfigSchema(baseUrl()));
-  app.get('/mcp/manifest', { preHandler: deps.requireKey('mcp') }, async () => toolManifest(registry.listing));
+  app.get('/mcp/manifest', { preHandler: deps.requireKey('mcp') }, async () =>
+    toolManifest(registry.listing),
+  );
 }

@@ -37,9 +37,7 @@ export function serverCard(listing: readonly McpToolListing[], baseUrl: string) 
       {
         type: 'streamable-http',
         url: `${baseUrl}/mcp`,
-        headers: [
-          { name: KEY_HEADER, description: 'Your API key.', isRequired: true, isSecret: true },
-        ],
+        headers: [{ name: KEY_HEADER, description: 'Your API key.', isRequired: true, isSecret: true }],
       },
     ],
     authentication: { required: true, type: 'api_key', header: KEY_HEADER },
@@ -117,8 +115,18 @@ export function serviceDescription(registry: ToolRegistry, baseUrl: string) {
     endpoints: [
       ...SERVICE_ENDPOINTS,
       { method: 'GET', path: DISCOVERY_PATHS.toolList, auth: 'none', purpose: 'Tool discovery' },
-      { method: 'GET', path: DISCOVERY_PATHS.serverCard, auth: 'none', purpose: 'Server card for registries' },
-      { method: 'GET', path: DISCOVERY_PATHS.sessionConfig, auth: 'none', purpose: 'Session configuration schema' },
+      {
+        method: 'GET',
+        path: DISCOVERY_PATHS.serverCard,
+        auth: 'none',
+        purpose: 'Server card for registries',
+      },
+      {
+        method: 'GET',
+        path: DISCOVERY_PATHS.sessionConfig,
+        auth: 'none',
+        purpose: 'Session configuration schema',
+      },
       { method: 'GET', path: '/mcp/manifest', auth: 'scope mcp', purpose: 'Manifest of tools' },
       ...legacy,
     ],

@@ -41,7 +41,11 @@ export function createMethods(registry: ToolRegistry): Methods {
       (params) => {
         parseParams(InitializeParams, params);
         // Stateless: every request stands alone, so there is no session to create.
-        return { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: { tools: {} }, serverInfo: SERVER_INFO };
+        return {
+          protocolVersion: MCP_PROTOCOL_VERSION,
+          capabilities: { tools: {} },
+          serverInfo: SERVER_INFO,
+        };
       },
     ],
     ['ping', () => ({})],

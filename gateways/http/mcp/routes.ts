@@ -4,15 +4,15 @@
  * in `coreTools`): a registry entry and a handler, nothing in the envelope changes.
  */
 import type { FastifyInstance } from 'fastify';
-import type { RequireKey } from '../require-key.ts';
 import type { GenerationPort, HealthPort } from '../ports.ts';
+import type { RequireKey } from '../require-key.ts';
 import { coreTools } from './core-tools.ts';
 import { registerDiscoveryRoutes } from './discovery-routes.ts';
 import { registerMcpEndpoint } from './endpoint.ts';
 import { registerLegacyRoutes } from './legacy-routes.ts';
 import { createToolRegistry, type ToolDefinition, type ToolRegistry } from './tool-registry.ts';
 
-export type { ToolContext, ToolDefinition, LegacyRoute } from './tool-registry.ts';
+export type { LegacyRoute, ToolContext, ToolDefinition } from './tool-registry.ts';
 export { defineTool } from './tool-registry.ts';
 
 export type McpDeps = {

@@ -33,7 +33,10 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 export function manifestToValidate(args: ValidateConfigArgs): Record<string, unknown> {
   const { config, duration_seconds } = args;
   if (isObject(config.config))
-    return { ...config, duration_seconds: config.duration_seconds ?? duration_seconds ?? DEFAULT_DATASET_DURATION_SECONDS };
+    return {
+      ...config,
+      duration_seconds: config.duration_seconds ?? duration_seconds ?? DEFAULT_DATASET_DURATION_SECONDS,
+    };
   return { config, duration_seconds: duration_seconds ?? DEFAULT_DATASET_DURATION_SECONDS };
 }
 

@@ -1,0 +1,108 @@
+/**
+ * A generation worker process killed (-9) in the middle of a job: the job is not served as complete
+ * meanwhile, another worker takes it over from the JOBS work queue, and the artifact it finally
+ * serves is whole (content length = bytes served = what the Parquet footer describes).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parquetMetadataAsync } from 'hyparquet';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type JobWorker, startJobWorker } from '../../consumers/generation/job-worker.ts';
+import { createLogger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { startTestHttp, type TestHttp } from '../support/http-app.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type ServiceProcess, startService } from '../support/process.ts';
+
+const artifacts = mkdtempSync(join(tmpdir(), 'mdp-crash-'));
+const ACK_WAIT_MS = '2000';
+const config = testConfig({ ARTIFACTS_DIR: artifacts, JOB_ACK_WAIT_MS: ACK_WAIT_MS });
+let server: TestNats;
+let nats: Nats;
+let accounts: TestAccounts;
+let http: TestHttp;
+let rescuer: JobWorker | null = null;
+let crashing: ServiceProcess | null = null;
+
+beforeAll(async () => {
+  server = await startTestNats();
+  nats = await connectTestNats(server.url, config);
+  accounts = await startTestAccounts(nats, config);
+  http = await startTestHttp(nats, config, accounts);
+});
+
+afterAll(async () => {
+  crashing?.child.kill('SIGKILL');
+  await rescuer?.stop();
+  await http?.close();
+  accounts?.stop();
+  await nats?.nc.close();
+  await server?.cleanup();
+  rmSync(artifacts, { recursive: true, force: true });
+});
+
+type Job = {
+  status: string;
+  attempts: number;
+  progress: { rows_done: number };
+  result: { download_url: string; content_length_bytes: number; row_count: number } | null;
+};
+
+it('survives a worker killed mid-job', async () => {
+  const key = (await accounts.key('quant')).key;
+  const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+  crashing = startService(['worker'], {
+    NATS_URL: server.url,
+    NODE_ENV: 'test',
+    API_KEY_SECRET: config.API_KEY_SECRET,
+    ARTIFACTS_DIR: artifacts,
+    JOB_ACK_WAIT_MS: ACK_WAIT_MS,
+  });
+  await crashing.waitForLog((l) => l.msg === 'running');
+  const body = {
+    config: { symbol: 'ETH', seed: 3 },
+    duration_seconds: 36 * 3600,
+    driver: { window_seconds: 1800 },
+  };
+  const accepted = await (
+    await fetch(`${http.url}/data/generate?async=true`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+    })
+  ).json();
+  const status = async () =>
+    (await (await fetch(`${http.url}/data/jobs/${accepted.job_id}`, { headers })).json()) as Job;
+  let job = await status();
+  while (!(job.status === 'running' && job.progress.rows_done > 0)) {
+    if (job.status === 'completed' || job.status === 'failed')
+      throw new Error(`job ended before the crash: ${JSON.stringify(job)}`);
+    await new Promise((r) => setTimeout(r, 20));
+    job = await status();
+  }
+  crashing.child.kill('SIGKILL');
+  await crashing.exited;
+  const artifact = `${http.url}/artifacts/${accepted.job_id}.parquet`;
+  expect((await fetch(artifact, { headers })).status).toBe(404);
+  expect((await status()).status).toBe('running');
+
+  rescuer = await startJobWorker(nats, createLogger('silent'), {
+    artifactsDir: artifacts,
+    ackWaitMs: Number(ACK_WAIT_MS),
+  });
+  do {
+    await new Promise((r) => setTimeout(r, 100));
+    job = await status();
+  } while (job.status === 'running' || job.status === 'queued');
+
+  expect(job.status).toBe('completed');
+  expect(job.attempts).toBe(2);
+  const res = await fetch(artifact, { headers });
+  const bytes = await res.arrayBuffer();
+  expect(bytes.byteLength).toBe(job.result?.content_length_bytes);
+  const meta = await parquetMetadataAsync(bytes);
+  expect(Number(meta.num_rows)).toBe(job.result?.row_count);
+}, 120_000);
