@@ -18,7 +18,7 @@
  *
  * Scaling (environment): BENCH_SCALE (default 1) scales durations and the resume size; BENCH_RATE,
  * BENCH_CLIENTS, BENCH_WARMUP_S, BENCH_MEASURE_S, BENCH_SAT_CLIENTS, BENCH_SAT_EVENTS,
- * BENCH_SAT_WARMUP_EVENTS,
+ * BENCH_SAT_WARMUP_EVENTS, BENCH_SAT_REPEATS,
  * BENCH_RESUME_EVENTS, BENCH_RESUME_REPEATS, BENCH_MAX_BACKLOG_BYTES override single parameters;
  * BENCH_FANOUT_REFERENCE=0 skips the bare-server reference runs at 100 and 1,000 clients;
  * BENCH_CHECK_DEFAULT_BACKLOG=0 skips re-running the saturation with the shipped SSE_MAX_BACKLOG_BYTES;
@@ -117,6 +117,7 @@ function params() {
     measure_s: num('BENCH_MEASURE_S', Math.max(1.5, 8 * scale)),
     saturation_clients: num('BENCH_SAT_CLIENTS', 1_000),
     saturation_burst_events: Math.round(num('BENCH_SAT_EVENTS', Math.max(1_000, 8_000 * scale))),
+    saturation_repeats: Math.max(1, Math.round(num('BENCH_SAT_REPEATS', 2))),
     saturation_warmup_events: Math.round(num('BENCH_SAT_WARMUP_EVENTS', Math.max(200, 1_000 * scale))),
     resume_events: Math.round(num('BENCH_RESUME_EVENTS', Math.max(20_000, 1_000_000 * scale))),
     resume_repeats: Math.max(1, Math.round(num('BENCH_RESUME_REPEATS', 2))),
@@ -487,8 +488,20 @@ async function throughputPhase(
       await stopServer(s.w);
     }
   };
-  const gateway = await runOne('gateway');
-  const baseline = await runOne('bare-coalesced');
+  // Alternated and repeated: this machine's noise comes in bursts; the best run of each side counts.
+  type Run = Awaited<ReturnType<typeof runOne>>;
+  const gatewayRuns: Run[] = [];
+  const baselineRuns: Run[] = [];
+  for (let i = 0; i < p.saturation_repeats; i++) {
+    gatewayRuns.push(await runOne('gateway'));
+    baselineRuns.push(await runOne('bare-coalesced'));
+  }
+  const best = (runs: Run[]) =>
+    runs.reduce((a, b) =>
+      Number(b.completed) * b.events_per_s > Number(a.completed) * a.events_per_s ? b : a,
+    );
+  const gateway = best(gatewayRuns);
+  const baseline = best(baselineRuns);
   // The same burst with the shipped per-client bound: does the slow-client policy hold?
   const defaultBacklog = benchConfig().SSE_MAX_BACKLOG_BYTES;
   const withDefault =
@@ -502,6 +515,11 @@ async function throughputPhase(
     goal: '≥ 0.7× baseline',
     goal_met: (ratio(gateway.events_per_s, baseline.events_per_s) ?? 0) >= 0.7,
     clients: n,
+    aggregation: `best completed run of ${p.saturation_repeats} each, gateway and baseline alternated`,
+    all_runs_events_per_s: {
+      gateway: gatewayRuns.map((r) => (r.completed ? r.events_per_s : null)),
+      baseline: baselineRuns.map((r) => (r.completed ? r.events_per_s : null)),
+    },
     method: `${p.saturation_burst_events} events published as fast as acks allow (${gateway.publish.rate_per_s}/s, i.e. ${gateway.publish.rate_per_s * n} deliveries/s demanded); delivered events counted by the client process / time from the first publish until every connection has the last event`,
     baseline_what:
       'raw ordered consumer → bare http SSE server, one buffer per client flushed on setImmediate',

@@ -62,6 +62,7 @@ export async function startUnifiedGateway(
   guard: Guard,
 ): Promise<Stoppable> {
   const tail = await LiveTail.start(nats, log, {
+    name: `unified-${region}`,
     ringSize: config.SSE_RING_SIZE,
     staleAfterMs: config.SSE_FEED_STALE_MS,
     expectedCoins: config.COINS,

@@ -13,6 +13,7 @@ import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { decode } from '../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { generationJobs, generationRows, registerLagSource } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { GenerationError, generateDataset } from './generate.ts';
 
@@ -51,6 +52,10 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
   await ensureWorkerConsumer(nats, opts.ackWaitMs);
   const jobs = await openJobsBucket(nats);
   const abort = new AbortController();
+  const unregisterLag = registerLagSource(WORKER_DURABLE, async () => {
+    const info = await nats.jsm.consumers.info(STREAMS.JOBS, WORKER_DURABLE);
+    return info.num_pending + info.num_ack_pending;
+  });
   const loop = (async () => {
     while (!abort.signal.aborted) {
       try {
@@ -68,6 +73,7 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
   return {
     async stop() {
       abort.abort();
+      unregisterLag();
       await loop;
     },
   };
@@ -124,12 +130,15 @@ async function runJob(
         progress: { rows_done: result.rowCount, rows_total: result.rowCount },
       }),
     );
+    generationJobs.inc({ status: 'completed' });
+    generationRows.inc(result.rowCount);
     msg.ack();
   } catch (err) {
     if (signal.aborted) return msg.nak(); // shutting down: another worker takes it
     const message = err instanceof GenerationError ? err.message : 'generation failed unexpectedly';
     log.error({ err: String(err), job: job.job_id }, 'generation job failed');
     await jobs.put(job.job_id, finished(current, 'failed', { error: { code: 'internal', message } }));
+    generationJobs.inc({ status: 'failed' });
     msg.term();
   } finally {
     clearInterval(heartbeat);

@@ -17,8 +17,11 @@ import { projectionSql, STAGING_TABLE, sqlString, stagingTableSql } from './layo
 /** Default rows per part file: 128 DuckDB vectors (about 60 MB staged at 10 levels a side). */
 export const DEFAULT_ROWS_PER_PART = 128 * VECTOR_SIZE;
 
-/** Parts are temporary and read once by the merge: a fast codec beats a small one. */
-const PART_COMPRESSION = 'SNAPPY';
+/**
+ * Parts are temporary and read once by the merge: a fast codec beats a small one. LZ4_RAW wrote
+ * and read back fastest here (Snappy and ZSTD close behind; uncompressed takes 1.5× the disk).
+ */
+const PART_COMPRESSION = 'LZ4_RAW';
 
 /** DuckDB settings of a writer (strings, as DuckDB takes them). */
 export type DuckDBSettings = { threads?: number; memoryLimit?: string; tempDirectory?: string };

@@ -6,6 +6,7 @@
 import { isWellFormedApiKey } from '../../contracts/api-key-format.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import { TIER_LIMITS, type Tier } from '../../contracts/limits.ts';
+import { authFailures, rateLimitRejections } from '../../platform/metrics.ts';
 import { authorize } from './authorize.ts';
 import { presentedCredential } from './credentials.ts';
 import {
@@ -26,52 +27,63 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
   return {
     openStreams: (keyId) => streams.get(keyId) ?? 0,
     async admit(req: GuardRequest): Promise<Principal> {
-      const key = presentedCredential(req);
-      if (!key) throw new ApiError('invalid_key', missingKeyMessage(req));
-      if (key.startsWith('mds_'))
-        throw new ApiError(
-          'invalid_key',
-          'session tokens are not accepted here: use an API key (the dashboard proxy takes session tokens)',
-        );
-      if (!isWellFormedApiKey(key)) throw new ApiError('invalid_key', 'malformed API key');
-      const rec = await deps.keys.lookup(key);
-      if (!rec) throw new ApiError('invalid_key', 'unknown API key');
-      if (rec.status !== 'active') throw new ApiError('key_revoked', 'this API key has been revoked');
-      // Every request of a valid key counts, refused ones included: the bucket protects the edge.
-      const decision = await deps.limiter.check(rec.key_id, rec.tier);
-      if (decision.unavailable) throw new ApiError('overload', 'rate limiting is unavailable; retry shortly');
-      if (!decision.admitted) throw new RateLimitedError(decision);
-      const grant = authorize(rec, { surface: req.surface, region: req.region, capability: req.capability });
-
-      let released = !req.stream;
-      if (req.stream) {
-        const open = streams.get(rec.key_id) ?? 0;
-        const cap = TIER_LIMITS[rec.tier].concurrentStreams;
-        if (open >= cap)
-          throw new ApiError(
-            'subscription_limit',
-            `this key already has ${open} open streams (the ${rec.tier} cap is ${cap})`,
-          );
-        streams.set(rec.key_id, open + 1);
+      try {
+        return await admitOrThrow(req);
+      } catch (err) {
+        if (err instanceof RateLimitedError) rateLimitRejections.inc({ tier: err.tier });
+        else if (err instanceof ApiError && (err.row.http === 401 || err.row.http === 403))
+          authFailures.inc({ code: err.code });
+        throw err;
       }
-      deps.keys.touch(rec.key_id);
-      return {
-        accountId: rec.account_id,
-        keyId: rec.key_id,
-        tier: rec.tier,
-        sources: grant.sources,
-        revoked: deps.keys.revocationSignal(rec.key_hash),
-        rateLimit: decision,
-        release() {
-          if (released) return;
-          released = true;
-          const n = (streams.get(rec.key_id) ?? 1) - 1;
-          if (n > 0) streams.set(rec.key_id, n);
-          else streams.delete(rec.key_id);
-        },
-      };
     },
   };
+
+  async function admitOrThrow(req: GuardRequest): Promise<Principal> {
+    const key = presentedCredential(req);
+    if (!key) throw new ApiError('invalid_key', missingKeyMessage(req));
+    if (key.startsWith('mds_'))
+      throw new ApiError(
+        'invalid_key',
+        'session tokens are not accepted here: use an API key (the dashboard proxy takes session tokens)',
+      );
+    if (!isWellFormedApiKey(key)) throw new ApiError('invalid_key', 'malformed API key');
+    const rec = await deps.keys.lookup(key);
+    if (!rec) throw new ApiError('invalid_key', 'unknown API key');
+    if (rec.status !== 'active') throw new ApiError('key_revoked', 'this API key has been revoked');
+    // Every request of a valid key counts, refused ones included: the bucket protects the edge.
+    const decision = await deps.limiter.check(rec.key_id, rec.tier);
+    if (decision.unavailable) throw new ApiError('overload', 'rate limiting is unavailable; retry shortly');
+    if (!decision.admitted) throw new RateLimitedError(decision, rec.tier);
+    const grant = authorize(rec, { surface: req.surface, region: req.region, capability: req.capability });
+
+    let released = !req.stream;
+    if (req.stream) {
+      const open = streams.get(rec.key_id) ?? 0;
+      const cap = TIER_LIMITS[rec.tier].concurrentStreams;
+      if (open >= cap)
+        throw new ApiError(
+          'subscription_limit',
+          `this key already has ${open} open streams (the ${rec.tier} cap is ${cap})`,
+        );
+      streams.set(rec.key_id, open + 1);
+    }
+    deps.keys.touch(rec.key_id);
+    return {
+      accountId: rec.account_id,
+      keyId: rec.key_id,
+      tier: rec.tier,
+      sources: grant.sources,
+      revoked: deps.keys.revocationSignal(rec.key_hash),
+      rateLimit: decision,
+      release() {
+        if (released) return;
+        released = true;
+        const n = (streams.get(rec.key_id) ?? 1) - 1;
+        if (n > 0) streams.set(rec.key_id, n);
+        else streams.delete(rec.key_id);
+      },
+    };
+  }
 }
 
 function missingKeyMessage(req: GuardRequest): string {

@@ -1,4 +1,5 @@
 /** The open SSE connections of one gateway: heartbeats, and terminal `reconnect` on shutdown. */
+import { openStreams } from '../../platform/metrics.ts';
 import { Flusher } from './flusher.ts';
 import type { SseConnection } from './sse-connection.ts';
 
@@ -7,7 +8,10 @@ export class ConnectionRegistry {
   private readonly open = new Set<SseConnection>();
   private readonly timer: NodeJS.Timeout;
 
-  constructor(heartbeatMs: number) {
+  constructor(
+    heartbeatMs: number,
+    private readonly surface = 'unified',
+  ) {
     this.timer = setInterval(() => {
       for (const c of this.open) c.heartbeat();
     }, heartbeatMs);
@@ -26,11 +30,12 @@ export class ConnectionRegistry {
   }
 
   add(c: SseConnection): void {
+    if (!this.open.has(c)) openStreams.inc({ surface: this.surface });
     this.open.add(c);
   }
 
   remove(c: SseConnection): void {
-    this.open.delete(c);
+    if (this.open.delete(c)) openStreams.dec({ surface: this.surface });
   }
 
   /** Sends every client a terminal `reconnect` and stops heartbeats. */

@@ -54,6 +54,7 @@ export type Guard = {
 export class RateLimitedError extends ApiError {
   constructor(
     readonly decision: RateDecision,
+    readonly tier: Tier = 'basic',
     message?: string,
   ) {
     super('rate_limited', message ?? `rate limit exceeded; retry in ${decision.retryAfterSeconds} s`);

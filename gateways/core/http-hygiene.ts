@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController
 import { ApiError, httpErrorBody, toApiError } from '../../contracts/errors.ts';
 import { MAX_BODY_BYTES } from '../../contracts/limits.ts';
 import { redactUrl } from '../../platform/logger.ts';
+import { httpDuration, httpRequests } from '../../platform/metrics.ts';
 import { RateLimitedError, rateLimitHeaders } from './guard.ts';
 import { requestIdFrom } from './request-id.ts';
 
@@ -36,7 +37,8 @@ function routePattern(url: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
-export function createHttpApp(opts: FastifyServerOptions = {}): FastifyInstance {
+/** `surface` labels the request metrics. */
+export function createHttpApp(opts: FastifyServerOptions = {}, surface = 'http'): FastifyInstance {
   const app = Fastify({
     bodyLimit: MAX_BODY_BYTES,
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
@@ -53,6 +55,9 @@ export function createHttpApp(opts: FastifyServerOptions = {}): FastifyInstance 
     reply.header('x-request-id', req.id);
   });
   app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    httpRequests.inc({ surface, route, method: req.method, status: reply.statusCode });
+    httpDuration.observe({ surface, route, method: req.method }, reply.elapsedTime / 1_000);
     req.log.info(
       {
         method: req.method,

@@ -6,6 +6,7 @@
 import { STREAMS } from '../../contracts/streams.ts';
 import { MD_ALL, type MdSubjectParts, parseMdSubject } from '../../contracts/subjects.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { registerLagSource } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
 import { EventRing } from './event-ring.ts';
@@ -33,6 +34,8 @@ export type FeedSpec = {
 export const MD_FEED: FeedSpec = { stream: STREAMS.MD, filter: MD_ALL, parse: parseMdSubject, coinToken: 2 };
 
 export type LiveTailOptions = {
+  /** Reported as the consumer of the lag metric when given. */
+  name?: string;
   ringSize: number;
   staleAfterMs: number;
   expectedCoins: readonly string[];
@@ -45,6 +48,7 @@ export class LiveTail {
   private readonly byCoin = new Map<string, Set<TailSubscriber>>();
   private readonly anyCoin = new Set<TailSubscriber>();
   private reader: OrderedReader | null = null;
+  private unregisterLag: () => void = () => {};
   /** Called for every event after fan-out (latency measurement). */
   onDispatched: ((ev: FeedEvent) => void) | null = null;
 
@@ -82,6 +86,12 @@ export class LiveTail {
       log,
     );
     tail.health.start();
+    if (opts.name) {
+      tail.unregisterLag = registerLagSource(
+        opts.name,
+        async () => (await nats.jsm.streams.info(feed.stream)).state.last_seq - tail.lastSeq,
+      );
+    }
     return tail;
   }
 
@@ -111,6 +121,7 @@ export class LiveTail {
 
   stop(): void {
     this.reader?.stop();
+    this.unregisterLag();
     this.health.stop();
   }
 

@@ -10,6 +10,7 @@ import { KV_BUCKETS } from '../../contracts/streams.ts';
 import type { Config } from '../../platform/config.ts';
 import { BUCKET_OPTIONS, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { metricsRegistry } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
 import { ConnectionRegistry } from '../core/connection-registry.ts';
@@ -47,10 +48,10 @@ export const artifactsDirOf = (config: Config): string =>
 
 export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const { config, nats } = deps;
-  const app = createHttpApp({
-    loggerInstance: deps.log.child({ surface: 'http' }),
-    forceCloseConnections: true,
-  });
+  const app = createHttpApp(
+    { loggerInstance: deps.log.child({ surface: 'http' }), forceCloseConnections: true },
+    'http',
+  );
   let listenAddress = `http://127.0.0.1:${config.HTTP_PORT}`;
   const publicBase = () => config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? listenAddress;
   const baseUrl = (req: FastifyRequest) =>
@@ -58,11 +59,14 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const usage = await openBucket<number>(nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]);
   const jobs = await openJobsBucket(nats);
   const requireKey = installKeyAuth(app, deps.guard);
-  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS);
+  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, 'live');
   const sessions = await SimSessions.start(nats, deps.log);
   const generation = new GenerationService(nats, jobs);
 
   registerConsoleRoutes(app, deps.accounts, usage);
+  app.get('/metrics', { preHandler: requireKey('metrics') }, async (_req, reply) =>
+    reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()),
+  );
   registerGenerationRoutes(app, {
     service: generation,
     jobs,

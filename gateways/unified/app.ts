@@ -32,11 +32,14 @@ export type UnifiedApp = {
 
 export function buildUnifiedApp(deps: UnifiedAppDeps): UnifiedApp {
   const { config } = deps;
-  const app = createHttpApp({
-    loggerInstance: deps.log.child({ surface: 'unified', region: deps.region }),
-    forceCloseConnections: true,
-  });
-  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS);
+  const app = createHttpApp(
+    {
+      loggerInstance: deps.log.child({ surface: 'unified', region: deps.region }),
+      forceCloseConnections: true,
+    },
+    `unified-${deps.region}`,
+  );
+  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, `unified-${deps.region}`);
   registerHealthRoute(app, deps.nats);
   registerStreamRoute(app, {
     ...deps,

@@ -1,0 +1,83 @@
+/**
+ * The process's Prometheus metrics (prom-client), conventional names and units. Module-level
+ * singletons: one registry per process, however many apps it runs.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry, prefix: 'mdp_' });
+
+const registers = [metricsRegistry];
+
+export const httpRequests = new Counter({
+  name: 'mdp_http_requests_total',
+  help: 'HTTP requests answered, by surface, route template, method and status.',
+  labelNames: ['surface', 'route', 'method', 'status'] as const,
+  registers,
+});
+
+export const httpDuration = new Histogram({
+  name: 'mdp_http_request_duration_seconds',
+  help: 'Time to answer an HTTP request (to the first byte for streams), seconds.',
+  labelNames: ['surface', 'route', 'method'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 60],
+  registers,
+});
+
+export const openStreams = new Gauge({
+  name: 'mdp_open_streams',
+  help: 'Open streaming connections, by surface.',
+  labelNames: ['surface'] as const,
+  registers,
+});
+
+export const generationJobs = new Counter({
+  name: 'mdp_generation_jobs_total',
+  help: 'Generation jobs finished by this process, by outcome.',
+  labelNames: ['status'] as const,
+  registers,
+});
+
+export const generationRows = new Counter({
+  name: 'mdp_generation_rows_total',
+  help: 'Rows written to completed generation artifacts.',
+  registers,
+});
+
+export const rateLimitRejections = new Counter({
+  name: 'mdp_rate_limit_rejections_total',
+  help: 'Requests refused with 429, by tier.',
+  labelNames: ['tier'] as const,
+  registers,
+});
+
+export const authFailures = new Counter({
+  name: 'mdp_auth_failures_total',
+  help: 'Requests refused by the edge guard (401/403), by error code.',
+  labelNames: ['code'] as const,
+  registers,
+});
+
+/** Filled at scrape time by whoever follows a stream (see `registerLagSource`). */
+export const consumerLag = new Gauge({
+  name: 'mdp_jetstream_consumer_lag_messages',
+  help: 'Messages stored in a stream but not yet received by this process, by consumer.',
+  labelNames: ['consumer'] as const,
+  registers,
+  async collect() {
+    await Promise.all(
+      [...lagSources].map(async ([name, read]) => this.set({ consumer: name }, await read().catch(() => 0))),
+    );
+  },
+});
+
+const lagSources = new Map<string, () => Promise<number>>();
+
+/** Reports `read()` as the lag of `consumer` on every scrape; returns the unregister function. */
+export function registerLagSource(consumer: string, read: () => Promise<number>): () => void {
+  lagSources.set(consumer, read);
+  return () => {
+    lagSources.delete(consumer);
+    consumerLag.remove({ consumer });
+  };
+}

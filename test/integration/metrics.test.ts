@@ -1,0 +1,104 @@
+/**
+ * `GET /metrics` (scope `metrics`): Prometheus text with requests by route and status, latency
+ * histograms, open streams per surface, auth failures and rate-limit rejections.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Nats } from '../../platform/nats.ts';
+import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { expectError } from '../support/http.ts';
+import { startTestHttp, type TestHttp } from '../support/http-app.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { openSse } from '../support/sse.ts';
+
+const config = testConfig();
+let server: TestNats;
+let nats: Nats;
+let accounts: TestAccounts;
+let http: TestHttp;
+
+beforeAll(async () => {
+  server = await startTestNats();
+  nats = await connectTestNats(server.url, config);
+  accounts = await startTestAccounts(nats, config);
+  http = await startTestHttp(nats, config, accounts);
+});
+
+afterAll(async () => {
+  await http?.close();
+  accounts?.stop();
+  await nats?.nc.close();
+  await server?.cleanup();
+});
+
+/** The value of one sample line (labels in any order), or 0 when absent. */
+function sample(text: string, name: string, labels: Record<string, string>): number {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const body = line.slice(name.length + 1, line.indexOf('}'));
+    if (Object.entries(labels).every(([k, v]) => body.includes(`${k}="${v}"`)))
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return 0;
+}
+
+it('exposes request, stream, auth and rate-limit metrics to a key with the metrics scope', async () => {
+  const pro = (await accounts.key('pro', { scopes: ['metrics', 'stream'] })).key;
+  const scrape = async () => {
+    const res = await fetch(`${http.url}/metrics`, { headers: { 'x-api-key': pro } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    return res.text();
+  };
+  const before = await scrape();
+  await expectError(
+    await fetch(`${http.url}/metrics`, { headers: { 'x-api-key': 'mdp_bad' } }),
+    401,
+    'invalid_key',
+  );
+  const noScope = (await accounts.key('pro', { scopes: ['generate'] })).key;
+  await expectError(
+    await fetch(`${http.url}/metrics`, { headers: { 'x-api-key': noScope } }),
+    403,
+    'forbidden',
+  );
+  const basic = (await accounts.key('basic')).key;
+  const limited = await Promise.all(
+    Array.from({ length: 30 }, () =>
+      fetch(`${http.url}/metrics`, { headers: { 'x-api-key': basic } }).then((r) => r.status),
+    ),
+  );
+  expect(limited.filter((s) => s === 429).length).toBeGreaterThan(0);
+  const live = await openSse(`${http.url}/stream/live?symbol=SOL&seed=1`, () => {}, { 'x-api-key': pro });
+  expect(live.status).toBe(200);
+
+  const after = await scrape();
+  live.abort();
+  expect(sample(after, 'mdp_open_streams', { surface: 'live' })).toBe(1);
+  expect(
+    sample(after, 'mdp_auth_failures_total', { code: 'invalid_key' }) -
+      sample(before, 'mdp_auth_failures_total', { code: 'invalid_key' }),
+  ).toBe(1);
+  expect(sample(after, 'mdp_auth_failures_total', { code: 'forbidden' })).toBeGreaterThanOrEqual(1);
+  expect(sample(after, 'mdp_rate_limit_rejections_total', { tier: 'basic' })).toBeGreaterThan(0);
+  expect(
+    sample(after, 'mdp_http_requests_total', {
+      surface: 'http',
+      route: '/metrics',
+      method: 'GET',
+      status: '200',
+    }),
+  ).toBeGreaterThanOrEqual(1);
+  expect(
+    sample(after, 'mdp_http_requests_total', {
+      surface: 'http',
+      route: '/metrics',
+      method: 'GET',
+      status: '429',
+    }),
+  ).toBeGreaterThan(0);
+  expect(after).toMatch(
+    /mdp_http_request_duration_seconds_bucket\{le="0.005",surface="http",route="\/metrics",method="GET"\} \d+/,
+  );
+  expect(after).toContain('mdp_process_resident_memory_bytes');
+});
