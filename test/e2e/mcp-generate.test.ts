@@ -1,0 +1,67 @@
+/**
+ * The whole path an agent takes: the official MCP SDK client validates a config, generates the
+ * dataset through `generate_dataset` (a real worker on the JOBS queue writes the Parquet), and
+ * downloads it with its key; the hash of validation equals the artifact's manifest_hash.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { parquetMetadataAsync } from 'hyparquet';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type JobWorker, startJobWorker } from '../../consumers/generation/job-worker.ts';
+import { createLogger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { startTestHttp, type TestHttp } from '../support/http-app.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+
+const artifacts = mkdtempSync(join(tmpdir(), 'mdp-mcp-'));
+const config = testConfig({ ARTIFACTS_DIR: artifacts });
+let server: TestNats;
+let nats: Nats;
+let accounts: TestAccounts;
+let http: TestHttp;
+let worker: JobWorker;
+
+beforeAll(async () => {
+  server = await startTestNats();
+  nats = await connectTestNats(server.url, config);
+  accounts = await startTestAccounts(nats, config);
+  http = await startTestHttp(nats, config, accounts);
+  worker = await startJobWorker(nats, createLogger('silent'), { artifactsDir: artifacts });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await http?.close();
+  accounts?.stop();
+  await nats?.nc.close();
+  await server?.cleanup();
+  rmSync(artifacts, { recursive: true, force: true });
+});
+
+const textOf = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]?.text ?? 'null');
+
+it('validates, generates and downloads through MCP with one hash end to end', async () => {
+  const key = (await accounts.key('pro')).key;
+  const client = new Client({ name: 'e2e-agent', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { 'X-API-Key': key } } }));
+
+  const validated = textOf(await client.callTool({ name: 'validate_config', arguments: { config: { symbol: 'SOL', seed: 5 }, duration_seconds: 120 } }));
+  expect(validated.valid).toBe(true);
+  const generated = await client.callTool({ name: 'generate_dataset', arguments: { symbol: 'SOL', seed: 5, duration_seconds: 120 } });
+  expect(generated.isError).toBeFalsy();
+  const out = textOf(generated);
+  expect(out).toMatchObject({ status: 'completed', storage_backend: 'local', manifest_hash: validated.hash });
+
+  const res = await fetch(out.download_url, { headers: { 'x-api-key': key } });
+  expect(res.status).toBe(200);
+  const bytes = await res.arrayBuffer();
+  expect(bytes.byteLength).toBe(out.content_length_bytes);
+  const meta = await parquetMetadataAsync(bytes);
+  expect(Number(meta.num_rows)).toBe(out.row_count);
+  await client.close();
+});
