@@ -1,6 +1,6 @@
 /**
- * Tiers and limits (spec "Limits"), plus the reference token bucket every rate limiter must agree
- * with. Pure: no I/O, no clock (callers pass the time).
+ * Tiers and limits (spec "Limits"), plus the reference token bucket and the per-minute window every
+ * rate limiter must agree with. Pure: no I/O, no clock (callers pass the time).
  */
 
 /** Account tiers, lowest first. */
@@ -20,7 +20,10 @@ export type TierLimits = {
   readonly ratePerSecond: number;
   /** Bucket capacity: requests admitted at once after idling. */
   readonly burst: number;
-  /** Requests per minute, enforced as a second bucket (see `tierBuckets`). */
+  /**
+   * Requests in any 60 s window: an exact sliding window where it binds harder than the per-second
+   * bucket (see `tierWindow`), otherwise implied by that bucket.
+   */
   readonly perMinute: number;
   /** Transports the tier may use (spec: JSON-RPC all; gRPC and unified Pro and above; disk-sync Quant). */
   readonly transports: readonly Transport[];
@@ -101,20 +104,41 @@ export type BucketSpec = {
 };
 
 /**
- * The buckets a request of `tier` must pass, each taking one token; it is admitted only when all
- * admit. Basic and Pro have a per-second bucket (rate, burst) and a per-minute bucket (perMinute/60
- * per second, capacity perMinute), so every figure of the spec holds: Basic admits 25 at once, then
- * 10/s until its 100 per minute are spent, then 100 per minute on average. Like any token bucket,
- * a key idle for a minute may spend the whole minute capacity first (within ~8 s on Basic), so a
- * single 60 s window can see up to twice perMinute. Quant has none: always admitted.
+ * The token bucket a request of `tier` must pass, taking one token (spec formula, `refill`): the
+ * per-second bucket (rate, burst), so a burst of simultaneous requests admits at most `burst`
+ * (Basic 25, Pro 500) and then `rate` per second. The per-minute figure is not a bucket (a bucket of
+ * perMinute tokens would let a key that idled for a minute spend about twice perMinute in one 60 s
+ * window): see `tierWindow`. Quant has none: always admitted.
  */
 export function tierBuckets(tier: Tier): readonly BucketSpec[] {
   const t = TIER_LIMITS[tier];
   if (!Number.isFinite(t.ratePerSecond)) return [];
-  return [
-    { rate: t.ratePerSecond, burst: t.burst },
-    { rate: t.perMinute / 60, burst: t.perMinute },
-  ];
+  return [{ rate: t.ratePerSecond, burst: t.burst }];
+}
+
+/** Length of the per-minute window, ms. */
+export const MINUTE_MS = 60_000;
+
+/**
+ * An exact sliding window: a request is admitted only if fewer than `limit` requests were admitted
+ * in the closed interval [now − windowMs, now], so no window of `windowMs` (ends included) ever
+ * holds more than `limit` admissions.
+ */
+export type WindowSpec = {
+  readonly limit: number;
+  readonly windowMs: number;
+};
+
+/**
+ * The per-minute window of a tier (`perMinute` in any 60 s), only where it binds harder than the
+ * per-second bucket, i.e. perMinute < ratePerSecond × 60: Basic (100 < 600). Elsewhere null: the
+ * per-second bucket alone already admits at most burst + ratePerSecond × 60 in any 60 s, which for Pro
+ * is 500 + 120,000 (its perMinute, +0.4 %); Quant is unlimited.
+ */
+export function tierWindow(tier: Tier): WindowSpec | null {
+  const t = TIER_LIMITS[tier];
+  if (!Number.isFinite(t.perMinute) || t.perMinute >= t.ratePerSecond * 60) return null;
+  return { limit: t.perMinute, windowMs: MINUTE_MS };
 }
 
 /**

@@ -42,7 +42,7 @@ export type GenerateDatasetOptions = {
 /** The artifact. */
 export type GeneratedDataset = { path: string; rowCount: number; bytes: number; manifestHash: string };
 
-/** A job that failed: which window, after how many attempts, and why (`cause`). */
+/** A job that failed: the window (null if none is to blame), the attempts in the message, `cause`. */
 export class GenerationError extends Error {
   override name = 'GenerationError';
   constructor(

@@ -61,17 +61,28 @@ export class RateLimitedError extends ApiError {
   }
 }
 
-/** X-RateLimit-* (and Retry-After on a rejection) for HTTP responses. */
+/** A header value: a whole number ≥ `min`, never a fraction, NaN or Infinity. */
+function wholeHeader(n: number, round: (x: number) => number, min: number): string {
+  return String(Number.isFinite(n) ? Math.max(min, round(n)) : min);
+}
+
+/**
+ * X-RateLimit-* (and Retry-After on a rejection) for HTTP responses, all whole numbers
+ * (rate-limit/README.md, "Decision fields"): Limit is the tier's quota (Basic 100 per minute, Pro
+ * 2,000 per second), Remaining what could be admitted now, Reset seconds until nothing holds back
+ * (rounded up), Retry-After seconds until a request can be admitted (rounded up, at least 1).
+ * Nothing but Retry-After for an unlimited tier.
+ */
 export function rateLimitHeaders(d: RateDecision): Record<string, string> {
   const finite = Number.isFinite(d.limit);
   const headers: Record<string, string> = finite
     ? {
-        'x-ratelimit-limit': String(d.limit),
-        'x-ratelimit-remaining': String(Math.max(0, Math.floor(d.remaining))),
-        'x-ratelimit-reset': String(d.resetSeconds),
+        'x-ratelimit-limit': wholeHeader(d.limit, Math.floor, 0),
+        'x-ratelimit-remaining': wholeHeader(d.remaining, Math.floor, 0),
+        'x-ratelimit-reset': wholeHeader(d.resetSeconds, Math.ceil, 0),
       }
     : {};
-  if (!d.admitted) headers['retry-after'] = String(Math.max(1, d.retryAfterSeconds));
+  if (!d.admitted) headers['retry-after'] = wholeHeader(d.retryAfterSeconds, Math.ceil, 1);
   return headers;
 }
 

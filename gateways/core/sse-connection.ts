@@ -112,6 +112,11 @@ export class SseConnection implements FeedSink {
     this.lagFrameQueued = false;
     this.recordLatency();
     const ok = this.res.write(chunk);
+    if (this.ending) {
+      this.res.end();
+      this.markClosed();
+      return;
+    }
     if (!ok) {
       this.blocked = true;
       this.res.once('drain', this.onDrain);
@@ -122,6 +127,14 @@ export class SseConnection implements FeedSink {
   }
 
   private lagFrameQueued = false;
+  private ending = false;
+
+  /** A last `event: end` message after everything queued, then a normal close (finite streams). */
+  finish(data: Record<string, unknown>): void {
+    if (this.closed) return;
+    this.enqueue(`event: end\ndata: ${JSON.stringify(data)}\n\n`);
+    this.ending = true;
+  }
 
   private enqueue(text: string, conflationKey: string | null = null): void {
     if (this.closed) return;

@@ -1,7 +1,7 @@
 /**
  * The `{base_url}` surface (port 8080 locally): console API, dataset generation and artifacts,
- * the live synthetic stream, MCP (with discovery and legacy endpoints) and metrics. Built from
- * its dependencies so tests can run it against a private nats-server.
+ * the live synthetic stream, MCP (tools, discovery, legacy endpoints), caches and metrics. Built
+ * from its dependencies so tests can run it against a private nats-server.
  */
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -13,9 +13,12 @@ import type { Logger } from '../../platform/logger.ts';
 import { metricsRegistry } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
+import { CacheStore } from '../../producers/caches/cache-store.ts';
 import { ConnectionRegistry } from '../core/connection-registry.ts';
 import type { Guard } from '../core/guard.ts';
 import { createHttpApp } from '../core/http-hygiene.ts';
+import { registerCacheRoutes } from './caches/cache-routes.ts';
+import { cacheTools } from './caches/cache-tools.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
 import { GenerationService } from './generation/generation-service.ts';
 import { registerGenerationRoutes } from './generation/routes.ts';
@@ -25,71 +28,58 @@ import { SimSessions } from './live-sim/sim-sessions.ts';
 import { registerMcpRoutes } from './mcp/routes.ts';
 import { installKeyAuth } from './require-key.ts';
 
-export type HttpAppDeps = {
-  nats: Nats;
-  accounts: AccountsService;
-  guard: Guard;
-  config: Config;
-  log: Logger;
-};
+export type HttpAppDeps = { nats: Nats; accounts: AccountsService; guard: Guard; config: Config; log: Logger };
 
 export type HttpApp = {
   app: FastifyInstance;
   sessions: SimSessions;
   registry: ConnectionRegistry;
   generation: GenerationService;
+  caches: CacheStore;
   /** The address the app answers on, once listening (used in links when PUBLIC_BASE_URL is unset). */
   setListenAddress(url: string): void;
   shutdown(): Promise<void>;
 };
 
-export const artifactsDirOf = (config: Config): string =>
-  config.ARTIFACTS_DIR ?? join(config.DATA_DIR, 'artifacts');
+export const artifactsDirOf = (config: Config): string => config.ARTIFACTS_DIR ?? join(config.DATA_DIR, 'artifacts');
 
 export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const { config, nats } = deps;
-  const app = createHttpApp(
-    { loggerInstance: deps.log.child({ surface: 'http' }), forceCloseConnections: true },
-    'http',
-  );
+  const app = createHttpApp({ loggerInstance: deps.log.child({ surface: 'http' }), forceCloseConnections: true }, 'http');
   let listenAddress = `http://127.0.0.1:${config.HTTP_PORT}`;
-  const publicBase = () => config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? listenAddress;
-  const baseUrl = (req: FastifyRequest) =>
-    config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? `${req.protocol}://${req.headers.host ?? listenAddress}`;
-  const usage = await openBucket<number>(nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]);
-  const jobs = await openJobsBucket(nats);
+  const configured = config.PUBLIC_BASE_URL?.replace(/\/$/, '');
+  const publicBase = () => configured ?? listenAddress;
+  const baseUrl = (req: FastifyRequest) => configured ?? `${req.protocol}://${req.headers.host ?? listenAddress}`;
+
   const requireKey = installKeyAuth(app, deps.guard);
-  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, 'live');
+  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, 'http');
+  const sse = { retryMs: config.SSE_RETRY_MS, maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES, closeGraceMs: config.SSE_CLOSE_GRACE_MS };
+  const jobs = await openJobsBucket(nats);
   const sessions = await SimSessions.start(nats, deps.log);
   const generation = new GenerationService(nats, jobs);
+  const caches = await CacheStore.open(nats);
 
-  registerConsoleRoutes(app, deps.accounts, usage);
+  registerConsoleRoutes(app, deps.accounts, await openBucket<number>(nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]));
+  registerGenerationRoutes(app, { service: generation, jobs, artifactsDir: artifactsDirOf(config), requireKey, baseUrl });
+  registerLiveRoute(app, { sessions, requireKey, registry, connection: sse });
+  registerMcpRoutes(app, {
+    requireKey,
+    generation,
+    health: createHealth(nats),
+    baseUrl: publicBase,
+    extraTools: [...cacheTools({ nats, caches })],
+  });
+  registerCacheRoutes(app, { nats, caches, requireKey, registry, connection: sse });
   app.get('/metrics', { preHandler: requireKey('metrics') }, async (_req, reply) =>
     reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()),
   );
-  registerGenerationRoutes(app, {
-    service: generation,
-    jobs,
-    artifactsDir: artifactsDirOf(config),
-    requireKey,
-    baseUrl,
-  });
-  registerMcpRoutes(app, { requireKey, generation, health: createHealth(nats), baseUrl: publicBase });
-  registerLiveRoute(app, {
-    sessions,
-    requireKey,
-    registry,
-    connection: {
-      retryMs: config.SSE_RETRY_MS,
-      maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES,
-      closeGraceMs: config.SSE_CLOSE_GRACE_MS,
-    },
-  });
+
   return {
     app,
     sessions,
     registry,
     generation,
+    caches,
     setListenAddress(url) {
       listenAddress = url;
     },

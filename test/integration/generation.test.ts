@@ -12,6 +12,8 @@ import {
   generateDataset,
 } from '../../consumers/generation/generate.ts';
 import { OUTPUT_COLUMNS } from '../../consumers/generation/layout.ts';
+import { backoffMs } from '../../consumers/generation/retry.ts';
+import { planWindows } from '../../consumers/generation/windows.ts';
 import { normalizeManifest, type SimulationManifestInput } from '../../contracts/manifest.ts';
 import { MS_PER_YEAR } from '../../producers/simulator/params.ts';
 
@@ -76,6 +78,24 @@ async function differingRows(a: string, b: string): Promise<number> {
   }
 }
 
+describe('generation: planning', () => {
+  it('cuts [0, duration) into windows, the last one shorter', () => {
+    expect(planWindows(150, 60)).toEqual([
+      { index: 0, fromMs: 0, toMs: 60_000 },
+      { index: 1, fromMs: 60_000, toMs: 120_000 },
+      { index: 2, fromMs: 120_000, toMs: 150_000 },
+    ]);
+    expect(planWindows(604_800, 86_400)).toHaveLength(7);
+  });
+
+  it('backs off exponentially from backoff_seconds, capped at 60 s', () => {
+    const policy = { maxRetries: 10, backoffSeconds: 0.5 };
+    expect([1, 2, 3, 4].map((n) => backoffMs(policy, n))).toEqual([500, 1000, 2000, 4000]);
+    expect(backoffMs({ maxRetries: 10, backoffSeconds: 60 }, 3)).toBe(60_000);
+    expect(backoffMs({ maxRetries: 1, backoffSeconds: 0 }, 1)).toBe(0);
+  });
+});
+
 describe('generation: determinism across drivers', () => {
   it('gives the same rows, hash and bytes for 1, 2 and 4 workers and two window sizes', async () => {
     // Five minutes of BTC with the default model: about 4,800 rows, one Parquet row group.
@@ -89,6 +109,8 @@ describe('generation: determinism across drivers', () => {
     ];
     const results = [];
     for (const driver of drivers) results.push(await generate({ ...small, driver }));
+    // Windows cut into parts of one 2,048-row batch each: the merge sees many more files.
+    results.push(await generate({ ...small, driver: { window_seconds: 300 } }, { rowsPerPart: 2048 }));
     const reference = results[0] as (typeof results)[number];
     const rows = await readRows(reference.path);
     expect(rows.length).toBe(reference.rowCount);

@@ -74,7 +74,7 @@ it('exposes request, stream, auth and rate-limit metrics to a key with the metri
 
   const after = await scrape();
   live.abort();
-  expect(sample(after, 'mdp_open_streams', { surface: 'live' })).toBe(1);
+  expect(sample(after, 'mdp_open_streams', { surface: 'http' })).toBe(1);
   expect(
     sample(after, 'mdp_auth_failures_total', { code: 'invalid_key' }) -
       sample(before, 'mdp_auth_failures_total', { code: 'invalid_key' }),

@@ -1,12 +1,27 @@
 /**
- * The spec's token bucket written the plain way, to check rate limiters against: tokens(t) =
- * min(burst, previous + rate × elapsed s); admit when every bucket has at least 1 and take one from
- * each. Plus a seeded PRNG and counting helpers. Times are ms.
+ * The spec's limits written the plain way, to check rate limiters against: token buckets, tokens(t) =
+ * min(burst, previous + rate × elapsed s), and the per-minute window, at most `limit` admissions in
+ * [now − windowMs, now]; admit when every bucket has at least 1 and the window has room, then take one
+ * token from each bucket and remember the time. Plus a seeded PRNG and counting helpers. Times are ms.
  */
-import type { BucketSpec } from '../../contracts/limits.ts';
+import {
+  type BucketSpec,
+  type Tier,
+  tierBuckets,
+  tierWindow,
+  type WindowSpec,
+} from '../../contracts/limits.ts';
 
 /** Same slack as the contract's reference `tryTake`. */
 const EPSILON = 1e-9;
+
+/** What a reference limiter enforces (the shape of the limiter's own `Limits`). */
+export type ReferenceLimits = { buckets: readonly BucketSpec[]; window: WindowSpec | null };
+
+/** A tier's limits straight from the contract. */
+export function referenceLimits(tier: Tier): ReferenceLimits {
+  return { buckets: tierBuckets(tier), window: tierWindow(tier) };
+}
 
 /** mulberry32: small, seeded, good enough to draw test sequences. */
 export function seededRandom(seed: number): () => number {
@@ -21,19 +36,29 @@ export function seededRandom(seed: number): () => number {
 }
 
 /** A reference limiter for one key: call it with each request time, in order; it says admit or not. */
-export function referenceLimiter(specs: readonly BucketSpec[]): (nowMs: number) => boolean {
+export function referenceLimiter(limits: ReferenceLimits): (nowMs: number) => boolean {
+  const { buckets, window } = limits;
   let tokens: number[] | null = null;
   let lastMs = 0;
+  const admitted: number[] = [];
   return (nowMs) => {
     if (tokens === null) {
-      tokens = specs.map((s) => s.burst);
+      tokens = buckets.map((s) => s.burst);
       lastMs = nowMs;
     }
+    const at = Math.max(lastMs, nowMs);
     const elapsedSeconds = Math.max(0, nowMs - lastMs) / 1000;
-    const now = specs.map((s, i) => Math.min(s.burst, (tokens?.[i] ?? 0) + s.rate * elapsedSeconds));
+    const now = buckets.map((s, i) => Math.min(s.burst, (tokens?.[i] ?? 0) + s.rate * elapsedSeconds));
     if (!now.every((t) => t + EPSILON >= 1)) return false;
+    if (window) {
+      // Admissions in [at − windowMs, at], counted from the newest back.
+      let held = 0;
+      for (let i = admitted.length - 1; i >= 0 && (admitted[i] ?? 0) >= at - window.windowMs; i--) held++;
+      if (held >= window.limit) return false;
+    }
     tokens = now.map((t) => Math.max(0, t - 1));
-    lastMs = Math.max(lastMs, nowMs);
+    lastMs = at;
+    admitted.push(at);
     return true;
   };
 }

@@ -1,8 +1,11 @@
 /**
  * One gateway-like OS process for the multi-process rate-limit test. It connects to NATS, builds
  * its own rate limiter, says `{"ready":true}`, waits for a start time (epoch ms) on stdin, then
- * hammers one key from `parallel` concurrent loops until `durationMs` has passed, pausing `pauseMs`
- * between rounds, and prints `{"admitted":[epoch ms...],"rejected":n,"unavailable":n}`.
+ * hammers one key from `parallel` concurrent loops until `durationMs` has passed (0: each loop
+ * checks exactly once, all at the same instant), pausing `pauseMs` between rounds, and prints
+ * `{"admitted":[epoch ms...],"rejected":n,"unavailable":n,"maxLatencyMs":n,"firstSentMs":n,"lastDoneMs":n}`:
+ * the time each admitted check returned, and the longest an admitted check took (its decision was
+ * made at most that long before the time recorded).
  *
  *   node --import tsx test/support/rate-limit-worker.ts <natsUrl> <keyId> <tier> <durationMs> <pauseMs> <parallel>
  */
@@ -33,16 +36,27 @@ const endAt = startAt + Number(durationMs);
 const admitted: number[] = [];
 let rejected = 0;
 let unavailable = 0;
+let maxLatencyMs = 0;
+let firstSentMs = Infinity;
+let lastDoneMs = 0;
 async function loop(): Promise<void> {
-  while (Date.now() < endAt) {
+  do {
+    const sentMs = Date.now();
+    firstSentMs = Math.min(firstSentMs, sentMs);
     const d = await limiter.check(keyId as string, tier as Tier);
-    if (d.admitted) admitted.push(Date.now());
-    else if (d.unavailable) unavailable++;
+    const doneMs = Date.now();
+    lastDoneMs = Math.max(lastDoneMs, doneMs);
+    if (d.admitted) {
+      admitted.push(doneMs);
+      maxLatencyMs = Math.max(maxLatencyMs, doneMs - sentMs);
+    } else if (d.unavailable) unavailable++;
     else rejected++;
-    await sleep(Number(pauseMs));
-  }
+    if (Date.now() < endAt) await sleep(Number(pauseMs));
+  } while (Date.now() < endAt);
 }
 await Promise.all(Array.from({ length: Number(parallel) || 1 }, loop));
-process.stdout.write(`${JSON.stringify({ admitted, rejected, unavailable })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ admitted, rejected, unavailable, maxLatencyMs, firstSentMs, lastDoneMs })}\n`,
+);
 await limiter.close();
 await nats.nc.close();

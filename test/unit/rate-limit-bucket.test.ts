@@ -1,27 +1,39 @@
 /**
- * The leased token bucket against the spec's formula (a plain reference model), over seeded random
- * request sequences: the same decisions as the reference for one process with one-token leases, and
- * never more than the reference allows with many processes holding batches.
+ * The leased rate limiter against the spec written plainly (a reference model: token buckets by the
+ * formula, plus the exact per-minute window), over seeded random request sequences: the same
+ * decisions as the reference for one process, and for many processes on Basic (one-token leases, each
+ * admission stamped in the shared window); never more than the reference allows with processes
+ * holding batches (Pro). And the decision fields and headers: whole numbers, by the documented rule.
  */
 import { describe, expect, it } from 'vitest';
-import { type BucketSpec, type Tier, tierBuckets } from '../../contracts/limits.ts';
+import { type BucketSpec, type Tier, tierBuckets, type WindowSpec } from '../../contracts/limits.ts';
 import type { RateDecision } from '../../gateways/core/rate-limit/decision.ts';
 import { createLeasedRateLimiter, stateKey } from '../../gateways/core/rate-limit/leased-rate-limiter.ts';
 import { createMemoryLeaseStore } from '../../gateways/core/rate-limit/memory-lease-store.ts';
 import {
   advance,
+  closedState,
   freshState,
+  type Limits,
+  limitsOf,
   maxLeaseSize,
   type SharedState,
   takeLease,
   timeWhenAvailable,
 } from '../../gateways/core/rate-limit/shared-bucket.ts';
 import { decodeState, encodeState } from '../../gateways/core/rate-limit/state-codec.ts';
-import { lowestLevel, referenceLimiter, seededRandom } from '../support/rate-limit-reference.ts';
+import { rateLimitHeaders } from '../../gateways/core/guard.ts';
+import {
+  lowestLevel,
+  maxInWindow,
+  referenceLimiter,
+  referenceLimits,
+  seededRandom,
+} from '../support/rate-limit-reference.ts';
 
 const SEEDS = Array.from({ length: 25 }, (_, i) => 1_000 + i * 7_919);
 
-/** Gaps between requests: mostly bursts, sometimes pauses long enough to refill a minute bucket. */
+/** Gaps between requests: mostly bursts, sometimes pauses long enough to empty a minute window. */
 function requestTimes(rand: () => number, count: number): number[] {
   const times: number[] = [];
   let t = 1_700_000_000_000 + Math.floor(rand() * 1_000);
@@ -40,12 +52,19 @@ function requestTimes(rand: () => number, count: number): number[] {
   return times;
 }
 
-function randomSpecs(rand: () => number): BucketSpec[] {
+/** One or two buckets, and half the time a window short enough to bind often. */
+function randomLimits(rand: () => number): Limits {
   const fast = { rate: 1 + Math.floor(rand() * 50), burst: 1 + Math.floor(rand() * 40) };
-  return rand() < 0.5
-    ? [fast]
-    : [fast, { rate: fast.rate / (2 + rand() * 10), burst: fast.burst * (1 + Math.floor(rand() * 5)) }];
+  const buckets: BucketSpec[] =
+    rand() < 0.5
+      ? [fast]
+      : [fast, { rate: fast.rate / (2 + rand() * 10), burst: fast.burst * (1 + Math.floor(rand() * 5)) }];
+  const window: WindowSpec | null =
+    rand() < 0.5 ? null : { limit: 1 + Math.floor(rand() * 60), windowMs: 100 + Math.floor(rand() * 10_000) };
+  return { buckets, window };
 }
+
+const ONE = { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 } as const;
 
 type Event = { t: number; holder: number; n: number };
 
@@ -61,6 +80,7 @@ async function simulate(tier: Tier, holders: number, events: Event[], leaseFract
     }),
   );
   const admitted: number[] = [];
+  const decisions: RateDecision[] = [];
   let i = 0;
   while (i < events.length) {
     // Events at the same instant run concurrently, within and across processes.
@@ -72,10 +92,13 @@ async function simulate(tier: Tier, holders: number, events: Event[], leaseFract
       const limiter = limiters[ev.holder];
       for (let k = 0; limiter && k < ev.n; k++) batch.push(limiter.check('key_Sim42', tier));
     }
-    for (const d of await Promise.all(batch)) if (d.admitted) admitted.push(t);
+    for (const d of await Promise.all(batch)) {
+      decisions.push(d);
+      if (d.admitted) admitted.push(t);
+    }
   }
   await Promise.all(limiters.map((l) => l.close()));
-  return { admitted, store };
+  return { admitted, decisions, store };
 }
 
 function randomEvents(rand: () => number, holders: number, count: number, maxConcurrent: number): Event[] {
@@ -86,59 +109,95 @@ function randomEvents(rand: () => number, holders: number, count: number, maxCon
   }));
 }
 
-describe('shared bucket without leases is the spec bucket', () => {
-  it('takes one token exactly when the reference admits (random specs and request times)', () => {
+const isWhole = (n: number) => Number.isInteger(n) && n >= 0;
+
+describe('shared state without leases is the spec: buckets by the formula, the exact window', () => {
+  it('admits exactly when the reference admits (random buckets, windows and request times)', () => {
+    let windowRefusals = 0;
     for (const seed of SEEDS) {
       const rand = seededRandom(seed);
-      const specs = randomSpecs(rand);
-      const reference = referenceLimiter(specs);
+      const limits = randomLimits(rand);
+      const reference = referenceLimiter(limits);
       const times = requestTimes(rand, 3_000);
       let state: SharedState | null = null;
+      const admitted: number[] = [];
       for (const t of times) {
-        const base: SharedState = state ?? freshState(specs, t);
-        const r = takeLease(base, specs, t, { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 });
+        const base: SharedState = state ?? freshState(limits, t);
+        const r = takeLease(base, limits, t, ONE);
         expect(r.granted === 1, `seed ${seed} at ${t}`).toBe(reference(t));
+        if (r.granted) admitted.push(t);
+        else if (limits.window && r.state.admissions.length >= limits.window.limit) windowRefusals++;
         // Like the limiter, a refusal writes nothing.
         state = r.granted ? r.state : base;
+        if (limits.window) expect(state.admissions.length).toBeLessThanOrEqual(limits.window.limit);
+      }
+      if (limits.window) {
+        expect(maxInWindow(admitted, limits.window.windowMs)).toBeLessThanOrEqual(limits.window.limit);
       }
     }
+    // The windows did bind, often.
+    expect(windowRefusals).toBeGreaterThan(1_000);
   });
 
-  it('says when the next token comes (to the ms): not before, and a request then is admitted', () => {
+  it('says when the next admission can be (to the ms): not before, and a request then is admitted', () => {
     for (const seed of SEEDS) {
       const rand = seededRandom(seed);
-      const specs = randomSpecs(rand);
-      let state = freshState(specs, 0);
+      const limits = randomLimits(rand);
+      let state = freshState(limits, 0);
       for (const t of requestTimes(rand, 500)) {
-        const r = takeLease(state, specs, t, { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 });
+        const r = takeLease(state, limits, t, ONE);
         if (r.granted) {
           state = r.state;
           continue;
         }
         expect(r.retryAtMs).toBeGreaterThan(t);
         expect(Number.isInteger(r.retryAtMs)).toBe(true);
-        expect(
-          takeLease(state, specs, r.retryAtMs - 2, { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 })
-            .granted,
-        ).toBe(0);
-        expect(
-          takeLease(state, specs, r.retryAtMs, { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 }).granted,
-        ).toBe(1);
+        expect(takeLease(state, limits, r.retryAtMs - 2, ONE).granted).toBe(0);
+        expect(takeLease(state, limits, r.retryAtMs, ONE).granted).toBe(1);
       }
     }
+  });
+
+  it('counts an admission in the window up to and including windowMs later, and frees it 1 ms after', () => {
+    const limits: Limits = { buckets: [{ rate: 1_000, burst: 1_000 }], window: { limit: 3, windowMs: 1_000 } };
+    let state = freshState(limits, 0);
+    for (const t of [0, 10, 20]) {
+      const r = takeLease(state, limits, t, ONE);
+      expect(r.granted).toBe(1);
+      state = r.state;
+    }
+    expect(state.admissions).toEqual([0, 10, 20]);
+    expect(takeLease(state, limits, 30, ONE)).toMatchObject({ granted: 0, retryAtMs: 1_001 });
+    expect(takeLease(state, limits, 1_000, ONE).granted).toBe(0);
+    const later = takeLease(state, limits, 1_001, ONE);
+    expect(later.granted).toBe(1);
+    expect(later.state.admissions).toEqual([10, 20, 1_001]);
+    // Asking for more than one at a time changes nothing: a window takes one per swap.
+    expect(takeLease(freshState(limits, 0), limits, 0, { ...ONE, want: 5, minGrant: 3 }).granted).toBe(1);
   });
 });
 
 describe('leases', () => {
-  const pro = tierBuckets('pro');
+  const pro = limitsOf('pro');
+  const bucketOnly = (spec: BucketSpec[]): Limits => ({ buckets: spec, window: null });
 
-  it('sizes batches at 2.5 % of the slowest rate: 1 for Basic, 50 for Pro', () => {
-    expect(maxLeaseSize(tierBuckets('basic'))).toBe(1);
+  it('has the per-second bucket for Basic and Pro, and the per-minute window only for Basic', () => {
+    expect(limitsOf('basic')).toEqual({
+      buckets: [{ rate: 10, burst: 25 }],
+      window: { limit: 100, windowMs: 60_000 },
+    });
+    expect(pro).toEqual({ buckets: [{ rate: 2_000, burst: 500 }], window: null });
+    expect(limitsOf('quant')).toEqual({ buckets: [], window: null });
+  });
+
+  it('sizes batches at 2.5 % of the slowest rate: 1 for Basic (always, with a window), 50 for Pro', () => {
+    expect(maxLeaseSize(limitsOf('basic'))).toBe(1);
+    expect(maxLeaseSize(limitsOf('basic'), 5)).toBe(1);
     expect(maxLeaseSize(pro)).toBe(50);
   });
 
   it('counts tokens out on lease against the capacity until the lease ends', () => {
-    const spec = [{ rate: 10, burst: 25 }];
+    const spec = bucketOnly([{ rate: 10, burst: 25 }]);
     const taken = takeLease(freshState(spec, 0), spec, 0, {
       holder: 'a',
       want: 20,
@@ -155,14 +214,14 @@ describe('leases', () => {
   });
 
   it("drops the asking holder's previous grant and records only the tokens not spent at once", () => {
-    const spec = [{ rate: 10, burst: 25 }];
+    const spec = bucketOnly([{ rate: 10, burst: 25 }]);
     const first = takeLease(freshState(spec, 0), spec, 0, {
       holder: 'a',
       want: 5,
       minGrant: 1,
       leaseMs: 250,
     });
-    const second = takeLease(first.state, spec, 10, { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 });
+    const second = takeLease(first.state, spec, 10, ONE);
     expect(second.granted).toBe(1);
     expect(second.state.grants).toEqual({});
   });
@@ -175,8 +234,27 @@ describe('leases', () => {
       leaseMs: 250,
     });
     expect(decodeState(encodeState(taken.state), pro)).toEqual(taken.state);
-    expect(decodeState('{"t":[1],"at":0,"g":{}}', pro)).toBeNull();
+    expect(decodeState('{"t":[1,2],"at":0,"g":{}}', pro)).toBeNull();
+    expect(decodeState('{"t":[1],"at":0,"g":{},"w":[1]}', pro)).toBeNull();
     expect(decodeState('not json', pro)).toBeNull();
+  });
+
+  it('keeps the Basic window small on the wire: ages, at most 100 of them', () => {
+    const basic = limitsOf('basic');
+    let state = freshState(basic, 1_700_000_000_000);
+    for (let t = 1_700_000_000_000; t < 1_700_000_200_000; t += 97) {
+      const r = takeLease(state, basic, t, ONE);
+      if (r.granted) state = r.state;
+    }
+    expect(state.admissions).toHaveLength(100);
+    const wire = encodeState(state);
+    expect(decodeState(wire, basic)).toEqual(state);
+    expect(wire.length).toBeLessThan(1_000);
+    // A value this process cannot read (the old two-bucket form): nothing to spend, for a minute.
+    expect(decodeState('{"t":[25,100],"at":0,"g":{}}', basic)).toBeNull();
+    const closed = closedState(basic, 0);
+    expect(takeLease(closed, basic, 59_999, ONE).granted).toBe(0);
+    expect(takeLease(closed, basic, 60_001, ONE).granted).toBe(1);
   });
 
   it('makes store keys valid KV keys', () => {
@@ -186,50 +264,73 @@ describe('leases', () => {
 });
 
 describe('limiter over a shared store, simulated processes and clock', () => {
+  const basic = referenceLimits('basic');
+
   it('one process on Basic decides exactly as the reference', async () => {
     for (const seed of SEEDS.slice(0, 10)) {
       const rand = seededRandom(seed);
       const events = randomEvents(rand, 1, 1_500, 1).map((e) => ({ ...e, holder: 0 }));
-      const reference = referenceLimiter(tierBuckets('basic'));
+      const reference = referenceLimiter(basic);
       const expected = events.filter((e) => reference(e.t)).map((e) => e.t);
       const { admitted } = await simulate('basic', 1, events);
       expect(admitted, `seed ${seed}`).toEqual(expected);
     }
   });
 
-  it('3 processes on Basic (one-token leases) admit exactly what one reference bucket admits', async () => {
-    for (const seed of SEEDS.slice(0, 10)) {
-      const events = randomEvents(seededRandom(seed), 3, 1_500, 4);
-      const reference = referenceLimiter(tierBuckets('basic'));
-      const expected = events
-        .flatMap((e) => Array.from({ length: e.n }, () => e.t))
-        .filter((t) => reference(t));
-      const { admitted } = await simulate('basic', 3, events);
-      expect(admitted, `seed ${seed}`).toEqual(expected);
-    }
+  for (const holders of [3, 6]) {
+    it(`${holders} processes on Basic admit exactly what the reference admits: never more than 100 in any 60 s, nor 25 at once`, async () => {
+      let windowFilled = 0;
+      for (const seed of SEEDS.slice(0, 10)) {
+        const events = randomEvents(seededRandom(seed), holders, 2_000, 8);
+        const reference = referenceLimiter(basic);
+        const expected = events
+          .flatMap((e) => Array.from({ length: e.n }, () => e.t))
+          .filter((t) => reference(t));
+        const { admitted, decisions } = await simulate('basic', holders, events);
+        expect(admitted, `seed ${seed}`).toEqual(expected);
+        expect(maxInWindow(admitted, 60_000), `seed ${seed}`).toBeLessThanOrEqual(100);
+        expect(maxInWindow(admitted, 0), `seed ${seed}`).toBeLessThanOrEqual(25);
+        expect(lowestLevel(tierBuckets('basic'), admitted), `seed ${seed}`).toBeGreaterThanOrEqual(-1e-9);
+        if (maxInWindow(admitted, 60_000) === 100) windowFilled++;
+        for (const d of decisions) {
+          expect([d.limit, d.remaining, d.resetSeconds, d.retryAfterSeconds].every(isWhole)).toBe(true);
+          expect(d.limit).toBe(100);
+        }
+      }
+      // The sequences do reach the window's limit: it is what refused them.
+      expect(windowFilled).toBeGreaterThan(5);
+    });
+  }
+
+  it('a burst of 42 simultaneous checks over 3 processes admits 25, then 10/s, then nothing past 100', async () => {
+    const events: Event[] = [0, 1, 2].map((h) => ({ t: 1_000, holder: h, n: 14 }));
+    // Then 3 processes × 2 every 50 ms for 70 s.
+    for (let t = 1_050; t < 71_000; t += 50) for (let h = 0; h < 3; h++) events.push({ t, holder: h, n: 2 });
+    const { admitted } = await simulate('basic', 3, events);
+    expect(admitted.filter((t) => t === 1_000)).toHaveLength(25);
+    expect(admitted.filter((t) => t > 1_000 && t <= 2_000)).toHaveLength(10);
+    expect(admitted.filter((t) => t < 61_001)).toHaveLength(100);
+    expect(admitted[99]).toBe(8_500);
+    // At 61,001 ms the burst has left the window: the next 4 instants × 6 requests are all admitted.
+    expect(admitted.filter((t) => t > 61_000 && t <= 61_200)).toHaveLength(24);
+    expect(maxInWindow(admitted, 60_000)).toBe(100);
   });
 
-  for (const [tier, holders, leaseFraction, atLeast] of [
-    ['basic', 5, 5, 0.5],
-    ['pro', 1, undefined, 0.95],
-    ['pro', 3, undefined, 0.95],
-    ['pro', 8, 0.1, 0.75],
+  for (const [holders, leaseFraction, atLeast] of [
+    [1, undefined, 0.95],
+    [3, undefined, 0.95],
+    [8, 0.1, 0.75],
   ] as const) {
     const batches = leaseFraction ? ` with batches of ${leaseFraction * 100} % of the rate` : '';
-    it(`${holders} process(es) on ${tier}${batches} never admit more than the spec allows, and ≥ ${atLeast * 100} % of it`, async () => {
-      const specs = tierBuckets(tier);
-      for (const seed of SEEDS.slice(0, tier === 'pro' ? 3 : 10)) {
-        const events = randomEvents(
-          seededRandom(seed),
-          holders,
-          tier === 'pro' ? 1_000 : 2_000,
-          tier === 'pro' ? 300 : 4,
-        );
-        const reference = referenceLimiter(specs);
+    it(`${holders} process(es) on pro${batches} never admit more than the spec allows, and ≥ ${atLeast * 100} % of it`, async () => {
+      const specs = tierBuckets('pro');
+      for (const seed of SEEDS.slice(0, 3)) {
+        const events = randomEvents(seededRandom(seed), holders, 1_000, 300);
+        const reference = referenceLimiter(referenceLimits('pro'));
         const allowed = events
           .flatMap((e) => Array.from({ length: e.n }, () => e.t))
           .filter((t) => reference(t));
-        const { admitted } = await simulate(tier, holders, events, leaseFraction);
+        const { admitted } = await simulate('pro', holders, events, leaseFraction);
         expect(lowestLevel(specs, admitted), `seed ${seed}`).toBeGreaterThanOrEqual(-1e-6);
         expect(admitted.length, `seed ${seed}`).toBeGreaterThanOrEqual(atLeast * allowed.length);
       }
@@ -262,29 +363,79 @@ describe('limiter over a shared store, simulated processes and clock', () => {
 });
 
 describe('decisions', () => {
-  it('reports the binding bucket, remaining tokens, reset and Retry-After for Basic', async () => {
+  it('Basic: limit 100 (per minute), the smaller remainder, reset until all clear, Retry-After', async () => {
     let clock = 0;
     const limiter = createLeasedRateLimiter(createMemoryLeaseStore(), { now: () => clock });
+    // The bucket binds: 24 left of 25 (the window has 99); all clear when the admission leaves the window.
     expect(await limiter.check('key_Basic1', 'basic')).toEqual({
       admitted: true,
-      limit: 10,
+      limit: 100,
       remaining: 24,
-      resetSeconds: 1,
+      resetSeconds: 61,
       retryAfterSeconds: 0,
     });
     for (let i = 0; i < 24; i++) await limiter.check('key_Basic1', 'basic');
-    expect(await limiter.check('key_Basic1', 'basic')).toMatchObject({
+    expect(await limiter.check('key_Basic1', 'basic')).toEqual({
       admitted: false,
+      limit: 100,
       remaining: 0,
+      resetSeconds: 61,
       retryAfterSeconds: 1,
     });
-    // Spend the minute bucket: 100 at first, then it refills 100 per 60 s.
-    for (clock = 0; clock < 20_000; clock += 50) await limiter.check('key_Basic1', 'basic');
-    const d = await limiter.check('key_Basic1', 'basic');
-    expect(d).toMatchObject({ admitted: false, limit: 100 / 60, remaining: 0 });
-    expect(d.resetSeconds).toBeGreaterThan(50);
-    expect(d.resetSeconds).toBeLessThanOrEqual(60);
+    // 10/s until the window holds 100 (the 100th at 7.5 s), then nothing until the burst leaves it.
+    for (clock = 0; clock <= 20_000; clock += 50) await limiter.check('key_Basic1', 'basic');
+    clock = 20_000;
+    expect(await limiter.check('key_Basic1', 'basic')).toEqual({
+      admitted: false,
+      limit: 100,
+      remaining: 0,
+      // The newest (7,500 ms) leaves at 67,501 ms; the oldest (0 ms) at 60,001 ms.
+      resetSeconds: 48,
+      retryAfterSeconds: 41,
+    });
+    clock = 60_000;
+    expect(await limiter.check('key_Basic1', 'basic')).toMatchObject({ admitted: false, retryAfterSeconds: 1 });
+    clock = 60_001;
+    // The 25 of the burst left: the window has 24 after this one, the bucket too.
+    expect(await limiter.check('key_Basic1', 'basic')).toEqual({
+      admitted: true,
+      limit: 100,
+      remaining: 24,
+      resetSeconds: 61,
+      retryAfterSeconds: 0,
+    });
     await limiter.close();
+  });
+
+  it('Pro: limit 2,000 (per second), whole tokens of its bucket', async () => {
+    const limiter = createLeasedRateLimiter(createMemoryLeaseStore(), { now: () => 0 });
+    const d = await limiter.check('key_Pro1', 'pro');
+    expect(d).toMatchObject({ admitted: true, limit: 2_000, retryAfterSeconds: 0, resetSeconds: 1 });
+    expect(d.remaining).toBe(499);
+    await limiter.close();
+  });
+
+  it('headers are whole numbers, whatever the decision holds', () => {
+    expect(
+      rateLimitHeaders({
+        admitted: false,
+        limit: 100 / 60,
+        remaining: 2.7,
+        resetSeconds: 1.2,
+        retryAfterSeconds: 0.3,
+      }),
+    ).toEqual({
+      'x-ratelimit-limit': '1',
+      'x-ratelimit-remaining': '2',
+      'x-ratelimit-reset': '2',
+      'retry-after': '1',
+    });
+    expect(
+      rateLimitHeaders({ admitted: true, limit: 100, remaining: -1, resetSeconds: NaN, retryAfterSeconds: 0 }),
+    ).toEqual({ 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '0' });
+    expect(
+      rateLimitHeaders({ admitted: true, limit: Infinity, remaining: Infinity, resetSeconds: 0, retryAfterSeconds: 0 }),
+    ).toEqual({});
   });
 
   it('admits Quant without touching the store, even when it is down', async () => {

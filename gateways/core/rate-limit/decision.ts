@@ -1,21 +1,38 @@
 /**
- * The answer of a rate limiter and how it is built from bucket levels. Pure.
+ * The answer of a rate limiter and how it is built from bucket levels and the window. Pure.
+ *
+ * Every figure is a whole number, so it goes into a header as is (README.md, "Decision fields"):
+ * - `limit`: the tier's sustained quota, fixed per tier: the window's size where the tier has one
+ *   (Basic: 100, per minute), else the refill rate of its slowest bucket (Pro: 2,000, per second);
+ * - `remaining`: requests that could be admitted right now, the smaller of the remainders: whole
+ *   tokens of each bucket, and the window's size minus the admissions in it (this one included);
+ * - `resetSeconds`: seconds until nothing holds back: every bucket full and the window empty;
+ * - `retryAfterSeconds`: when refused, seconds until a request can be admitted again (≥ 1).
  */
-import { type BucketSpec, retryAfterSeconds } from '../../../contracts/limits.ts';
-import { TOKEN_EPSILON } from './shared-bucket.ts';
+import { retryAfterSeconds } from '../../../contracts/limits.ts';
+import { inWindow, type Limits, leavesWindowAt, TOKEN_EPSILON } from './shared-bucket.ts';
 
 export type RateDecision = {
   readonly admitted: boolean;
-  /** Refill rate of the binding bucket, requests per second (Infinity for Quant). */
+  /** The tier's quota: window size (Basic 100 per minute) or bucket rate (Pro 2,000/s); Infinity for Quant. */
   readonly limit: number;
-  /** Whole tokens left in the binding bucket after this request, best estimate. */
+  /** Requests that could be admitted now, after this one: the smaller remainder, best estimate. */
   readonly remaining: number;
-  /** Seconds until the binding bucket is full again (integer ≥ 0). */
+  /** Seconds until every bucket is full and the window empty (integer ≥ 0). */
   readonly resetSeconds: number;
   /** HTTP `Retry-After`: integer ≥ 1 when rejected, 0 when admitted. */
   readonly retryAfterSeconds: number;
   /** Set when the shared store could not be reached: the request is refused (fail closed, 503). */
   readonly unavailable?: boolean;
+};
+
+/** What one process believes of a key now. */
+export type LimitView = {
+  /** Best estimate of each bucket's level now (shared level last seen, plus this process's batch). */
+  readonly tokens: readonly number[];
+  /** Admission times in the window, oldest first (empty without a window). */
+  readonly admissions: readonly number[];
+  readonly nowMs: number;
 };
 
 /** Quant: no bucket, no I/O. */
@@ -27,52 +44,59 @@ export const UNLIMITED: RateDecision = Object.freeze({
   retryAfterSeconds: 0,
 });
 
-/** Longest Retry-After reported, seconds (a bucket that can never refill must not say Infinity). */
-const MAX_RETRY_AFTER_S = 3_600;
+/** Longest Reset or Retry-After reported, seconds (a bucket that can never refill must not say Infinity). */
+const MAX_SECONDS = 3_600;
 
-/**
- * Limit, remaining and reset of the binding bucket: the one with the fewest tokens (on a tie the
- * one that takes longer to fill). `tokens` are the best estimate of each bucket's level now.
- */
-function binding(specs: readonly BucketSpec[], tokens: readonly number[]) {
-  let best = { limit: Infinity, remaining: Infinity, resetSeconds: 0 };
-  let bestFill = -1;
-  specs.forEach((spec, i) => {
-    const level = Math.max(0, tokens[i] ?? spec.burst);
-    const remaining = Math.floor(level + TOKEN_EPSILON);
-    const fillSeconds = Math.max(0, (spec.burst - level) / spec.rate);
-    if (remaining < best.remaining || (remaining === best.remaining && fillSeconds > bestFill)) {
-      best = { limit: spec.rate, remaining, resetSeconds: Math.ceil(fillSeconds - TOKEN_EPSILON) };
-      bestFill = fillSeconds;
-    }
+/** X-RateLimit-Limit of a tier: its window's size, else its slowest bucket's rate (whole number). */
+export function quotaOf(limits: Limits): number {
+  if (limits.window) return limits.window.limit;
+  let rate = Infinity;
+  for (const s of limits.buckets) rate = Math.min(rate, s.rate);
+  return Number.isFinite(rate) ? Math.floor(rate) : rate;
+}
+
+function figures(limits: Limits, view: LimitView) {
+  let remaining = Infinity;
+  let resetMs = 0;
+  limits.buckets.forEach((spec, i) => {
+    const level = Math.max(0, view.tokens[i] ?? spec.burst);
+    remaining = Math.min(remaining, Math.floor(level + TOKEN_EPSILON));
+    const fillMs = spec.rate > 0 ? (Math.max(0, spec.burst - level) / spec.rate) * 1000 : Infinity;
+    resetMs = Math.max(resetMs, fillMs);
   });
-  return best;
+  if (limits.window) {
+    const held = inWindow(view.admissions, limits.window, view.nowMs);
+    remaining = Math.min(remaining, limits.window.limit - held.length);
+    const newest = held.at(-1);
+    if (newest !== undefined) resetMs = Math.max(resetMs, leavesWindowAt(newest, limits.window) - view.nowMs);
+  }
+  return {
+    limit: quotaOf(limits),
+    remaining: Math.max(0, remaining),
+    resetSeconds: Math.min(MAX_SECONDS, Math.max(0, Math.ceil(resetMs / 1000 - TOKEN_EPSILON))),
+  };
 }
 
-export function admittedDecision(specs: readonly BucketSpec[], tokens: readonly number[]): RateDecision {
-  return { admitted: true, ...binding(specs, tokens), retryAfterSeconds: 0 };
+export function admittedDecision(limits: Limits, view: LimitView): RateDecision {
+  return { admitted: true, ...figures(limits, view), retryAfterSeconds: 0 };
 }
 
-export function rejectedDecision(
-  specs: readonly BucketSpec[],
-  tokens: readonly number[],
-  retryAfterMs: number,
-): RateDecision {
-  const { limit, resetSeconds } = binding(specs, tokens);
+export function rejectedDecision(limits: Limits, view: LimitView, retryAfterMs: number): RateDecision {
+  const { limit, resetSeconds } = figures(limits, view);
   return {
     admitted: false,
     limit,
     remaining: 0,
     resetSeconds,
-    retryAfterSeconds: Math.min(MAX_RETRY_AFTER_S, retryAfterSeconds(retryAfterMs)),
+    retryAfterSeconds: Math.min(MAX_SECONDS, retryAfterSeconds(retryAfterMs)),
   };
 }
 
 /** The store is unreachable: refuse rather than admit without a shared count. */
-export function unavailableDecision(specs: readonly BucketSpec[]): RateDecision {
+export function unavailableDecision(limits: Limits): RateDecision {
   return {
     admitted: false,
-    limit: specs[0]?.rate ?? Infinity,
+    limit: quotaOf(limits),
     remaining: 0,
     resetSeconds: 0,
     retryAfterSeconds: 1,

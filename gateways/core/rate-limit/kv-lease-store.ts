@@ -1,11 +1,12 @@
 /**
  * `LeaseStore` on a NATS KV bucket (JetStream). Compare-and-swap is the KV's expected-revision write;
  * a key that stays unwritten longer than the bucket's max age disappears and comes back full, which
- * is correct only if every bucket is full by then: the max age is checked against the tiers.
+ * is correct only if every bucket is full and the window empty by then: the max age is checked
+ * against the tiers.
  */
 import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { TIERS, tierBuckets } from '../../../contracts/limits.ts';
+import { TIERS, tierBuckets, tierWindow } from '../../../contracts/limits.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import { LeaseConflictError, type LeaseStore } from './lease-store.ts';
 
@@ -17,11 +18,15 @@ export type KvLeaseStoreOptions = {
   timeoutMs: number;
 };
 
-/** Longest time any tier's bucket takes to refill from empty, ms (Basic and Pro per-minute: 60 s). */
-export function longestRefillMs(): number {
+/**
+ * How long an unwritten state still matters, ms: the longest time any tier's bucket takes to refill
+ * from empty, or its window to empty (Basic's per-minute window: 60 s).
+ */
+export function longestMemoryMs(): number {
   let longest = 0;
   for (const tier of TIERS) {
     for (const s of tierBuckets(tier)) longest = Math.max(longest, (s.burst / s.rate) * 1000);
+    longest = Math.max(longest, tierWindow(tier)?.windowMs ?? 0);
   }
   return longest;
 }
@@ -29,8 +34,8 @@ export function longestRefillMs(): number {
 export class LeaseBucketMaxAgeError extends Error {
   constructor(bucket: string, maxAgeMs: number) {
     super(
-      `KV bucket ${bucket} has max age ${maxAgeMs} ms, shorter than the ${longestRefillMs()} ms a rate-limit ` +
-        'bucket needs to refill: expired keys would come back full too early',
+      `KV bucket ${bucket} has max age ${maxAgeMs} ms, shorter than the ${longestMemoryMs()} ms a rate-limit ` +
+        'state must be remembered: expired keys would come back full too early',
     );
     this.name = 'LeaseBucketMaxAgeError';
   }
@@ -49,7 +54,7 @@ export async function openKvLeaseStore(nats: Nats, opts: KvLeaseStoreOptions): P
   // Two processes creating it at once: the loser's create fails or sees it; the second try opens it.
   const kv = await kvm.create(opts.bucket, config).catch(() => kvm.create(opts.bucket, config));
   const { ttl } = await kv.status();
-  if (ttl > 0 && ttl < longestRefillMs()) throw new LeaseBucketMaxAgeError(opts.bucket, ttl);
+  if (ttl > 0 && ttl < longestMemoryMs()) throw new LeaseBucketMaxAgeError(opts.bucket, ttl);
 
   const mapConflict =
     (key: string) =>

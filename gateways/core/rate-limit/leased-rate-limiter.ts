@@ -1,23 +1,35 @@
 /**
- * Per-key token buckets that hold across processes: the authoritative state lives in a shared
- * compare-and-swap store; each process takes small batches of tokens ("leases") from it and admits
- * locally from its batch for at most `leaseMs`. Rules and bounds: README.md.
+ * Per-key rate limits that hold across processes: the authoritative state (token buckets, and the
+ * per-minute window where a tier has one) lives in a shared compare-and-swap store; each process
+ * takes small batches of tokens ("leases") from it and admits locally from its batch for at most
+ * `leaseMs` (with a window, every batch is one token: each admission is its own swap). Rules and
+ * bounds: README.md.
  */
 import { randomBytes } from 'node:crypto';
-import { type BucketSpec, refill, TIERS, type Tier, tierBuckets } from '../../../contracts/limits.ts';
+import { refill, TIERS, type Tier } from '../../../contracts/limits.ts';
 import {
   admittedDecision,
+  type LimitView,
   type RateDecision,
   rejectedDecision,
   UNLIMITED,
   unavailableDecision,
 } from './decision.ts';
 import { LeaseConflictError, type LeaseStore } from './lease-store.ts';
-import { freshState, type LeaseResult, maxLeaseSize, type SharedState, takeLease } from './shared-bucket.ts';
+import {
+  closedState,
+  freshState,
+  type LeaseResult,
+  type Limits,
+  limitsOf,
+  maxLeaseSize,
+  type SharedState,
+  takeLease,
+} from './shared-bucket.ts';
 import { decodeState, encodeState } from './state-codec.ts';
 
 export type RateLimiter = {
-  /** Takes one token for `keyId` at its tier, or says why not. Quant resolves at once without I/O. */
+  /** Admits one request of `keyId` at its tier, or says why not. Quant resolves at once without I/O. */
   check(keyId: string, tier: Tier): Promise<RateDecision>;
   /** Stops background work; the NATS connection stays open (the caller owns it). */
   close(): Promise<void>;
@@ -42,11 +54,8 @@ const MAX_ROUNDS = 32;
 /** Keys unused for this long are forgotten (their state stays in the store). */
 const IDLE_FORGET_MS = 60_000;
 
-/** Buckets of each tier, computed once (`check` is on every request's path). */
-const TIER_SPECS = Object.fromEntries(TIERS.map((t) => [t, tierBuckets(t)])) as Record<
-  Tier,
-  readonly BucketSpec[]
->;
+/** Limits of each tier, computed once (`check` is on every request's path). */
+const TIER_LIMITS_OF = Object.fromEntries(TIERS.map((t) => [t, limitsOf(t)])) as Record<Tier, Limits>;
 
 type Seen = { state: SharedState; revision: number };
 type Outcome = 'granted' | 'empty' | 'unavailable';
@@ -54,7 +63,7 @@ type Outcome = 'granted' | 'empty' | 'unavailable';
 /** What one process knows and holds for one key at one tier. */
 type KeyState = {
   readonly storeKey: string;
-  readonly specs: readonly BucketSpec[];
+  readonly limits: Limits;
   readonly maxLease: number;
   /** Tokens of the current batch not yet spent, and when the batch ends. */
   leased: number;
@@ -84,13 +93,13 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
     Map<string, KeyState>
   >;
 
-  const keyState = (keyId: string, tier: Tier, specs: readonly BucketSpec[]): KeyState => {
+  const keyState = (keyId: string, tier: Tier, limits: Limits): KeyState => {
     let k = keys[tier].get(keyId);
     if (!k) {
       k = {
         storeKey: stateKey(keyId, tier),
-        specs,
-        maxLease: maxLeaseSize(specs, opts.leaseFraction),
+        limits,
+        maxLease: maxLeaseSize(limits, opts.leaseFraction),
         leased: 0,
         leaseEndsMs: 0,
         demand: 0,
@@ -116,11 +125,9 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
   const read = async (k: KeyState, nowMs: number): Promise<Seen | null> => {
     const stored = await store.get(k.storeKey);
     if (!stored) return null;
-    // A value not written for these buckets is overwritten, starting empty rather than full.
-    const state = decodeState(stored.value, k.specs) ?? {
-      ...freshState(k.specs, nowMs),
-      tokens: k.specs.map(() => 0),
-    };
+    // A value not written for these limits is overwritten, starting closed (empty buckets, full
+    // window) rather than open: a format this process cannot read never makes it admit more.
+    const state = decodeState(stored.value, k.limits) ?? closedState(k.limits, nowMs);
     return { state, revision: stored.revision };
   };
 
@@ -130,7 +137,7 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
       if (k.seen === undefined) k.seen = await read(k, now());
       const seen = k.seen;
       const t = now();
-      const r: LeaseResult = takeLease(seen?.state ?? freshState(k.specs, t), k.specs, t, req);
+      const r: LeaseResult = takeLease(seen?.state ?? freshState(k.limits, t), k.limits, t, req);
       if (r.granted === 0) return 'empty';
       try {
         const value = encodeState(r.state);
@@ -166,56 +173,62 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
     return inflight;
   };
 
-  /** Best estimate of each bucket now: the shared level last seen, refilled, plus our unspent batch. */
-  const levels = (k: KeyState, nowMs: number): number[] => {
+  /**
+   * Best estimate now: each bucket at the shared level last seen, refilled, plus our unspent batch;
+   * the window as last seen (it holds our own admission once our swap has won).
+   */
+  const view = (k: KeyState, nowMs: number): LimitView => {
     const state = k.seen?.state;
-    return k.specs.map((s, i) => {
+    const tokens = k.limits.buckets.map((s, i) => {
       const shared = state ? refill(state.tokens[i] ?? 0, state.lastMs, nowMs, s.rate, s.burst) : s.burst;
       return shared + k.leased;
     });
+    return { tokens, admissions: state?.admissions ?? [], nowMs };
   };
 
   async function check(keyId: string, tier: Tier): Promise<RateDecision> {
-    const specs = TIER_SPECS[tier];
-    if (!specs) throw new TypeError(`unknown tier ${String(tier)}`);
-    if (specs.length === 0) return UNLIMITED;
-    const k = keyState(keyId, tier, specs);
+    const limits = TIER_LIMITS_OF[tier];
+    if (!limits) throw new TypeError(`unknown tier ${String(tier)}`);
+    if (limits.buckets.length === 0 && !limits.window) return UNLIMITED;
+    const k = keyState(keyId, tier, limits);
     k.demand++;
     k.active++;
     try {
-      return await decide(k, specs);
+      return await decide(k, limits);
     } finally {
       k.active--;
     }
   }
 
-  async function decide(k: KeyState, specs: readonly BucketSpec[]): Promise<RateDecision> {
+  async function decide(k: KeyState, limits: Limits): Promise<RateDecision> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const t = now();
       k.lastUsedMs = t;
       if (k.leased >= 1 && t < k.leaseEndsMs) {
         k.leased--;
-        return admittedDecision(specs, levels(k, t));
+        return admittedDecision(limits, view(k, t));
       }
-      if (!store.reachable()) return unavailableDecision(specs);
+      if (!store.reachable()) return unavailableDecision(limits);
       if (k.seen !== undefined && !k.inflight) {
-        // What we saw last can only hold more than the store (others only take), so a refusal
-        // computed from it needs no round trip.
-        const r = takeLease(k.seen?.state ?? freshState(specs, t), specs, t, request(k));
-        if (r.granted === 0) return rejectedDecision(specs, r.state.tokens, r.retryAtMs - t);
+        // What we saw last can only hold more room than the store (others only take tokens and
+        // add admissions to the window), so a refusal computed from it needs no round trip.
+        const r = takeLease(k.seen?.state ?? freshState(limits, t), limits, t, request(k));
+        if (r.granted === 0) {
+          const seen: LimitView = { tokens: r.state.tokens, admissions: r.state.admissions, nowMs: t };
+          return rejectedDecision(limits, seen, r.retryAtMs - t);
+        }
       }
       if (k.inflight) {
         // Someone else's batch: take from it on the next round, if it lasts until then.
-        if ((await k.inflight) === 'unavailable') return unavailableDecision(specs);
+        if ((await k.inflight) === 'unavailable') return unavailableDecision(limits);
         continue;
       }
       const outcome = await acquire(k);
-      if (outcome === 'unavailable') return unavailableDecision(specs);
+      if (outcome === 'unavailable') return unavailableDecision(limits);
       // The first token of a batch is the asking check's own: the grant ledger counts it as spent.
-      if (outcome === 'granted') return admittedDecision(specs, levels(k, now()));
+      if (outcome === 'granted') return admittedDecision(limits, view(k, now()));
     }
-    const t = now();
-    return rejectedDecision(specs, levels(k, t), 1_000);
+    return rejectedDecision(limits, view(k, now()), 1_000);
   }
 
   const sweeper = setInterval(() => {

@@ -21,7 +21,7 @@ export type RateLimiterOptions = {
   timeoutMs?: number;
 };
 
-/** Bucket-level max age of the KV bucket when this creates it, ms: 1 h, well above a 60 s refill. */
+/** Bucket-level max age of the KV bucket when this creates it, ms: 1 h, well above the 60 s window. */
 export const LEASE_BUCKET_MAX_AGE_MS = 3_600_000;
 
 export async function createRateLimiter(nats: Nats, opts: RateLimiterOptions = {}): Promise<RateLimiter> {

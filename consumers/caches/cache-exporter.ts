@@ -1,0 +1,77 @@
+/**
+ * Cache → Parquet with DuckDB, in bounded memory: events stream from JetStream into a temporary
+ * NDJSON file (respecting the file's backpressure), then DuckDB's own reader turns it into a ZSTD
+ * Parquet file with the cache's provenance in the key-value metadata. The caller streams the
+ * file and removes it. One row per event, in stream order; books keep their levels as
+ * LIST<STRUCT<price DOUBLE, size DOUBLE>>.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { DuckDBInstance } from '@duckdb/node-api';
+import type { CacheManifest } from '../../contracts/caches.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { readCache } from './cache-reader.ts';
+
+const LEVEL = 'STRUCT(price DOUBLE, size DOUBLE)[]';
+const COLUMNS: Record<string, string> = {
+  seq: 'BIGINT',
+  event_type: 'VARCHAR',
+  source: 'VARCHAR',
+  symbol: 'VARCHAR',
+  timestamp_ms: 'BIGINT',
+  capture_time_ms: 'BIGINT',
+  side: 'VARCHAR',
+  price: 'DOUBLE',
+  size: 'DOUBLE',
+  trade_id: 'VARCHAR',
+  notional_usd: 'DOUBLE',
+  bids: LEVEL,
+  asks: LEVEL,
+  best_bid: 'DOUBLE',
+  best_ask: 'DOUBLE',
+  mid_price: 'DOUBLE',
+  spread_bps: 'DOUBLE',
+};
+
+const sql = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+export type ExportedCache = { path: string; bytes: number; rows: number; cleanup(): Promise<void> };
+
+export async function exportCache(nats: Nats, manifest: CacheManifest, signal?: AbortSignal): Promise<ExportedCache> {
+  const dir = await mkdtemp(join(tmpdir(), 'mdp-export-'));
+  const cleanup = () => rm(dir, { recursive: true, force: true });
+  try {
+    const ndjson = join(dir, 'events.ndjson');
+    const out = createWriteStream(ndjson);
+    let rows = 0;
+    for await (const { seq, event } of readCache(nats, manifest, undefined, signal)) {
+      if (!out.write(`${JSON.stringify({ seq, ...event })}\n`)) await once(out, 'drain');
+      rows++;
+    }
+    out.end();
+    await once(out, 'finish');
+    const path = join(dir, `${manifest.cache_key}.parquet`);
+    const db = await DuckDBInstance.create(':memory:', { threads: '1' });
+    const conn = await db.connect();
+    try {
+      const columns = Object.entries(COLUMNS).map(([k, t]) => `${k}: ${sql(t)}`).join(', ');
+      const kv = { cache_key: manifest.cache_key, content_hash: manifest.content_hash, row_count: String(rows), source: manifest.source, normalizer_version: manifest.normalizer_version };
+      const meta = Object.entries(kv).map(([k, v]) => `${k}: ${sql(v)}`).join(', ');
+      await conn.run(
+        `COPY (SELECT * FROM read_json(${sql(ndjson)}, format = 'newline_delimited', columns = {${columns}})) ` +
+          `TO ${sql(path)} (FORMAT PARQUET, COMPRESSION ZSTD, KV_METADATA {${meta}})`,
+      );
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+    await rm(ndjson);
+    return { path, bytes: (await stat(path)).size, rows, cleanup };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}

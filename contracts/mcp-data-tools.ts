@@ -1,0 +1,46 @@
+/**
+ * MCP tools over normalized data: caches now; normalization, funding and venues join here. Same
+ * shape as `mcp-tools.ts` (name, description, zod input); handlers in `gateways/http/`.
+ */
+import { z } from 'zod';
+import type { McpToolSpec } from './mcp-tools.ts';
+
+const cacheKey = z.string().regex(/^cache_[0-9a-f]{32}$/, 'a cache key: cache_ followed by 32 hex digits');
+
+export const GET_CACHE_STATS = {
+  name: 'get_cache_stats',
+  description:
+    'Every cache of normalized events with its event count, exchange-time range, raw JSON bytes vs stored bytes and their ratio, plus totals.',
+  input: z.object({}).strict(),
+} as const satisfies McpToolSpec;
+
+export const GET_CACHE_MANIFEST = {
+  name: 'get_cache_manifest',
+  description: 'Provenance of one cache: source, symbol, created at, event count, time range, content hash, normalizer version.',
+  input: z.object({ cache_key: cacheKey }).strict(),
+} as const satisfies McpToolSpec;
+
+export const EXPORT_CACHE = {
+  name: 'export_cache',
+  description: 'Export one cache as a Parquet file (written by DuckDB): returns the download URL (send your X-API-Key) and the event count.',
+  input: z.object({ cache_key: cacheKey }).strict(),
+} as const satisfies McpToolSpec;
+
+export const STREAM_CACHE = {
+  name: 'stream_cache',
+  description:
+    'Replay one cache: returns the SSE URL (id = stream sequence, resumable with Last-Event-ID) and, inline, up to `limit` events from `after_seq`.',
+  input: z
+    .object({
+      cache_key: cacheKey,
+      after_seq: z.number().int().min(0).default(0),
+      limit: z.number().int().min(0).max(1_000).default(100),
+    })
+    .strict(),
+} as const satisfies McpToolSpec;
+
+export const DELETE_CACHE = {
+  name: 'delete_cache',
+  description: 'Delete one cache (its events and its manifest). Irreversible.',
+  input: z.object({ cache_key: cacheKey }).strict(),
+} as const satisfies McpToolSpec;

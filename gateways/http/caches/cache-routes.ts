@@ -1,0 +1,78 @@
+/**
+ * Cache routes that are not plain tool calls (scope `mcp`): the Parquet export (streamed from a
+ * temporary file, removed afterwards), the SSE replay (id = stream sequence, resumable with
+ * Last-Event-ID, ends with `event: end`), and clearing every cache (`?confirm=true` exactly).
+ */
+import { createReadStream } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../../contracts/errors.ts';
+import { exportCache } from '../../../consumers/caches/cache-exporter.ts';
+import { readCache } from '../../../consumers/caches/cache-reader.ts';
+import type { Nats } from '../../../platform/nats.ts';
+import type { CacheStore } from '../../../producers/caches/cache-store.ts';
+import { nowNs } from '../../core/feed-event.ts';
+import type { ConnectionRegistry } from '../../core/connection-registry.ts';
+import { SseConnection, type SseConnectionOptions } from '../../core/sse-connection.ts';
+import { parseStreamRequest } from '../../unified/stream-query.ts';
+import type { RequireKey } from '../require-key.ts';
+import { existingCache } from './cache-tools.ts';
+
+export type CacheRouteDeps = {
+  nats: Nats;
+  caches: CacheStore;
+  requireKey: RequireKey;
+  registry: ConnectionRegistry;
+  connection: Omit<SseConnectionOptions, 'requestId'>;
+};
+
+export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps): void {
+  const mcp = { preHandler: deps.requireKey('mcp') };
+
+  app.get<{ Params: { cache_key: string } }>('/mcp/caches/export/:cache_key', mcp, async (req, reply) => {
+    const manifest = await existingCache(deps.caches, req.params.cache_key);
+    const file = await exportCache(deps.nats, manifest);
+    const stream = createReadStream(file.path);
+    stream.on('close', () => void file.cleanup());
+    reply.header('content-type', 'application/vnd.apache.parquet');
+    reply.header('content-length', String(file.bytes));
+    reply.header('content-disposition', `attachment; filename="${manifest.cache_key}.parquet"`);
+    return reply.send(stream);
+  });
+
+  app.get<{ Params: { cache_key: string } }>('/mcp/caches/stream/:cache_key', mcp, async (req, reply) => {
+    const manifest = await existingCache(deps.caches, req.params.cache_key);
+    const { lastEventId } = parseStreamRequest({}, req.headers['last-event-id']);
+    const conn = new SseConnection(reply.raw, { ...deps.connection, requestId: req.id }, deps.registry.flusher);
+    const abort = new AbortController();
+    reply.hijack();
+    conn.onClosed = () => {
+      abort.abort();
+      deps.registry.remove(conn);
+    };
+    deps.registry.add(conn);
+    conn.open(reply.getHeaders() as Record<string, string>);
+    let last = lastEventId ?? 0;
+    try {
+      for await (const { seq, event } of readCache(deps.nats, manifest, last + 1, abort.signal)) {
+        const json = JSON.stringify({ seq, ...event });
+        conn.event({ seq, source: event.source, symbol: event.symbol, eventType: event.event_type, json, receivedAtNs: nowNs(), wire: {} });
+        last = seq;
+        const wait = conn.ready();
+        if (wait) await wait;
+        if (conn.closed) return;
+      }
+      conn.finish({ cache_key: manifest.cache_key, last_event_id: last, complete: true });
+    } catch (err) {
+      req.log.error({ err: String(err) }, 'cache replay failed');
+      conn.terminate('internal');
+    }
+  });
+
+  app.delete<{ Querystring: Record<string, string> }>('/mcp/caches', mcp, async (req) => {
+    const extra = Object.keys(req.query ?? {}).filter((k) => k !== 'confirm');
+    if (req.query?.confirm !== 'true' || extra.length > 0) {
+      throw new ApiError('invalid_params', 'clearing every cache needs ?confirm=true (exactly)', { field: 'confirm', reason: 'must be exactly "true"' });
+    }
+    return { deleted: await deps.caches.deleteAll() };
+  });
+}

@@ -1,0 +1,127 @@
+/**
+ * Cheap hand-written field checks for the venue mappers' hot path (no zod there): each returns the
+ * converted value or throws a `NormalizeError` naming the field.
+ */
+import { SymbolName } from '../../contracts/events.ts';
+import { NormalizeError } from './errors.ts';
+import type { MapContext } from './mapper.ts';
+
+/** A JSON object (not null, not an array). */
+export type Json = Record<string, unknown>;
+
+export const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** missing_field when absent, invalid_value otherwise. */
+export function fieldError(value: unknown, field: string, expected: string): NormalizeError {
+  if (value === undefined || value === null) return new NormalizeError('missing_field', `${field} is missing`, field);
+  const shown = typeof value === 'string' ? `"${value.slice(0, 40)}"` : String(value).slice(0, 40);
+  return new NormalizeError('invalid_value', `${field} must be ${expected}, got ${shown}`, field);
+}
+
+/** A JSON object field. */
+export function object(value: unknown, field: string): Json {
+  if (!isObject(value)) throw fieldError(value, field, 'an object');
+  return value;
+}
+
+/** An array field. */
+export function array(value: unknown, field: string): unknown[] {
+  if (!Array.isArray(value)) throw fieldError(value, field, 'an array');
+  return value;
+}
+
+/** A non-empty string field. */
+export function text(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.length === 0) throw fieldError(value, field, 'a non-empty string');
+  return value;
+}
+
+/** A number, or a decimal string (venues send prices as strings to keep their digits). */
+function toNumber(value: unknown): number {
+  return typeof value === 'number' ? value : typeof value === 'string' && value.length > 0 ? Number(value) : NaN;
+}
+
+/** A finite number > 0 (price, size). */
+export function positive(value: unknown, field: string): number {
+  const n = toNumber(value);
+  if (!(n > 0) || n === Number.POSITIVE_INFINITY) throw fieldError(value, field, 'a positive number');
+  return n;
+}
+
+/** A finite number ≥ 0 (a book level size, 0 meaning "no quantity"). */
+export function nonNegative(value: unknown, field: string): number {
+  const n = toNumber(value);
+  if (!(n >= 0) || n === Number.POSITIVE_INFINITY) throw fieldError(value, field, 'a number >= 0');
+  return n;
+}
+
+/** A non-negative integer id (JSON number) as text. */
+export function integerId(value: unknown, field: string): string {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
+  if (typeof value === 'string' && /^\d{1,30}$/.test(value)) return value;
+  throw fieldError(value, field, 'a non-negative integer');
+}
+
+/** Same character set as `TradeEvent.trade_id` after its `trd_` prefix (a test keeps them equal). */
+export const TRADE_ID_BODY = /^[A-Za-z0-9_.:-]+$/;
+
+/** A venue's free-text trade id, checked against the canonical trade_id character set. */
+export function textId(value: unknown, field: string): string {
+  if (typeof value === 'number') return integerId(value, field);
+  if (typeof value !== 'string' || !TRADE_ID_BODY.test(value) || value.length > 120)
+    throw fieldError(value, field, 'an id of letters, digits, "_", ".", ":" or "-"');
+  return value;
+}
+
+/** Unix ms (a non-negative integer) from a millisecond field. */
+export function epochMs(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throw fieldError(value, field, 'Unix milliseconds (a non-negative integer)');
+  return value;
+}
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+
+/**
+ * Unix ms, rounded down, from a nanosecond field: an integer string (exact: the last six digits are
+ * dropped, no float rounding), a JSON number, or an ISO-8601 UTC string with up to 9 decimals.
+ */
+export function nsToMs(value: unknown, field: string): number {
+  if (typeof value === 'string') {
+    if (value.length > 6 && value.length <= 20 && /^\d+$/.test(value)) return Number(value.slice(0, -6));
+    if (/^\d{1,6}$/.test(value)) return 0;
+    const m = ISO.exec(value);
+    if (m) {
+      const ms = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) + +(m[7] ?? '0').padEnd(3, '0').slice(0, 3);
+      if (ms >= 0) return ms;
+    }
+  } else if (typeof value === 'number' && Number.isFinite(value) && value >= 0) {
+    return Math.floor(value / 1e6);
+  }
+  throw fieldError(value, field, 'Unix nanoseconds (integer or integer string) or an ISO-8601 UTC time');
+}
+
+let lastSymbol = '';
+
+/**
+ * The event's symbol: the request's when given, else the payload's. Checked against the contract's
+ * `SymbolName` (memoised for the last symbol seen, so a stream of one symbol costs one compare).
+ */
+export function symbolOf(ctx: MapContext, raw: unknown, field: string): string {
+  const symbol = ctx.symbol ?? raw;
+  if (symbol === lastSymbol) return symbol;
+  if (typeof symbol !== 'string' || symbol.length === 0)
+    throw new NormalizeError('missing_field', `${field} is missing and the request gives no symbol`, field);
+  if (!SymbolName.safeParse(symbol).success) {
+    const where = ctx.symbol !== undefined ? 'request symbol' : field;
+    throw new NormalizeError(
+      'invalid_value',
+      `${where} "${symbol.slice(0, 70)}" is not a canonical symbol (letters, digits, "_" or "-", at most 64; ` +
+        'pass a request symbol to name it)',
+      ctx.symbol !== undefined ? 'symbol' : field,
+    );
+  }
+  lastSymbol = symbol;
+  return symbol;
+}
