@@ -139,7 +139,10 @@ export async function run(): Promise<unknown> {
   progress(`params ${JSON.stringify(p)}`);
   const bn = await startBenchNats();
   progress(`nats-server ${bn.nats.nc.info?.version ?? '?'} at ${bn.url}`);
-  const clients = await startWorker('sse-clients');
+  const clients = await startWorker('sse-clients').catch(async (err) => {
+    await bn.cleanup();
+    throw err;
+  });
   const servers = new Set<Worker>();
   const startServer = async (
     mode: ServerMode,

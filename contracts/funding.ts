@@ -38,7 +38,9 @@ export const FundingRequest = z
       .min(-MAX_FUNDING_MAGNITUDE)
       .max(MAX_FUNDING_MAGNITUDE)
       .default(1)
-      .describe('Signed position in base units (BTC for a BTC perp): > 0 long, < 0 short, 0 = rates only. Default 1.'),
+      .describe(
+        'Signed position in base units (BTC for a BTC perp): > 0 long, < 0 short, 0 = rates only. Default 1.',
+      ),
     num_periods: z
       .number()
       .int()

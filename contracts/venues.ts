@@ -111,7 +111,8 @@ export const VENUE_SOURCES: Readonly<Record<string, string>> = {
   BFEE: 'binance.com/en/support/faq/binance-futures-fee-structure-fee-calculations-360033544231',
   NAUT: 'github nautechsystems/nautilus_trader adapter test data (real exchange payloads)',
   HLFUND: 'hyperliquid.gitbook.io/hyperliquid-docs/trading/funding',
-  HLSPEC: 'hyperliquid.gitbook.io/hyperliquid-docs/trading/{contract-specifications,fees}, …/tick-and-lot-size',
+  HLSPEC:
+    'hyperliquid.gitbook.io/hyperliquid-docs/trading/{contract-specifications,fees}, …/tick-and-lot-size',
   OKXF: 'okx.com/help/okx-to-optimize-funding-rate-calculation; OKX Apr 2025 funding formula notice',
   OKXSPEC: 'public BTC-USDT-SWAP fixtures; okx.com/fees; third-party fee table (secondary)',
   BYBF: 'bybit.com/en/announcement-info/fund-rate/; Bybit help "Introduction to Funding Rate"',

@@ -34,21 +34,31 @@ function streamDefs() {
 
 export async function startBenchNats(): Promise<BenchNats> {
   const storeDir = mkdtempSync(join(tmpdir(), 'mdp-bench-nats-'));
-  const server = await startNatsServer({ storeDir });
+  let server: NatsServerHandle | null = null;
+  let nats: Nats | null = null;
   let stopping = false;
-  server.process.once('exit', (code, signal) => {
-    if (!stopping) process.stderr.write(`[bench] nats-server exited unexpectedly (${code ?? signal})\n`);
-  });
-  const nats = await connectNats(server.url, 'bench-publisher', silent);
-  await ensureStreams(nats.jsm, streamDefs());
+  try {
+    server = await startNatsServer({ storeDir });
+    server.process.once('exit', (code, signal) => {
+      if (!stopping) process.stderr.write(`[bench] nats-server exited unexpectedly (${code ?? signal})\n`);
+    });
+    nats = await connectNats(server.url, 'bench-publisher', silent);
+    await ensureStreams(nats.jsm, streamDefs());
+  } catch (err) {
+    stopping = true;
+    await nats?.nc.close().catch(() => {});
+    await server?.stop();
+    rmSync(storeDir, { recursive: true, force: true });
+    throw err;
+  }
+  const started = { server, nats };
   return {
-    server,
-    nats,
+    ...started,
     url: server.url,
     async cleanup() {
       stopping = true;
-      await nats.nc.close().catch(() => {});
-      await server.stop();
+      await started.nats.nc.close().catch(() => {});
+      await started.server.stop();
       rmSync(storeDir, { recursive: true, force: true });
     },
   };

@@ -8,38 +8,20 @@
  * several times slower than the copies here.
  */
 import { endianness } from 'node:os';
-import { BIGINT, DOUBLE, DuckDBDataChunk, LIST, STRUCT, UTINYINT, VARCHAR } from '@duckdb/node-api';
+import { DuckDBDataChunk } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
 import type { EventColumns, LevelColumn } from './event-columns.ts';
+import { STAGING_COLUMNS, STAGING_INDEX, type StagingColumn } from './layout.ts';
 
 // int64 and list entries are written as little-endian 32-bit word pairs.
 if (endianness() !== 'LE') throw new Error('generation needs a little-endian host');
-
-const LEVEL = LIST(STRUCT({ price: DOUBLE, size: DOUBLE }));
-
-/** DataChunk column types, in `STAGING_COLUMNS` order. */
-const CHUNK_TYPES = [
-  UTINYINT,
-  BIGINT,
-  BIGINT,
-  UTINYINT,
-  DOUBLE,
-  DOUBLE,
-  VARCHAR,
-  DOUBLE,
-  DOUBLE,
-  DOUBLE,
-  DOUBLE,
-  DOUBLE,
-  LEVEL,
-  LEVEL,
-];
 
 /** Rows in a DuckDB vector (and so in a batch). */
 export const VECTOR_SIZE: number = duckdb.vector_size();
 
 /** A DataChunk with the staging table's column types. */
-export const createStagingChunk = (): DuckDBDataChunk => DuckDBDataChunk.create(CHUNK_TYPES);
+export const createStagingChunk = (): DuckDBDataChunk =>
+  DuckDBDataChunk.create(STAGING_COLUMNS.map(([, type]) => type));
 
 function copy(vector: duckdb.Vector, data: ArrayBufferView, bytes: number): void {
   if (bytes > 0) duckdb.copy_data_to_vector(vector, 0, data.buffer as ArrayBuffer, data.byteOffset, bytes);
@@ -59,23 +41,24 @@ export function fillStagingChunk(chunk: DuckDBDataChunk, columns: EventColumns):
   const raw = chunk.chunk;
   const rows = columns.length;
   duckdb.data_chunk_reset(raw);
-  const vector = (index: number): duckdb.Vector => duckdb.data_chunk_get_vector(raw, index);
-  copy(vector(0), columns.kind, rows);
-  copy(vector(1), columns.timestampMs, rows * 8);
-  copy(vector(2), columns.captureTimeMs, rows * 8);
-  copy(vector(3), columns.side, rows);
-  copy(vector(4), columns.price, rows * 8);
-  copy(vector(5), columns.size, rows * 8);
-  const tradeIds = vector(6);
+  const vector = (name: StagingColumn): duckdb.Vector =>
+    duckdb.data_chunk_get_vector(raw, STAGING_INDEX[name]);
+  copy(vector('kind'), columns.kind, rows);
+  copy(vector('timestamp_ms'), columns.timestampMs, rows * 8);
+  copy(vector('capture_time_ms'), columns.captureTimeMs, rows * 8);
+  copy(vector('side'), columns.side, rows);
+  copy(vector('price'), columns.price, rows * 8);
+  copy(vector('size'), columns.size, rows * 8);
+  const tradeIds = vector('trade_id');
   for (let row = 0; row < rows; row++) {
     duckdb.vector_assign_string_element(tradeIds, row, columns.tradeId[row] as string);
   }
-  copy(vector(7), columns.notionalUsd, rows * 8);
-  copy(vector(8), columns.bestBid, rows * 8);
-  copy(vector(9), columns.bestAsk, rows * 8);
-  copy(vector(10), columns.midPrice, rows * 8);
-  copy(vector(11), columns.spreadBps, rows * 8);
-  fillLevels(vector(12), columns.bids, rows);
-  fillLevels(vector(13), columns.asks, rows);
+  copy(vector('notional_usd'), columns.notionalUsd, rows * 8);
+  copy(vector('best_bid'), columns.bestBid, rows * 8);
+  copy(vector('best_ask'), columns.bestAsk, rows * 8);
+  copy(vector('mid_price'), columns.midPrice, rows * 8);
+  copy(vector('spread_bps'), columns.spreadBps, rows * 8);
+  fillLevels(vector('bids'), columns.bids, rows);
+  fillLevels(vector('asks'), columns.asks, rows);
   duckdb.data_chunk_set_size(raw, rows);
 }

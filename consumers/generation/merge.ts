@@ -4,10 +4,8 @@
  * (preserve_insertion_order, on by default), so rows come out in part order: window order,
  * then generation order inside each window.
  */
-
 import { sqlString } from './layout.ts';
-import type { DuckDBSettings } from './part-writer.ts';
-import { openDuckDB } from './part-writer.ts';
+import { type DuckDBSettings, openDuckDB } from './part-writer.ts';
 
 /** The artifact's key-value metadata (Parquet footer), as the spec requires. */
 export type ArtifactMetadata = { job_id: string; manifest_hash: string; row_count: number };

@@ -33,6 +33,9 @@ export type FeedSpec = {
 
 export const MD_FEED: FeedSpec = { stream: STREAMS.MD, filter: MD_ALL, parse: parseMdSubject, coinToken: 2 };
 
+const YIELD_EVERY = 256;
+const YIELD_AFTER_MS = 2;
+
 export type LiveTailOptions = {
   /** Reported as the consumer of the lag metric when given. */
   name?: string;
@@ -82,7 +85,10 @@ export class LiveTail {
     tail.reader = readOrdered(
       nats,
       from,
-      (m) => tail.receive(decodeFeedEvent(m, undefined, feed.parse)),
+      (m) => {
+        tail.receive(decodeFeedEvent(m, undefined, feed.parse));
+        return tail.maybeYield();
+      },
       log,
     );
     tail.health.start();
@@ -123,6 +129,21 @@ export class LiveTail {
     this.reader?.stop();
     this.unregisterLag();
     this.health.stop();
+  }
+
+  private sinceYield = 0;
+  private turnStartMs = 0;
+
+  /**
+   * Lets the event loop turn every YIELD_EVERY events or YIELD_AFTER_MS: a backlog of buffered
+   * messages must not become one multi-second turn in which no socket is written.
+   */
+  maybeYield(): Promise<void> | undefined {
+    const now = performance.now();
+    if (this.sinceYield === 0) this.turnStartMs = now;
+    if (++this.sinceYield < YIELD_EVERY && now - this.turnStartMs < YIELD_AFTER_MS) return undefined;
+    this.sinceYield = 0;
+    return new Promise((resolve) => setImmediate(resolve));
   }
 
   private receive(ev: FeedEvent | null): void {

@@ -1,12 +1,13 @@
 /**
- * A client's unsent frames, bounded by bytes. Overflow policy (ARCHITECTURE.md, slow clients):
- * first conflate book frames to the newest per coin; if that does not bring the backlog under
- * the bound, the caller disconnects the client, which resumes from JetStream.
+ * A client's unsent frames, bounded by bytes (UTF-16 length, ≈ bytes for the ASCII JSON sent).
+ * Overflow policy (ARCHITECTURE.md, slow clients): first conflate book frames to the newest per
+ * coin; if that does not bring the backlog under the bound, the caller disconnects the client,
+ * which resumes from JetStream. Frames and their conflation keys are kept in two parallel arrays
+ * (no object per frame: this queue is on the per-event, per-client path).
  */
-export type QueuedFrame = { text: string; conflationKey: string | null };
-
 export class OutboundQueue {
-  private frames: QueuedFrame[] = [];
+  private texts: string[] = [];
+  private keys: (string | null)[] = [];
   private total = 0;
 
   constructor(readonly maxBytes: number) {}
@@ -16,12 +17,13 @@ export class OutboundQueue {
   }
 
   get length(): number {
-    return this.frames.length;
+    return this.texts.length;
   }
 
   /** Adds a frame; returns false when the bound is now exceeded. */
   push(text: string, conflationKey: string | null = null): boolean {
-    this.frames.push({ text, conflationKey });
+    this.texts.push(text);
+    this.keys.push(conflationKey);
     this.total += text.length;
     return this.total <= this.maxBytes;
   }
@@ -29,33 +31,35 @@ export class OutboundQueue {
   /** Keeps only the newest frame of each conflation key (order of the survivors unchanged). */
   conflate(): void {
     const seen = new Set<string>();
-    const kept: QueuedFrame[] = [];
-    for (let i = this.frames.length - 1; i >= 0; i--) {
-      const f = this.frames[i] as QueuedFrame;
-      if (f.conflationKey !== null) {
-        if (seen.has(f.conflationKey)) continue;
-        seen.add(f.conflationKey);
+    const texts: string[] = [];
+    const keys: (string | null)[] = [];
+    let total = 0;
+    for (let i = this.texts.length - 1; i >= 0; i--) {
+      const key = this.keys[i] as string | null;
+      if (key !== null) {
+        if (seen.has(key)) continue;
+        seen.add(key);
       }
-      kept.push(f);
+      const text = this.texts[i] as string;
+      texts.push(text);
+      keys.push(key);
+      total += text.length;
     }
-    kept.reverse();
-    this.frames = kept;
-    this.total = kept.reduce((n, f) => n + f.text.length, 0);
+    this.texts = texts.reverse();
+    this.keys = keys.reverse();
+    this.total = total;
   }
 
   /** Everything queued as one string; the queue is empty afterwards. */
   drain(): string {
-    const out =
-      this.frames.length === 1
-        ? (this.frames[0] as QueuedFrame).text
-        : this.frames.map((f) => f.text).join('');
-    this.frames = [];
-    this.total = 0;
+    const out = this.texts.length === 1 ? (this.texts[0] as string) : this.texts.join('');
+    this.clear();
     return out;
   }
 
   clear(): void {
-    this.frames = [];
+    this.texts = [];
+    this.keys = [];
     this.total = 0;
   }
 }

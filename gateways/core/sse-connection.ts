@@ -20,7 +20,10 @@ export type SseConnectionOptions = {
   onEventWritten?: (latencyNs: number) => void;
 };
 
+/** Backlog under which a history reader may go on (and over which it waits for a flush). */
 const LOW_WATER = 64 * 1024;
+/** Unsent bytes the socket may hold before the connection counts as blocked. */
+const SOCKET_BUFFER = 256 * 1024;
 
 export class SseConnection implements FeedSink {
   private readonly queue: OutboundQueue;
@@ -110,14 +113,16 @@ export class SseConnection implements FeedSink {
     if (this.closed || this.blocked || !this.opened || this.queue.length === 0) return;
     const chunk = this.queue.drain();
     this.lagFrameQueued = false;
+    this.res.write(chunk);
     this.recordLatency();
-    const ok = this.res.write(chunk);
     if (this.ending) {
       this.res.end();
       this.markClosed();
       return;
     }
-    if (!ok) {
+    // Blocked only when the socket holds more than SOCKET_BUFFER unsent bytes (Node's own 16 KiB
+    // mark would stall every catch-up flush); `drain` fires once it is empty again.
+    if (this.res.writableLength > SOCKET_BUFFER) {
       this.blocked = true;
       this.res.once('drain', this.onDrain);
       return;
@@ -139,7 +144,9 @@ export class SseConnection implements FeedSink {
   private enqueue(text: string, conflationKey: string | null = null): void {
     if (this.closed) return;
     this.eventsWritten++;
-    if (!this.queue.push(text, conflationKey)) this.overflow();
+    // The slow-client policy applies to real backpressure only: while the socket accepts writes,
+    // the queue empties on the next flush, however many events this turn fanned out.
+    if (!this.queue.push(text, conflationKey) && this.blocked) this.overflow();
     if (!this.closed && !this.blocked && this.opened) this.flusher.schedule(this);
   }
 

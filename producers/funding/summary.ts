@@ -30,7 +30,7 @@ const GENERAL_NOTES = [
 ];
 
 const SOFT_CAP_NOTE =
-  'Soft cap: rate = cap · tanh(F / cap) instead of a hard clamp (a design choice; no venue publishes one). Strictly inside ±cap, ≈ F when |F| ≪ cap; |F| beyond ~18 × cap rounds to ±cap in double precision.';
+  'Soft cap: rate = cap · tanh(F / cap) instead of a hard clamp (a design choice; no venue publishes one). Strictly inside ±cap (held a few ulps inside where tanh rounds to 1, |F| ≳ 18.7 × cap), ≈ F when |F| ≪ cap.';
 
 /** Summary of a run of `model` for `request`, from its unrounded periods. */
 export function summarize(
@@ -87,7 +87,9 @@ export function summarize(
     initial_daily_payment: display((values[0]?.payment ?? 0) * periodsPerDay),
     expiry_ts_ms: hasFunding ? null : endTs,
     // The future converges to the (constant) index, so a position realises size × (index − mark).
-    basis_carry_pnl: hasFunding ? null : display(request.position_size * (request.spot_price - request.mark_price)),
+    basis_carry_pnl: hasFunding
+      ? null
+      : display(request.position_size * (request.spot_price - request.mark_price)),
     premium_process: { ...PREMIUM_PROCESS },
     notes: [...model.notes, ...GENERAL_NOTES, ...(useSoft ? [SOFT_CAP_NOTE] : [])],
   };

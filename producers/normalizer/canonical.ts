@@ -61,8 +61,12 @@ export function book(
   const bid = bids[0];
   const ask = asks[0];
   if (bid === undefined || ask === undefined) {
-    const side = bid === undefined ? (ask === undefined ? 'both sides are' : 'the bid side is') : 'the ask side is';
-    throw new NormalizeError('incomplete_book', `${side} empty: a canonical book needs a best bid and a best ask`);
+    const side =
+      bid === undefined ? (ask === undefined ? 'both sides are' : 'the bid side is') : 'the ask side is';
+    throw new NormalizeError(
+      'incomplete_book',
+      `${side} empty: a canonical book needs a best bid and a best ask`,
+    );
   }
   if (ask.price < bid.price)
     throw new NormalizeError('crossed_book', `crossed book: best ask ${ask.price} < best bid ${bid.price}`);

@@ -14,7 +14,8 @@ export const isObject = (value: unknown): value is Json =>
 
 /** missing_field when absent, invalid_value otherwise. */
 export function fieldError(value: unknown, field: string, expected: string): NormalizeError {
-  if (value === undefined || value === null) return new NormalizeError('missing_field', `${field} is missing`, field);
+  if (value === undefined || value === null)
+    return new NormalizeError('missing_field', `${field} is missing`, field);
   const shown = typeof value === 'string' ? `"${value.slice(0, 40)}"` : String(value).slice(0, 40);
   return new NormalizeError('invalid_value', `${field} must be ${expected}, got ${shown}`, field);
 }
@@ -39,7 +40,11 @@ export function text(value: unknown, field: string): string {
 
 /** A number, or a decimal string (venues send prices as strings to keep their digits). */
 function toNumber(value: unknown): number {
-  return typeof value === 'number' ? value : typeof value === 'string' && value.length > 0 ? Number(value) : NaN;
+  return typeof value === 'number'
+    ? value
+    : typeof value === 'string' && value.length > 0
+      ? Number(value)
+      : NaN;
 }
 
 /** A finite number > 0 (price, size). */
@@ -81,7 +86,7 @@ export function epochMs(value: unknown, field: string): number {
   return value;
 }
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$/;
+const ISO = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$/;
 
 /**
  * Unix ms, rounded down, from a nanosecond field: an integer string (exact: the last six digits are
@@ -93,7 +98,7 @@ export function nsToMs(value: unknown, field: string): number {
     if (/^\d{1,6}$/.test(value)) return 0;
     const m = ISO.exec(value);
     if (m) {
-      const ms = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) + +(m[7] ?? '0').padEnd(3, '0').slice(0, 3);
+      const ms = Date.parse(`${m[1]}Z`) + Number((m[2] ?? '').padEnd(3, '0').slice(0, 3));
       if (ms >= 0) return ms;
     }
   } else if (typeof value === 'number' && Number.isFinite(value) && value >= 0) {

@@ -1,5 +1,10 @@
 /** Public API of the normalizer (see FIELDS.md for the field mapping of each source). */
-export { NORMALIZE_ERROR_CODES, NormalizeError, type NormalizeErrorCode, isNormalizeError } from './errors.ts';
+export {
+  isNormalizeError,
+  NORMALIZE_ERROR_CODES,
+  NormalizeError,
+  type NormalizeErrorCode,
+} from './errors.ts';
 export { type MapContext, type Mapper, NORMALIZER_VERSION } from './mapper.ts';
 export {
   type NormalizeOptions,

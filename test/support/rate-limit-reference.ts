@@ -94,6 +94,27 @@ export function maxInWindow(sortedMs: readonly number[], windowMs: number): numb
   return best;
 }
 
+/** When a request was sent and when its answer came: its decision was made somewhere in between. */
+export type Span = { readonly sentMs: number; readonly doneMs: number };
+
+/**
+ * Most admissions surely decided within one window of `windowMs`: the requests sent and answered
+ * inside [x, x + windowMs], over every x. A limiter that never admits more than `limit` in any window
+ * keeps this ≤ `limit` whatever the round trips; anything above is a proven excess, independent of
+ * latency (unlike counting answer times, which a slow answer can push next to a fast one).
+ */
+export function maxSurelyInWindow(spans: readonly Span[], windowMs: number): number {
+  const sorted = [...spans].sort((a, b) => a.sentMs - b.sentMs);
+  let best = 0;
+  for (let i = 0; i < sorted.length; i++) {
+    const from = sorted[i]?.sentMs ?? 0;
+    let n = 0;
+    for (let j = i; j < sorted.length; j++) if ((sorted[j]?.doneMs ?? Infinity) <= from + windowMs) n++;
+    best = Math.max(best, n);
+  }
+  return best;
+}
+
 /** Admissions with fromMs < t ≤ toMs. */
 export function countBetween(sortedMs: readonly number[], fromMs: number, toMs: number): number {
   return sortedMs.filter((t) => t > fromMs && t <= toMs).length;

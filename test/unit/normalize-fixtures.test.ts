@@ -44,7 +44,8 @@ function expectMatches(actual: MarketEvent, expected: Record<string, unknown>, s
   if (want.timestamp_ms === null) want.timestamp_ms = RECEIVED_AT_MS;
   // No capture time in the venue payload: it is the event time.
   if (!('capture_time_ms' in want)) want.capture_time_ms = want.timestamp_ms;
-  if (typeof want.venue_trade_id === 'string') expect(actual).toMatchObject({ trade_id: `trd_${want.venue_trade_id}` });
+  if (typeof want.venue_trade_id === 'string')
+    expect(actual).toMatchObject({ trade_id: `trd_${want.venue_trade_id}` });
   if (want.is_snapshot !== undefined) expect(want.is_snapshot).toBe(actual.event_type === 'book');
   const got = actual as Record<string, unknown>;
   for (const [key, value] of Object.entries(want)) {
@@ -60,7 +61,7 @@ function expectClose(actual: unknown, expected: unknown, path: string): void {
   } else if (Array.isArray(expected)) {
     expect(Array.isArray(actual), path).toBe(true);
     expect((actual as unknown[]).length, `${path}.length`).toBe(expected.length);
-    expected.forEach((item, i) => expectClose((actual as unknown[])[i], item, `${path}[${i}]`));
+    for (const [i, item] of expected.entries()) expectClose((actual as unknown[])[i], item, `${path}[${i}]`);
   } else if (typeof expected === 'object' && expected !== null) {
     expect(Object.keys(actual as object).sort(), path).toEqual(Object.keys(expected).sort());
     for (const [key, value] of Object.entries(expected))
@@ -91,7 +92,8 @@ describe('normalize: public fixtures', () => {
       const result = normalizeFixture(source, fixture);
       expect(result.rejected).toEqual([]);
       expect(result.events).toHaveLength(fixture.expected.length);
-      result.events.forEach((event, i) => expectMatches(event, fixture.expected[i] as Record<string, unknown>, source));
+      for (const [i, event] of result.events.entries())
+        expectMatches(event, fixture.expected[i] as Record<string, unknown>, source);
     });
 
     it(`${fixture.id} gives the same events when the request has no symbol`, () => {
@@ -99,7 +101,9 @@ describe('normalize: public fixtures', () => {
       const fromPayload = normalizeFixture(source, fixture, null);
       if (source === 'cme') {
         // Databento records carry only instrument_id: the symbol must come from the request.
-        expect(fromPayload.rejected[0]?.error ?? 'none').toBe(fixture.expected.length ? 'missing_field' : 'none');
+        expect(fromPayload.rejected[0]?.error ?? 'none').toBe(
+          fixture.expected.length ? 'missing_field' : 'none',
+        );
       } else if (fixture.id === 'binance-pub-04') {
         // A REST depth snapshot names no symbol either.
         expect(fromPayload.rejected.map((r) => r.error)).toEqual(['missing_field']);
@@ -119,7 +123,10 @@ describe('normalize: fixtures the canonical contract cannot hold', () => {
       if (entry === undefined) throw new Error(`fixture ${id} is gone: update NOT_REPRESENTABLE`);
       const result = normalizeFixture(entry.source, entry.fixture);
       expect(result.events, id).toEqual([]);
-      expect(result.rejected.map((r) => [r.index, r.error]), id).toEqual([[0, code]]);
+      expect(
+        result.rejected.map((r) => [r.index, r.error]),
+        id,
+      ).toEqual([[0, code]]);
       expect(result.rejected[0]?.message.length).toBeGreaterThan(10);
     }
   });

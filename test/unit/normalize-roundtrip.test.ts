@@ -34,7 +34,10 @@ describe('normalize: synthetic round trip', () => {
     });
     expect(rejected).toEqual([]);
     const [t, b, w] = events;
-    expect(t).toMatchObject({ source: 'synthetic', notional_usd: expect.closeTo(trade.price * trade.size, 6) });
+    expect(t).toMatchObject({
+      source: 'synthetic',
+      notional_usd: expect.closeTo(trade.price * trade.size, 6),
+    });
     for (const got of [b, w]) {
       expect(got).toMatchObject({ best_bid: book.best_bid, best_ask: book.best_ask });
       if (got?.event_type !== 'book') throw new Error('not a book');

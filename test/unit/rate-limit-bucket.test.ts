@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type BucketSpec, type Tier, tierBuckets, type WindowSpec } from '../../contracts/limits.ts';
+import { rateLimitHeaders } from '../../gateways/core/guard.ts';
 import type { RateDecision } from '../../gateways/core/rate-limit/decision.ts';
 import { createLeasedRateLimiter, stateKey } from '../../gateways/core/rate-limit/leased-rate-limiter.ts';
 import { createMemoryLeaseStore } from '../../gateways/core/rate-limit/memory-lease-store.ts';
@@ -22,7 +23,6 @@ import {
   timeWhenAvailable,
 } from '../../gateways/core/rate-limit/shared-bucket.ts';
 import { decodeState, encodeState } from '../../gateways/core/rate-limit/state-codec.ts';
-import { rateLimitHeaders } from '../../gateways/core/guard.ts';
 import {
   lowestLevel,
   maxInWindow,
@@ -159,7 +159,10 @@ describe('shared state without leases is the spec: buckets by the formula, the e
   });
 
   it('counts an admission in the window up to and including windowMs later, and frees it 1 ms after', () => {
-    const limits: Limits = { buckets: [{ rate: 1_000, burst: 1_000 }], window: { limit: 3, windowMs: 1_000 } };
+    const limits: Limits = {
+      buckets: [{ rate: 1_000, burst: 1_000 }],
+      window: { limit: 3, windowMs: 1_000 },
+    };
     let state = freshState(limits, 0);
     for (const t of [0, 10, 20]) {
       const r = takeLease(state, limits, t, ONE);
@@ -394,7 +397,10 @@ describe('decisions', () => {
       retryAfterSeconds: 41,
     });
     clock = 60_000;
-    expect(await limiter.check('key_Basic1', 'basic')).toMatchObject({ admitted: false, retryAfterSeconds: 1 });
+    expect(await limiter.check('key_Basic1', 'basic')).toMatchObject({
+      admitted: false,
+      retryAfterSeconds: 1,
+    });
     clock = 60_001;
     // The 25 of the burst left: the window has 24 after this one, the bucket too.
     expect(await limiter.check('key_Basic1', 'basic')).toEqual({
@@ -431,10 +437,22 @@ describe('decisions', () => {
       'retry-after': '1',
     });
     expect(
-      rateLimitHeaders({ admitted: true, limit: 100, remaining: -1, resetSeconds: NaN, retryAfterSeconds: 0 }),
+      rateLimitHeaders({
+        admitted: true,
+        limit: 100,
+        remaining: -1,
+        resetSeconds: NaN,
+        retryAfterSeconds: 0,
+      }),
     ).toEqual({ 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '0' });
     expect(
-      rateLimitHeaders({ admitted: true, limit: Infinity, remaining: Infinity, resetSeconds: 0, retryAfterSeconds: 0 }),
+      rateLimitHeaders({
+        admitted: true,
+        limit: Infinity,
+        remaining: Infinity,
+        resetSeconds: 0,
+        retryAfterSeconds: 0,
+      }),
     ).toEqual({});
   });
 

@@ -7,7 +7,7 @@
  * `w` (only with a window) holds the admissions still in it as ms before `at`, oldest first: at most
  * `window.limit` numbers of at most 5 digits (Basic: 100, well under 1 KB), instead of epoch times.
  */
-import { inWindow, type Grant, type Limits, type SharedState } from './shared-bucket.ts';
+import { type Grant, inWindow, type Limits, type SharedState } from './shared-bucket.ts';
 
 type Wire = { t: number[]; at: number; g: Record<string, [number, number]>; w?: number[] };
 
@@ -48,7 +48,8 @@ export function decodeState(text: string, limits: Limits): SharedState | null {
   }
   let admissions: number[] = [];
   if (w !== undefined) {
-    if (!limits.window || !Array.isArray(w) || !w.every((age) => isFiniteNumber(age) && age >= 0)) return null;
+    if (!limits.window || !Array.isArray(w) || !w.every((age) => isFiniteNumber(age) && age >= 0))
+      return null;
     admissions = inWindow(
       w.map((age) => at - age).sort((a, b) => a - b),
       limits.window,

@@ -128,7 +128,8 @@ function mapOne(msg: Json, stream: string | undefined, ctx: MapContext): MarketE
     default:
       if (typeof msg.e === 'string' && NOT_MARKET_DATA.has(msg.e)) return undefined;
   }
-  const what = typeof msg.e === 'string' ? `event type "${msg.e.slice(0, 40)}"` : 'message without a known shape';
+  const what =
+    typeof msg.e === 'string' ? `event type "${msg.e.slice(0, 40)}"` : 'message without a known shape';
   throw new NormalizeError(
     'unsupported_payload',
     `binance: ${what} is not supported (trade, aggTrade, bookTicker, depth snapshot)`,

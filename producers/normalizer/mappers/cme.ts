@@ -7,7 +7,17 @@
 import type { BookLevel, MarketEvent, Side } from '../../../contracts/events.ts';
 import { book, trade } from '../canonical.ts';
 import { NormalizeError } from '../errors.ts';
-import { array, fieldError, integerId, isObject, type Json, nonNegative, nsToMs, positive, symbolOf } from '../fields.ts';
+import {
+  array,
+  fieldError,
+  integerId,
+  isObject,
+  type Json,
+  nonNegative,
+  nsToMs,
+  positive,
+  symbolOf,
+} from '../fields.ts';
 import type { MapContext, Mapper } from '../mapper.ts';
 
 /** i64::MAX: Databento's "no price" (an empty book level). */
@@ -20,7 +30,9 @@ const RTYPE_MBO = 0xa0;
 /** MBP-1 / TBBO, MBP-10, CMBP-1, CBBO-1s/1m, TCBBO, BBO-1s/1m: records with `levels`. */
 const BOOK_RTYPES = new Set([0x01, 0x0a, 0xb1, 0xc0, 0xc1, 0xc2, 0xc3, 0xc4]);
 /** Valid records with no trade or book (OHLCV, status, definition, imbalance, error, symbol mapping, system, statistics). */
-const NOT_MARKET_DATA = new Set([0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x20, 0x21, 0x22, 0x23, 0x24]);
+const NOT_MARKET_DATA = new Set([
+  0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x20, 0x21, 0x22, 0x23, 0x24,
+]);
 /** BBO-1s/1m, CBBO, TCBBO records carry the last trade's price/side but are books, not trades. */
 const BBO_RTYPES = new Set([0xc0, 0xc1, 0xc3, 0xc4]);
 
@@ -47,7 +59,11 @@ function aggressor(side: unknown): Side {
   if (side === 'A') return 'sell';
   if (side === 'B') return 'buy';
   if (side === 'N')
-    throw new NormalizeError('unknown_aggressor', 'side "N": the venue gives no aggressor for this trade', 'side');
+    throw new NormalizeError(
+      'unknown_aggressor',
+      'side "N": the venue gives no aggressor for this trade',
+      'side',
+    );
   throw fieldError(side, 'side', '"A", "B" or "N"');
 }
 
@@ -97,7 +113,8 @@ export const cmeMapper: Mapper = {
       if (NOT_MARKET_DATA.has(rtype)) return;
       if (rtype === RTYPE_MBO)
         throw new NormalizeError('book_delta', 'cme: an MBO record is one order change, not a book snapshot');
-      if (rtype !== RTYPE_TRADES && !BOOK_RTYPES.has(rtype)) throw unsupported(`rtype ${rtype} is not supported`);
+      if (rtype !== RTYPE_TRADES && !BOOK_RTYPES.has(rtype))
+        throw unsupported(`rtype ${rtype} is not supported`);
     } else if (rtype !== undefined) {
       throw fieldError(rtype, 'hd.rtype', 'an integer');
     }
@@ -108,7 +125,8 @@ export const cmeMapper: Mapper = {
     const symbol = symbolOf(ctx, payload.symbol, 'symbol');
     const isBbo = typeof rtype === 'number' && BBO_RTYPES.has(rtype);
     const isTrade = payload.action === 'T' && !isBbo;
-    if (rtype === RTYPE_TRADES && !isTrade) throw fieldError(payload.action, 'action', '"T" in a trades record');
+    if (rtype === RTYPE_TRADES && !isTrade)
+      throw fieldError(payload.action, 'action', '"T" in a trades record');
     if (isTrade) {
       const px = price(payload.price, 'price');
       if (px === undefined) throw fieldError(null, 'price', 'a price');

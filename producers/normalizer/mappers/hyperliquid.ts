@@ -6,7 +6,17 @@
 import type { BookLevel, MarketEvent, Side } from '../../../contracts/events.ts';
 import { book, trade } from '../canonical.ts';
 import { NormalizeError } from '../errors.ts';
-import { array, epochMs, fieldError, integerId, isObject, type Json, nonNegative, positive, symbolOf } from '../fields.ts';
+import {
+  array,
+  epochMs,
+  fieldError,
+  integerId,
+  isObject,
+  type Json,
+  nonNegative,
+  positive,
+  symbolOf,
+} from '../fields.ts';
 import type { MapContext, Mapper } from '../mapper.ts';
 
 /** Valid channels that carry no trade or book: they yield nothing. */

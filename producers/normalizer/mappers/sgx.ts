@@ -11,7 +11,13 @@ import { fieldError, isObject, nsToMs, positive, symbolOf, textId } from '../fie
 import type { Mapper } from '../mapper.ts';
 
 /** ITCH order-level messages: changes to one order, not a book snapshot. */
-const ORDER_MESSAGES = new Set(['add_order', 'delete_order', 'modify_order', 'replace_order', 'order_executed']);
+const ORDER_MESSAGES = new Set([
+  'add_order',
+  'delete_order',
+  'modify_order',
+  'replace_order',
+  'order_executed',
+]);
 
 /** `aggressor_side` is the taker's: B = buyer, S = seller. */
 function aggressor(side: unknown): Side {
@@ -46,7 +52,10 @@ export const sgxMapper: Mapper = {
     } else if (type === undefined) {
       throw new NormalizeError('missing_field', 'sgx: msg_type is missing ("trade" or "book")', 'msg_type');
     } else {
-      throw new NormalizeError('unsupported_payload', `sgx: msg_type ${String(JSON.stringify(type)).slice(0, 40)} is not supported`);
+      throw new NormalizeError(
+        'unsupported_payload',
+        `sgx: msg_type ${String(JSON.stringify(type)).slice(0, 40)} is not supported`,
+      );
     }
   },
 };

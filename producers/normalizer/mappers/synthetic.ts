@@ -61,7 +61,16 @@ export const syntheticMapper: Mapper = {
       const t = parsed.data;
       const symbol = symbolOf(ctx, t.symbol, 'symbol');
       const id = t.trade_id.slice('trd_'.length);
-      const out = trade('synthetic', symbol, t.timestamp_ms, t.capture_time_ms ?? t.timestamp_ms, t.side, t.price, t.size, id);
+      const out = trade(
+        'synthetic',
+        symbol,
+        t.timestamp_ms,
+        t.capture_time_ms ?? t.timestamp_ms,
+        t.side,
+        t.price,
+        t.size,
+        id,
+      );
       out.notional_usd = agreed(t.notional_usd, out.notional_usd, 1e-8);
       yield out;
     } else if (payload.event_type === 'book') {
@@ -69,7 +78,14 @@ export const syntheticMapper: Mapper = {
       if (!parsed.success) throw toNormalizeError(payload, parsed.error);
       const b = parsed.data;
       const symbol = symbolOf(ctx, b.symbol, 'symbol');
-      const out = book('synthetic', symbol, b.timestamp_ms, b.capture_time_ms ?? b.timestamp_ms, b.bids, b.asks);
+      const out = book(
+        'synthetic',
+        symbol,
+        b.timestamp_ms,
+        b.capture_time_ms ?? b.timestamp_ms,
+        b.bids,
+        b.asks,
+      );
       out.mid_price = agreed(b.mid_price, out.mid_price, 0);
       out.spread_bps = agreed(b.spread_bps, out.spread_bps, 1e-9);
       yield out;

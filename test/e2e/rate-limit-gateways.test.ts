@@ -1,0 +1,142 @@
+/**
+ * One Basic key sent round-robin over three real unified gateway processes (one private
+ * nats-server, the shared `leases` KV between them): a burst of 40 simultaneous requests is
+ * admitted at most 25 times, and over 63 s no 60 s window admits more than 100, while the first
+ * minute does admit up to the limit. "Admitted" is anything but 429: a Basic key may not use the
+ * unified stream, so an admitted request gets 403 tier_restricted (the limiter counts it first).
+ * Every 429 carries Retry-After, whole-number X-RateLimit-* headers and the error body.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Nats } from '../../platform/nats.ts';
+import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { expectError } from '../support/http.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type ServiceProcess, startService } from '../support/process.ts';
+import { countBetween, maxInWindow, maxSurelyInWindow, type Span } from '../support/rate-limit-reference.ts';
+
+/** Wall time of the whole run, from the first request: past 60 s, so the window is seen sliding. */
+const RUN_MS = 63_000;
+/** Steady phase: one request every 80 ms, round-robin (about 4/s per process, 750/min in all). */
+const EVERY_MS = 80;
+
+const config = testConfig();
+let server: TestNats;
+let nats: Nats;
+let accounts: TestAccounts;
+const gateways: ServiceProcess[] = [];
+
+beforeAll(async () => {
+  server = await startTestNats();
+  nats = await connectTestNats(server.url, config);
+  accounts = await startTestAccounts(nats, config);
+});
+
+afterAll(async () => {
+  for (const g of gateways)
+    if (g.child.exitCode === null && g.child.signalCode === null) g.child.kill('SIGKILL');
+  await Promise.all(gateways.map((g) => g.exited));
+  accounts?.stop();
+  await nats?.nc.close();
+  await server?.cleanup();
+});
+
+type Outcome = { url: string; sentMs: number; doneMs: number; status: number; res: Response };
+
+async function send(url: string, key: string): Promise<Outcome> {
+  const sentMs = Date.now();
+  const res = await fetch(url, { headers: { 'x-api-key': key }, signal: AbortSignal.timeout(10_000) });
+  const doneMs = Date.now();
+  return { url, sentMs, doneMs, status: res.status, res };
+}
+
+/** Every answer is 403 tier_restricted (admitted) or a complete 429; returns whether admitted. */
+async function check(o: Outcome): Promise<boolean> {
+  if (o.status === 429) {
+    await expectError(o.res, 429, 'rate_limited');
+    const h = o.res.headers;
+    expect(h.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    expect(h.get('x-ratelimit-limit')).toBe('100');
+    expect(h.get('x-ratelimit-remaining')).toBe('0');
+    expect(h.get('x-ratelimit-reset')).toMatch(/^\d+$/);
+    return false;
+  }
+  await expectError(o.res, 403, 'tier_restricted');
+  return true;
+}
+
+it('a Basic key over 3 gateway processes: ≤ 25 in a burst, ≤ 100 in any 60 s', {
+  timeout: 100_000,
+}, async () => {
+  const { key } = await accounts.key('basic');
+  const env = {
+    NATS_URL: server.url,
+    NODE_ENV: 'test',
+    API_KEY_SECRET: config.API_KEY_SECRET,
+    UNIFIED_PORT_US: '0',
+  };
+  for (let i = 0; i < 3; i++) gateways.push(startService(['gateway', 'unified', '--region', 'us'], env));
+  const urls = await Promise.all(
+    gateways.map(
+      async (g) => (await g.waitForLog((l) => l.msg === 'unified stream listening')).url as string,
+    ),
+  );
+  const outcomes: Outcome[] = [];
+  const admittedAt: Span[] = [];
+  const record = async (o: Outcome) => {
+    outcomes.push(o);
+    if (await check(o)) admittedAt.push({ sentMs: o.sentMs, doneMs: o.doneMs });
+  };
+
+  // Warm-up, one request per process (key lookup, KV, JIT), then 0.5 s for the bucket to refill.
+  const startMs = Date.now();
+  for (const url of urls) await record(await send(url, key));
+  expect(admittedAt).toHaveLength(3);
+  await sleep(500);
+
+  // (1) 40 simultaneous requests, round-robin over the three.
+  const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => send(urls[i % 3] as string, key)));
+  for (const o of burst) await record(o);
+  const burstAdmitted = burst.filter((o) => o.status !== 429).length;
+  const burstSpanMs = Math.max(...burst.map((o) => o.doneMs)) - Math.min(...burst.map((o) => o.sentMs));
+
+  // (2) Round-robin every 80 ms until the run has lasted 63 s.
+  const steadyMs = Date.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; Date.now() < startMs + RUN_MS; i++) {
+    pending.push(send(urls[i % 3] as string, key).then(record));
+    await sleep(Math.max(1, steadyMs + (i + 1) * EVERY_MS - Date.now()));
+  }
+  await Promise.all(pending);
+
+  const admitted = admittedAt.map((a) => a.doneMs).sort((a, b) => a - b);
+  // Each admission was decided between sending and answer: requests sent and answered within one
+  // 60 s were surely admitted in it, at most 100 (answer times alone may show a few more).
+  const maxLatencyMs = Math.max(...admittedAt.map((a) => a.doneMs - a.sentMs));
+  const max60s = maxSurelyInWindow(admittedAt, 60_000);
+  const firstMinute = countBetween(admitted, startMs - 1, startMs + 60_000);
+  console.log(
+    JSON.stringify({
+      requests: outcomes.length,
+      admitted: admitted.length,
+      refused: outcomes.filter((o) => o.status === 429).length,
+      perProcess: urls.map((u) => outcomes.filter((o) => o.url === u && o.status !== 429).length),
+      burst: { admitted: burstAdmitted, spanMs: burstSpanMs },
+      firstMinute,
+      max60s,
+      max60sAsAnswered: maxInWindow(admitted, 60_000),
+      maxLatencyMs,
+      afterFirstMinute: countBetween(admitted, startMs + 60_000, Infinity),
+    }),
+  );
+
+  // The bucket refills 10/s: a burst lasting d s may admit 25 + 10 × d (25 if under 100 ms).
+  expect(burstAdmitted).toBeLessThanOrEqual(25 + Math.floor((10 * burstSpanMs) / 1_000));
+  expect(burstAdmitted).toBeGreaterThanOrEqual(20);
+  expect(max60s).toBeLessThanOrEqual(100);
+  expect(firstMinute).toBeGreaterThanOrEqual(90);
+  expect(firstMinute).toBeLessThanOrEqual(100);
+  // Past the first minute the window slides: the first admissions left it, others got in.
+  expect(countBetween(admitted, startMs + 60_000, Infinity)).toBeGreaterThan(0);
+});
