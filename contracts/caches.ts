@@ -35,7 +35,9 @@ export type CacheManifest = {
 };
 
 export function contentHash(events: readonly MarketEvent[]): string {
-  return `sha256:${createHash('sha256').update(canonicalize(events) ?? '[]').digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(canonicalize(events) ?? '[]')
+    .digest('hex')}`;
 }
 
 /** Deterministic: the same source, symbol and events always give the same key. */

@@ -3,6 +3,7 @@
  * shape as `mcp-tools.ts` (name, description, zod input); handlers in `gateways/http/`.
  */
 import { z } from 'zod';
+import { FundingRequest } from './funding.ts';
 import type { McpToolSpec } from './mcp-tools.ts';
 
 const cacheKey = z.string().regex(/^cache_[0-9a-f]{32}$/, 'a cache key: cache_ followed by 32 hex digits');
@@ -16,13 +17,15 @@ export const GET_CACHE_STATS = {
 
 export const GET_CACHE_MANIFEST = {
   name: 'get_cache_manifest',
-  description: 'Provenance of one cache: source, symbol, created at, event count, time range, content hash, normalizer version.',
+  description:
+    'Provenance of one cache: source, symbol, created at, event count, time range, content hash, normalizer version.',
   input: z.object({ cache_key: cacheKey }).strict(),
 } as const satisfies McpToolSpec;
 
 export const EXPORT_CACHE = {
   name: 'export_cache',
-  description: 'Export one cache as a Parquet file (written by DuckDB): returns the download URL (send your X-API-Key) and the event count.',
+  description:
+    'Export one cache as a Parquet file (written by DuckDB): returns the download URL (send your X-API-Key) and the event count.',
   input: z.object({ cache_key: cacheKey }).strict(),
 } as const satisfies McpToolSpec;
 
@@ -43,4 +46,18 @@ export const DELETE_CACHE = {
   name: 'delete_cache',
   description: 'Delete one cache (its events and its manifest). Irreversible.',
   input: z.object({ cache_key: cacheKey }).strict(),
+} as const satisfies McpToolSpec;
+
+export const SIMULATE_FUNDING_REGIME = {
+  name: 'simulate_funding_regime',
+  description:
+    'Simulate funding payments of a position on a venue (binance, bybit, okx: premium + clamped interest with caps; hyperliquid: hourly at 1/8 of the 8-hour rate on the oracle; sgx: within its bounds; cme: no funding, basis convergence). Period 0 uses the given spot and mark; later periods follow a seeded premium path. Returns every period (rate, bps, premium, mark, index, signed payment: positive rate → the long pays) and a summary.',
+  input: FundingRequest,
+} as const satisfies McpToolSpec;
+
+export const GET_VENUE_DETAILS = {
+  name: 'get_venue_details',
+  description:
+    'Venue facts for binance, hyperliquid, okx, bybit, cme or sgx: product, funding interval and parameters, caps, BTC/ETH tick and lot sizes, fees, trading hours, settlement currency; unverified items are marked.',
+  input: z.object({ exchange: z.string().min(1).max(32) }).strict(),
 } as const satisfies McpToolSpec;

@@ -5,11 +5,12 @@
  * file and removes it. One row per event, in stream order; books keep their levels as
  * LIST<STRUCT<price DOUBLE, size DOUBLE>>.
  */
+
+import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { once } from 'node:events';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { CacheManifest } from '../../contracts/caches.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -40,7 +41,11 @@ const sql = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 export type ExportedCache = { path: string; bytes: number; rows: number; cleanup(): Promise<void> };
 
-export async function exportCache(nats: Nats, manifest: CacheManifest, signal?: AbortSignal): Promise<ExportedCache> {
+export async function exportCache(
+  nats: Nats,
+  manifest: CacheManifest,
+  signal?: AbortSignal,
+): Promise<ExportedCache> {
   const dir = await mkdtemp(join(tmpdir(), 'mdp-export-'));
   const cleanup = () => rm(dir, { recursive: true, force: true });
   try {
@@ -57,9 +62,19 @@ export async function exportCache(nats: Nats, manifest: CacheManifest, signal?: 
     const db = await DuckDBInstance.create(':memory:', { threads: '1' });
     const conn = await db.connect();
     try {
-      const columns = Object.entries(COLUMNS).map(([k, t]) => `${k}: ${sql(t)}`).join(', ');
-      const kv = { cache_key: manifest.cache_key, content_hash: manifest.content_hash, row_count: String(rows), source: manifest.source, normalizer_version: manifest.normalizer_version };
-      const meta = Object.entries(kv).map(([k, v]) => `${k}: ${sql(v)}`).join(', ');
+      const columns = Object.entries(COLUMNS)
+        .map(([k, t]) => `${k}: ${sql(t)}`)
+        .join(', ');
+      const kv = {
+        cache_key: manifest.cache_key,
+        content_hash: manifest.content_hash,
+        row_count: String(rows),
+        source: manifest.source,
+        normalizer_version: manifest.normalizer_version,
+      };
+      const meta = Object.entries(kv)
+        .map(([k, v]) => `${k}: ${sql(v)}`)
+        .join(', ');
       await conn.run(
         `COPY (SELECT * FROM read_json(${sql(ndjson)}, format = 'newline_delimited', columns = {${columns}})) ` +
           `TO ${sql(path)} (FORMAT PARQUET, COMPRESSION ZSTD, KV_METADATA {${meta}})`,

@@ -12,10 +12,18 @@ import type { Nats } from '../../platform/nats.ts';
 export type CachedEvent = { seq: number; event: MarketEvent };
 
 /** Events with sequence ≥ `fromSeq` (default: the first), oldest first; pulls in batches. */
-export async function* readCache(nats: Nats, manifest: CacheManifest, fromSeq = manifest.first_seq, signal?: AbortSignal): AsyncGenerator<CachedEvent> {
+export async function* readCache(
+  nats: Nats,
+  manifest: CacheManifest,
+  fromSeq = manifest.first_seq,
+  signal?: AbortSignal,
+): AsyncGenerator<CachedEvent> {
   const start = Math.max(fromSeq, manifest.first_seq);
   if (start > manifest.last_seq) return;
-  const consumer = await nats.js.consumers.get(STREAMS.CACHE, { filter_subjects: cacheSubject(manifest.cache_key), opt_start_seq: start });
+  const consumer = await nats.js.consumers.get(STREAMS.CACHE, {
+    filter_subjects: cacheSubject(manifest.cache_key),
+    opt_start_seq: start,
+  });
   const messages = await consumer.consume({ max_messages: 5_000 });
   const stop = () => messages.stop();
   signal?.addEventListener('abort', stop, { once: true });

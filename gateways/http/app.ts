@@ -27,8 +27,15 @@ import { registerLiveRoute } from './live-sim/live-route.ts';
 import { SimSessions } from './live-sim/sim-sessions.ts';
 import { registerMcpRoutes } from './mcp/routes.ts';
 import { installKeyAuth } from './require-key.ts';
+import { venueTools } from './venue-tools.ts';
 
-export type HttpAppDeps = { nats: Nats; accounts: AccountsService; guard: Guard; config: Config; log: Logger };
+export type HttpAppDeps = {
+  nats: Nats;
+  accounts: AccountsService;
+  guard: Guard;
+  config: Config;
+  log: Logger;
+};
 
 export type HttpApp = {
   app: FastifyInstance;
@@ -41,33 +48,52 @@ export type HttpApp = {
   shutdown(): Promise<void>;
 };
 
-export const artifactsDirOf = (config: Config): string => config.ARTIFACTS_DIR ?? join(config.DATA_DIR, 'artifacts');
+export const artifactsDirOf = (config: Config): string =>
+  config.ARTIFACTS_DIR ?? join(config.DATA_DIR, 'artifacts');
 
 export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const { config, nats } = deps;
-  const app = createHttpApp({ loggerInstance: deps.log.child({ surface: 'http' }), forceCloseConnections: true }, 'http');
+  const app = createHttpApp(
+    { loggerInstance: deps.log.child({ surface: 'http' }), forceCloseConnections: true },
+    'http',
+  );
   let listenAddress = `http://127.0.0.1:${config.HTTP_PORT}`;
   const configured = config.PUBLIC_BASE_URL?.replace(/\/$/, '');
   const publicBase = () => configured ?? listenAddress;
-  const baseUrl = (req: FastifyRequest) => configured ?? `${req.protocol}://${req.headers.host ?? listenAddress}`;
+  const baseUrl = (req: FastifyRequest) =>
+    configured ?? `${req.protocol}://${req.headers.host ?? listenAddress}`;
 
   const requireKey = installKeyAuth(app, deps.guard);
   const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, 'http');
-  const sse = { retryMs: config.SSE_RETRY_MS, maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES, closeGraceMs: config.SSE_CLOSE_GRACE_MS };
+  const sse = {
+    retryMs: config.SSE_RETRY_MS,
+    maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES,
+    closeGraceMs: config.SSE_CLOSE_GRACE_MS,
+  };
   const jobs = await openJobsBucket(nats);
   const sessions = await SimSessions.start(nats, deps.log);
   const generation = new GenerationService(nats, jobs);
   const caches = await CacheStore.open(nats);
 
-  registerConsoleRoutes(app, deps.accounts, await openBucket<number>(nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]));
-  registerGenerationRoutes(app, { service: generation, jobs, artifactsDir: artifactsDirOf(config), requireKey, baseUrl });
+  registerConsoleRoutes(
+    app,
+    deps.accounts,
+    await openBucket<number>(nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]),
+  );
+  registerGenerationRoutes(app, {
+    service: generation,
+    jobs,
+    artifactsDir: artifactsDirOf(config),
+    requireKey,
+    baseUrl,
+  });
   registerLiveRoute(app, { sessions, requireKey, registry, connection: sse });
   registerMcpRoutes(app, {
     requireKey,
     generation,
     health: createHealth(nats),
     baseUrl: publicBase,
-    extraTools: [...cacheTools({ nats, caches })],
+    extraTools: [...venueTools(), ...cacheTools({ nats, caches })],
   });
   registerCacheRoutes(app, { nats, caches, requireKey, registry, connection: sse });
   app.get('/metrics', { preHandler: requireKey('metrics') }, async (_req, reply) =>

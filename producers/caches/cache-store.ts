@@ -10,7 +10,13 @@ import { encode } from '../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Nats } from '../../platform/nats.ts';
 
-export type StoreRequest = { source: string; symbol: string; events: readonly MarketEvent[]; rawJsonBytes: number; normalizerVersion: string };
+export type StoreRequest = {
+  source: string;
+  symbol: string;
+  events: readonly MarketEvent[];
+  rawJsonBytes: number;
+  normalizerVersion: string;
+};
 
 const BATCH = 1_000;
 
@@ -71,7 +77,9 @@ export class CacheStore {
   }
 
   async list(): Promise<CacheManifest[]> {
-    return [...(await this.manifests.entries()).values()].sort((a, b) => a.created_at.localeCompare(b.created_at));
+    return [...(await this.manifests.entries()).values()].sort((a, b) =>
+      a.created_at.localeCompare(b.created_at),
+    );
   }
 
   /** Removes one cache; false when it does not exist. */

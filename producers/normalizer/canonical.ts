@@ -4,7 +4,7 @@
  */
 import type { BookEvent, BookLevel, Side, Source, TradeEvent } from '../../contracts/events.ts';
 import { NormalizeError } from './errors.ts';
-import { fieldError, nonNegative, positive } from './fields.ts';
+import { fieldError, isPositive, toNumber } from './fields.ts';
 
 /** A trade; `venueId` is the venue's trade id, already checked for the trade_id character set. */
 export function trade(
@@ -96,9 +96,12 @@ export function tupleLevels(raw: unknown, field: string): BookLevel[] {
   for (let i = 0; i < raw.length; i++) {
     const level = raw[i];
     if (!Array.isArray(level)) throw fieldError(level, `${field}[${i}]`, 'a [price, size] pair');
-    const price = positive(level[0], `${field}[${i}][0]`);
-    const size = nonNegative(level[1], `${field}[${i}][1]`);
-    if (size > 0) out.push({ price, size });
+    // Inline checks: field names are only built for an error.
+    const price = toNumber(level[0]);
+    if (!isPositive(price)) throw fieldError(level[0], `${field}[${i}][0]`, 'a positive number');
+    const size = toNumber(level[1]);
+    if (size > 0 && size < Number.POSITIVE_INFINITY) out.push({ price, size });
+    else if (size !== 0) throw fieldError(level[1], `${field}[${i}][1]`, 'a number >= 0');
   }
   return out;
 }

@@ -38,19 +38,47 @@ export function text(value: unknown, field: string): string {
   return value;
 }
 
-/** A number, or a decimal string (venues send prices as strings to keep their digits). */
-function toNumber(value: unknown): number {
-  return typeof value === 'number'
-    ? value
-    : typeof value === 'string' && value.length > 0
-      ? Number(value)
-      : NaN;
+/** Exact powers of ten (every one up to 1e22 is a double). */
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/**
+ * A plain decimal string ("33.82000000") as a number, twice as fast as `Number()`: with at most 15
+ * digits the digits form an exact integer and one division by an exact power of ten is correctly
+ * rounded, so the result is identical to `Number(text)`. Anything else goes to `Number()`.
+ */
+export function decimal(text: string): number {
+  const n = text.length;
+  if (n === 0) return Number.NaN;
+  if (n > 15) return Number(text);
+  let mantissa = 0;
+  let decimals = -1;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      mantissa = mantissa * 10 + (c - 48);
+      if (decimals >= 0) decimals++;
+    } else if (c === 46 && decimals < 0) {
+      decimals = 0;
+    } else {
+      return Number(text);
+    }
+  }
+  if (decimals <= 0) return decimals === 0 && n === 1 ? Number.NaN : mantissa;
+  return mantissa / (POW10[decimals] as number);
 }
+
+/** A number, or a decimal string (venues send prices as strings to keep their digits). */
+export function toNumber(value: unknown): number {
+  return typeof value === 'number' ? value : typeof value === 'string' ? decimal(value) : Number.NaN;
+}
+
+/** Whether `n` is a finite number > 0. */
+export const isPositive = (n: number): boolean => n > 0 && n < Number.POSITIVE_INFINITY;
 
 /** A finite number > 0 (price, size). */
 export function positive(value: unknown, field: string): number {
   const n = toNumber(value);
-  if (!(n > 0) || n === Number.POSITIVE_INFINITY) throw fieldError(value, field, 'a positive number');
+  if (!isPositive(n)) throw fieldError(value, field, 'a positive number');
   return n;
 }
 
@@ -129,4 +157,18 @@ export function symbolOf(ctx: MapContext, raw: unknown, field: string): string {
   }
   lastSymbol = symbol;
   return symbol;
+}
+
+/**
+ * `error` with its field put under `prefix` ("px …" → "data[2].px …"), so hot loops can use plain
+ * field names and pay for the path only when something is wrong.
+ */
+export function within(prefix: string, error: unknown): unknown {
+  if (!(error instanceof NormalizeError)) return error;
+  const field = error.field === undefined ? prefix : `${prefix}.${error.field}`;
+  const message =
+    error.field !== undefined && error.message.startsWith(error.field)
+      ? `${prefix}.${error.message}`
+      : `${prefix}: ${error.message}`;
+  return new NormalizeError(error.code, message, field);
 }

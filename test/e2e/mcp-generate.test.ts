@@ -48,11 +48,23 @@ const textOf = (r: unknown) => JSON.parse((r as { content: { text: string }[] })
 it('validates, generates and downloads through MCP with one hash end to end', async () => {
   const key = (await accounts.key('pro')).key;
   const client = new Client({ name: 'e2e-agent', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { 'X-API-Key': key } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), {
+      requestInit: { headers: { 'X-API-Key': key } },
+    }),
+  );
 
-  const validated = textOf(await client.callTool({ name: 'validate_config', arguments: { config: { symbol: 'SOL', seed: 5 }, duration_seconds: 120 } }));
+  const validated = textOf(
+    await client.callTool({
+      name: 'validate_config',
+      arguments: { config: { symbol: 'SOL', seed: 5 }, duration_seconds: 120 },
+    }),
+  );
   expect(validated.valid).toBe(true);
-  const generated = await client.callTool({ name: 'generate_dataset', arguments: { symbol: 'SOL', seed: 5, duration_seconds: 120 } });
+  const generated = await client.callTool({
+    name: 'generate_dataset',
+    arguments: { symbol: 'SOL', seed: 5, duration_seconds: 120 },
+  });
   expect(generated.isError).toBeFalsy();
   const out = textOf(generated);
   expect(out).toMatchObject({ status: 'completed', storage_backend: 'local', manifest_hash: validated.hash });

@@ -5,13 +5,13 @@
  */
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../../contracts/errors.ts';
 import { exportCache } from '../../../consumers/caches/cache-exporter.ts';
 import { readCache } from '../../../consumers/caches/cache-reader.ts';
+import { ApiError } from '../../../contracts/errors.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import type { CacheStore } from '../../../producers/caches/cache-store.ts';
-import { nowNs } from '../../core/feed-event.ts';
 import type { ConnectionRegistry } from '../../core/connection-registry.ts';
+import { nowNs } from '../../core/feed-event.ts';
 import { SseConnection, type SseConnectionOptions } from '../../core/sse-connection.ts';
 import { parseStreamRequest } from '../../unified/stream-query.ts';
 import type { RequireKey } from '../require-key.ts';
@@ -42,7 +42,11 @@ export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps):
   app.get<{ Params: { cache_key: string } }>('/mcp/caches/stream/:cache_key', mcp, async (req, reply) => {
     const manifest = await existingCache(deps.caches, req.params.cache_key);
     const { lastEventId } = parseStreamRequest({}, req.headers['last-event-id']);
-    const conn = new SseConnection(reply.raw, { ...deps.connection, requestId: req.id }, deps.registry.flusher);
+    const conn = new SseConnection(
+      reply.raw,
+      { ...deps.connection, requestId: req.id },
+      deps.registry.flusher,
+    );
     const abort = new AbortController();
     reply.hijack();
     conn.onClosed = () => {
@@ -55,7 +59,15 @@ export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps):
     try {
       for await (const { seq, event } of readCache(deps.nats, manifest, last + 1, abort.signal)) {
         const json = JSON.stringify({ seq, ...event });
-        conn.event({ seq, source: event.source, symbol: event.symbol, eventType: event.event_type, json, receivedAtNs: nowNs(), wire: {} });
+        conn.event({
+          seq,
+          source: event.source,
+          symbol: event.symbol,
+          eventType: event.event_type,
+          json,
+          receivedAtNs: nowNs(),
+          wire: {},
+        });
         last = seq;
         const wait = conn.ready();
         if (wait) await wait;
@@ -71,7 +83,10 @@ export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps):
   app.delete<{ Querystring: Record<string, string> }>('/mcp/caches', mcp, async (req) => {
     const extra = Object.keys(req.query ?? {}).filter((k) => k !== 'confirm');
     if (req.query?.confirm !== 'true' || extra.length > 0) {
-      throw new ApiError('invalid_params', 'clearing every cache needs ?confirm=true (exactly)', { field: 'confirm', reason: 'must be exactly "true"' });
+      throw new ApiError('invalid_params', 'clearing every cache needs ?confirm=true (exactly)', {
+        field: 'confirm',
+        reason: 'must be exactly "true"',
+      });
     }
     return { deleted: await deps.caches.deleteAll() };
   });

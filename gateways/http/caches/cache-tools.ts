@@ -2,17 +2,25 @@
  * Cache tools and their legacy routes (stats, manifest, export link, replay, delete), one handler
  * each for MCP and REST.
  */
-import { type CacheManifest, CACHE_KEY } from '../../../contracts/caches.ts';
-import { DELETE_CACHE, EXPORT_CACHE, GET_CACHE_MANIFEST, GET_CACHE_STATS, STREAM_CACHE } from '../../../contracts/mcp-data-tools.ts';
-import { ApiError } from '../../../contracts/errors.ts';
+
 import { readCache } from '../../../consumers/caches/cache-reader.ts';
+import { CACHE_KEY, type CacheManifest } from '../../../contracts/caches.ts';
+import { ApiError } from '../../../contracts/errors.ts';
+import {
+  DELETE_CACHE,
+  EXPORT_CACHE,
+  GET_CACHE_MANIFEST,
+  GET_CACHE_STATS,
+  STREAM_CACHE,
+} from '../../../contracts/mcp-data-tools.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import type { CacheStore } from '../../../producers/caches/cache-store.ts';
 import { defineTool, type ToolDefinition } from '../mcp/tool-registry.ts';
 
 export type CacheToolDeps = { nats: Nats; caches: CacheStore };
 
-const ratio = (raw: number, stored: number) => (stored > 0 ? Math.round((raw / stored) * 1_000) / 1_000 : null);
+const ratio = (raw: number, stored: number) =>
+  stored > 0 ? Math.round((raw / stored) * 1_000) / 1_000 : null;
 
 /** The manifest of an existing cache, or 404. */
 export async function existingCache(caches: CacheStore, key: string): Promise<CacheManifest> {
@@ -37,7 +45,16 @@ export function cacheStats(list: CacheManifest[]) {
   const raw = caches.reduce((n, c) => n + c.raw_json_bytes, 0);
   const stored = caches.reduce((n, c) => n + c.stored_bytes, 0);
   const events = caches.reduce((n, c) => n + c.events, 0);
-  return { caches, totals: { caches: caches.length, events, raw_json_bytes: raw, stored_bytes: stored, compression_ratio: ratio(raw, stored) } };
+  return {
+    caches,
+    totals: {
+      caches: caches.length,
+      events,
+      raw_json_bytes: raw,
+      stored_bytes: stored,
+      compression_ratio: ratio(raw, stored),
+    },
+  };
 }
 
 export function cacheTools(deps: CacheToolDeps): ToolDefinition[] {
@@ -56,7 +73,12 @@ export function cacheTools(deps: CacheToolDeps): ToolDefinition[] {
       spec: EXPORT_CACHE,
       run: async (args, ctx) => {
         const m = await existingCache(deps.caches, args.cache_key);
-        return { cache_key: m.cache_key, events: m.event_count, format: 'parquet', download_url: `${ctx.baseUrl}/mcp/caches/export/${m.cache_key}` };
+        return {
+          cache_key: m.cache_key,
+          events: m.event_count,
+          format: 'parquet',
+          download_url: `${ctx.baseUrl}/mcp/caches/export/${m.cache_key}`,
+        };
       },
     }),
     defineTool({
@@ -71,13 +93,20 @@ export function cacheTools(deps: CacheToolDeps): ToolDefinition[] {
           }
         }
         const last = (events.at(-1) as { seq: number } | undefined)?.seq ?? args.after_seq;
-        return { cache_key: m.cache_key, stream_url: `${ctx.baseUrl}/mcp/caches/stream/${m.cache_key}`, events, next_after_seq: last, complete: last >= m.last_seq };
+        return {
+          cache_key: m.cache_key,
+          stream_url: `${ctx.baseUrl}/mcp/caches/stream/${m.cache_key}`,
+          events,
+          next_after_seq: last,
+          complete: last >= m.last_seq,
+        };
       },
     }),
     defineTool({
       spec: DELETE_CACHE,
       run: async (args) => {
-        if (!(await deps.caches.delete(args.cache_key))) throw new ApiError('not_found', `no cache ${args.cache_key}`);
+        if (!(await deps.caches.delete(args.cache_key)))
+          throw new ApiError('not_found', `no cache ${args.cache_key}`);
         return { deleted: true, cache_key: args.cache_key };
       },
       legacy: { method: 'DELETE', url: '/mcp/caches/:cache_key', access: 'mcp' },

@@ -15,8 +15,10 @@ import {
   type Json,
   nonNegative,
   nsToMs,
+  object,
   positive,
   symbolOf,
+  within,
 } from '../fields.ts';
 import type { MapContext, Mapper } from '../mapper.ts';
 
@@ -72,14 +74,17 @@ function levels(rec: Json): { bids: BookLevel[]; asks: BookLevel[] } {
   const bids: BookLevel[] = [];
   const asks: BookLevel[] = [];
   for (let i = 0; i < list.length; i++) {
-    const level = list[i];
-    if (!isObject(level)) throw fieldError(level, `levels[${i}]`, 'an object');
-    const bidPx = price(level.bid_px, `levels[${i}].bid_px`);
-    const bidSz = nonNegative(level.bid_sz, `levels[${i}].bid_sz`);
-    if (bidPx !== undefined && bidSz > 0) bids.push({ price: bidPx, size: bidSz });
-    const askPx = price(level.ask_px, `levels[${i}].ask_px`);
-    const askSz = nonNegative(level.ask_sz, `levels[${i}].ask_sz`);
-    if (askPx !== undefined && askSz > 0) asks.push({ price: askPx, size: askSz });
+    try {
+      const level = object(list[i], 'level');
+      const bidPx = price(level.bid_px, 'bid_px');
+      const bidSz = nonNegative(level.bid_sz, 'bid_sz');
+      if (bidPx !== undefined && bidSz > 0) bids.push({ price: bidPx, size: bidSz });
+      const askPx = price(level.ask_px, 'ask_px');
+      const askSz = nonNegative(level.ask_sz, 'ask_sz');
+      if (askPx !== undefined && askSz > 0) asks.push({ price: askPx, size: askSz });
+    } catch (error) {
+      throw within(`levels[${i}]`, error);
+    }
   }
   return { bids, asks };
 }

@@ -12,10 +12,12 @@ import {
   fieldError,
   integerId,
   isObject,
+  isPositive,
   type Json,
-  nonNegative,
   positive,
   symbolOf,
+  toNumber,
+  within,
 } from '../fields.ts';
 import type { MapContext, Mapper } from '../mapper.ts';
 
@@ -39,20 +41,34 @@ function aggressor(side: unknown, field: string): Side {
   throw fieldError(side, field, '"B" or "A"');
 }
 
-function mapTrade(raw: unknown, i: number, ctx: MapContext): MarketEvent {
-  const at = `data[${i}]`;
-  if (!isObject(raw)) throw fieldError(raw, at, 'a WsTrade object');
-  const ts = epochMs(raw.time, `${at}.time`);
+function mapTrade(raw: unknown, ctx: MapContext): MarketEvent {
+  if (!isObject(raw)) throw fieldError(raw, 'trade', 'a WsTrade object');
+  const ts = epochMs(raw.time, 'time');
   return trade(
     'hyperliquid',
-    symbolOf(ctx, raw.coin, `${at}.coin`),
+    symbolOf(ctx, raw.coin, 'coin'),
     ts,
     ts,
-    aggressor(raw.side, `${at}.side`),
-    positive(raw.px, `${at}.px`),
-    positive(raw.sz, `${at}.sz`),
-    integerId(raw.tid, `${at}.tid`),
+    aggressor(raw.side, 'side'),
+    positive(raw.px, 'px'),
+    positive(raw.sz, 'sz'),
+    integerId(raw.tid, 'tid'),
   );
+}
+
+/** The fills of a trades message (or a bare array), one event each. */
+function* mapTrades(fills: unknown[], prefix: string, ctx: MapContext): Generator<MarketEvent> {
+  for (let i = 0; i < fills.length; i++) {
+    const fill = fills[i];
+    if (prefix === '' && isObject(fill) && fill.fundingRate !== undefined) continue; // fundingHistory row
+    let event: MarketEvent;
+    try {
+      event = mapTrade(fill, ctx);
+    } catch (error) {
+      throw within(`${prefix}[${i}]`, error);
+    }
+    yield event;
+  }
 }
 
 /** WsLevel `{px, sz, n}`; zero-size levels are left out. */
@@ -62,9 +78,12 @@ function levels(raw: unknown, field: string): BookLevel[] {
   for (let i = 0; i < list.length; i++) {
     const level = list[i];
     if (!isObject(level)) throw fieldError(level, `${field}[${i}]`, 'a {px, sz, n} level');
-    const price = positive(level.px, `${field}[${i}].px`);
-    const size = nonNegative(level.sz, `${field}[${i}].sz`);
-    if (size > 0) out.push({ price, size });
+    // Inline checks: field names are only built for an error.
+    const price = toNumber(level.px);
+    if (!isPositive(price)) throw fieldError(level.px, `${field}[${i}].px`, 'a positive number');
+    const size = toNumber(level.sz);
+    if (isPositive(size)) out.push({ price, size });
+    else if (size !== 0) throw fieldError(level.sz, `${field}[${i}].sz`, 'a number >= 0');
   }
   return out;
 }
@@ -95,17 +114,13 @@ function unsupported(what: string): NormalizeError {
 /** A bare message: WsBook (info l2Book), WsBbo, WsTrade, or an array (trades, fundingHistory rows). */
 function* mapBare(data: unknown, ctx: MapContext): Generator<MarketEvent> {
   if (Array.isArray(data)) {
-    for (let i = 0; i < data.length; i++) {
-      const item = data[i];
-      if (isObject(item) && item.fundingRate !== undefined) continue; // fundingHistory row
-      yield mapTrade(item, i, ctx);
-    }
+    yield* mapTrades(data, '', ctx);
     return;
   }
   if (!isObject(data)) throw fieldError(data, 'payload', 'an object');
   if (data.levels !== undefined) yield mapBook(data, ctx);
   else if (data.bbo !== undefined) yield mapBbo(data, ctx);
-  else if (data.tid !== undefined && data.px !== undefined) yield mapTrade(data, 0, ctx);
+  else if (data.tid !== undefined && data.px !== undefined) yield mapTrade(data, ctx);
   else throw unsupported('a message without a known shape');
 }
 
@@ -118,11 +133,9 @@ export const hyperliquidMapper: Mapper = {
     }
     const { channel, data } = payload;
     switch (channel) {
-      case 'trades': {
-        const fills = array(data, 'data');
-        for (let i = 0; i < fills.length; i++) yield mapTrade(fills[i], i, ctx);
+      case 'trades':
+        yield* mapTrades(array(data, 'data'), 'data', ctx);
         return;
-      }
       case 'l2Book':
         if (!isObject(data)) throw fieldError(data, 'data', 'a WsBook object');
         yield mapBook(data, ctx);
