@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { FundingRequest } from './funding.ts';
 import type { McpToolSpec } from './mcp-tools.ts';
+import { NormalizeBody } from './normalize.ts';
 
 const cacheKey = z.string().regex(/^cache_[0-9a-f]{32}$/, 'a cache key: cache_ followed by 32 hex digits');
 
@@ -60,4 +61,11 @@ export const GET_VENUE_DETAILS = {
   description:
     'Venue facts for binance, hyperliquid, okx, bybit, cme or sgx: product, funding interval and parameters, caps, BTC/ETH tick and lot sizes, fees, trading hours, settlement currency; unverified items are marked.',
   input: z.object({ exchange: z.string().min(1).max(32) }).strict(),
+} as const satisfies McpToolSpec;
+
+export const NORMALIZE_EVENTS = {
+  name: 'normalize_events',
+  description:
+    'Normalize source-native market events (synthetic, hyperliquid, binance, cme, sgx) to the canonical trade and book schema. Returns events in input order, rejected elements with their index and reason, and, when asked, the cache key (enable_cache) and the count published to the live stream (stream).',
+  input: NormalizeBody,
 } as const satisfies McpToolSpec;

@@ -26,6 +26,7 @@ import { createHealth } from './health.ts';
 import { registerLiveRoute } from './live-sim/live-route.ts';
 import { SimSessions } from './live-sim/sim-sessions.ts';
 import { registerMcpRoutes } from './mcp/routes.ts';
+import { normalizeTool } from './normalize-tool.ts';
 import { installKeyAuth } from './require-key.ts';
 import { venueTools } from './venue-tools.ts';
 
@@ -93,7 +94,11 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     generation,
     health: createHealth(nats),
     baseUrl: publicBase,
-    extraTools: [...venueTools(), ...cacheTools({ nats, caches })],
+    extraTools: [
+      normalizeTool({ nats, caches, log: deps.log }),
+      ...venueTools(),
+      ...cacheTools({ nats, caches }),
+    ],
   });
   registerCacheRoutes(app, { nats, caches, requireKey, registry, connection: sse });
   app.get('/metrics', { preHandler: requireKey('metrics') }, async (_req, reply) =>

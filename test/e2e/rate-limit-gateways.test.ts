@@ -104,11 +104,17 @@ it('a Basic key over 3 gateway processes: ≤ 25 in a burst, ≤ 100 in any 60 s
   // (2) Round-robin every 80 ms until the run has lasted 63 s.
   const steadyMs = Date.now();
   const pending: Promise<void>[] = [];
+  const failures: unknown[] = [];
   for (let i = 0; Date.now() < startMs + RUN_MS; i++) {
-    pending.push(send(urls[i % 3] as string, key).then(record));
+    pending.push(
+      send(urls[i % 3] as string, key)
+        .then(record)
+        .catch((err: unknown) => void failures.push(err)),
+    );
     await sleep(Math.max(1, steadyMs + (i + 1) * EVERY_MS - Date.now()));
   }
   await Promise.all(pending);
+  if (failures.length > 0) throw failures[0];
 
   const admitted = admittedAt.map((a) => a.doneMs).sort((a, b) => a - b);
   // Each admission was decided between sending and answer: requests sent and answered within one
