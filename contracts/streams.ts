@@ -26,6 +26,8 @@ export type RetentionLimits = {
   mdMaxAgeSeconds: number;
   mdMaxMsgs: number;
   mdMaxBytes: number;
+  /** Stream replicas (1 locally, 3 on a cluster). */
+  replicas?: number;
 };
 
 /** The subset of a JetStream stream config this platform sets. Durations in seconds here. */
@@ -38,6 +40,7 @@ export type StreamDefinition = {
   maxBytes: number;
   /** Window in which a repeated `Nats-Msg-Id` is dropped, seconds. */
   duplicateWindowSeconds: number;
+  replicas: number;
 };
 
 const DAY = 86_400;
@@ -52,6 +55,7 @@ export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
       maxMsgs: limits.mdMaxMsgs,
       maxBytes: limits.mdMaxBytes,
       duplicateWindowSeconds: 120,
+      replicas: limits.replicas ?? 1,
     },
     {
       name: STREAMS.SIM,
@@ -61,6 +65,7 @@ export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
       maxMsgs: -1,
       maxBytes: 2 * 1024 ** 3,
       duplicateWindowSeconds: 120,
+      replicas: limits.replicas ?? 1,
     },
     {
       name: STREAMS.CACHE,
@@ -70,6 +75,7 @@ export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
       maxMsgs: -1,
       maxBytes: -1,
       duplicateWindowSeconds: 120,
+      replicas: limits.replicas ?? 1,
     },
     {
       name: STREAMS.ACCOUNTS,
@@ -79,6 +85,7 @@ export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
       maxMsgs: -1,
       maxBytes: -1,
       duplicateWindowSeconds: 120,
+      replicas: limits.replicas ?? 1,
     },
     {
       name: STREAMS.JOBS,
@@ -88,6 +95,7 @@ export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
       maxMsgs: -1,
       maxBytes: -1,
       duplicateWindowSeconds: 120,
+      replicas: limits.replicas ?? 1,
     },
   ];
 }

@@ -65,6 +65,8 @@ export const ConfigSchema = z.object({
   SIM_TRADE_RATE: z.coerce.number().min(0).max(1_000).default(5),
   /** Book snapshot period of the live simulator, ms. */
   SIM_BOOK_INTERVAL_MS: int(100, 10, 60_000).refine((ms) => 60_000 % ms === 0, 'must divide 60000'),
+  /** Replicas of every stream (3 on a 3-node cluster). */
+  STREAM_REPLICAS: int(1, 1, 5),
   /** MD stream retention. */
   MD_MAX_AGE_S: int(86_400, 1),
   MD_MAX_MSGS: int(50_000_000, 1),

@@ -67,7 +67,7 @@ function toStreamConfig(def: StreamDefinition) {
     max_msgs: def.maxMsgs,
     max_bytes: def.maxBytes,
     duplicate_window: nanos(def.duplicateWindowSeconds * 1_000),
-    num_replicas: 1,
+    num_replicas: def.replicas,
   };
 }
 

@@ -33,6 +33,7 @@ export async function setupStreams(nats: Nats, config: Config): Promise<void> {
       mdMaxAgeSeconds: config.MD_MAX_AGE_S,
       mdMaxMsgs: config.MD_MAX_MSGS,
       mdMaxBytes: config.MD_MAX_BYTES,
+      replicas: config.STREAM_REPLICAS,
     }),
   );
 }
