@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 /**
  * Process roles. `all` (what `npm start` runs) is every role in one process; the others run one
  * role each for scale-out: `gateway unified --region us|jp`, `gateway http`, `producer sim`, `worker`.
@@ -117,6 +118,7 @@ export async function startWorker(nats: Nats, config: Config, log: Logger): Prom
     workers.push(
       await startJobWorker(nats, log, {
         artifactsDir: artifactsDirOf(config),
+        tmpDir: join(config.DATA_DIR, 'tmp'),
         ackWaitMs: config.JOB_ACK_WAIT_MS,
       }),
     );

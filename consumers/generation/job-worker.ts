@@ -5,6 +5,7 @@
  * if it dies the job is redelivered to another worker, up to MAX_JOB_DELIVERIES, then failed.
  * The artifact is renamed into place only when complete, and only a `completed` record points to it.
  */
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AckPolicy, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
@@ -49,6 +50,7 @@ export async function ensureWorkerConsumer(nats: Nats, ackWaitMs = DEFAULT_ACK_W
 export type JobWorker = { stop(): Promise<void> };
 
 export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOptions): Promise<JobWorker> {
+  await sweepLeftovers(opts, log);
   await ensureWorkerConsumer(nats, opts.ackWaitMs);
   const jobs = await openJobsBucket(nats);
   const abort = new AbortController();
@@ -143,6 +145,29 @@ async function runJob(
   } finally {
     clearInterval(heartbeat);
   }
+}
+
+/**
+ * What a killed worker leaves behind: its part folder (`<tmpDir>/generation-*`) and a half-written
+ * artifact (`.<job>.parquet.<uuid>.tmp`). Neither is ever served (only a completed job's file is);
+ * they are removed when a worker starts, if older than an hour (a live job renames or removes its
+ * own long before that).
+ */
+async function sweepLeftovers(opts: JobWorkerOptions, log: Logger): Promise<void> {
+  const cutoff = Date.now() - 3_600_000;
+  const sweep = async (dir: string | undefined, match: (name: string) => boolean) => {
+    if (!dir) return;
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const path = join(dir, name);
+      const info = await stat(path).catch(() => null);
+      if (info && match(name) && info.mtimeMs < cutoff) {
+        await rm(path, { recursive: true, force: true });
+        log.info({ path }, 'removed a leftover of an interrupted job');
+      }
+    }
+  };
+  await sweep(opts.artifactsDir, (n) => n.startsWith('.') && n.endsWith('.tmp'));
+  await sweep(opts.tmpDir, (n) => n.startsWith('generation-'));
 }
 
 function finished(r: JobRecord, status: 'completed' | 'failed', extra: Partial<JobRecord>): JobRecord {
