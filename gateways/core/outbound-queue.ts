@@ -9,8 +9,21 @@ export class OutboundQueue {
   private texts: string[] = [];
   private keys: (string | null)[] = [];
   private total = 0;
+  /** Sequences of the first and last event frames, and whether every frame is an event. */
+  private firstSeq = -1;
+  private lastSeq = -1;
+  private onlyEvents = true;
 
   constructor(readonly maxBytes: number) {}
+
+  /**
+   * Identifies the content when the queue holds only event frames: two queues of one selection
+   * with the same first and last sequence and count hold the same frames (an event's frame is the
+   * same for everyone). Null when other frames (notices, heartbeats) are mixed in.
+   */
+  signature(): string | null {
+    return this.onlyEvents && this.texts.length > 0 ? `${this.firstSeq}-${this.lastSeq}-${this.texts.length}` : null;
+  }
 
   get bytes(): number {
     return this.total;
@@ -21,7 +34,12 @@ export class OutboundQueue {
   }
 
   /** Adds a frame; returns false when the bound is now exceeded. */
-  push(text: string, conflationKey: string | null = null): boolean {
+  push(text: string, conflationKey: string | null = null, seq?: number): boolean {
+    if (seq === undefined) this.onlyEvents = false;
+    else {
+      if (this.texts.length === 0) this.firstSeq = seq;
+      this.lastSeq = seq;
+    }
     this.texts.push(text);
     this.keys.push(conflationKey);
     this.total += text.length;
@@ -48,6 +66,7 @@ export class OutboundQueue {
     this.texts = texts.reverse();
     this.keys = keys.reverse();
     this.total = total;
+    this.onlyEvents = false; // conflated: no longer a plain range of events
   }
 
   /** Everything queued as one string; the queue is empty afterwards. */
@@ -61,5 +80,6 @@ export class OutboundQueue {
     this.texts = [];
     this.keys = [];
     this.total = 0;
+    this.onlyEvents = true;
   }
 }

@@ -23,3 +23,9 @@ export function filterSubject(sel: Selection): string {
   const list = (s: ReadonlySet<string> | null) => (s ? [...s] : undefined);
   return mdFilter({ sources: list(sel.sources), symbols: list(sel.coins), eventTypes: list(sel.eventTypes) });
 }
+
+/** Equal for equal selections (order of values ignored). */
+export function selectionKey(sel: Selection): string {
+  const part = (s: ReadonlySet<string> | null) => (s ? [...s].sort().join(',') : '*');
+  return `${part(sel.coins)};${part(sel.eventTypes)};${part(sel.sources)}`;
+}

@@ -16,6 +16,8 @@ export type SseConnectionOptions = {
   retryMs: number;
   maxBacklogBytes: number;
   closeGraceMs: number;
+  /** Identifies the client's selection: clients with equal keys share encoded chunks (see Flusher). */
+  selectionKey?: string;
   /** Called with the in-gateway latency (ns) of each event as it is written (benchmarks). */
   onEventWritten?: (latencyNs: number) => void;
 };
@@ -64,7 +66,7 @@ export class SseConnection implements FeedSink {
   event(ev: FeedEvent): void {
     ev.wire.sse ??= `id: ${ev.seq}\ndata: ${ev.json}\n\n`;
     if (this.opts.onEventWritten) this.pendingLatency.push(ev.receivedAtNs);
-    this.enqueue(ev.wire.sse, ev.eventType === 'book' ? ev.symbol : null);
+    this.enqueue(ev.wire.sse, ev.eventType === 'book' ? ev.symbol : null, ev.seq);
   }
 
   notice(n: FeedNotice | Record<string, unknown>): void {
@@ -111,7 +113,9 @@ export class SseConnection implements FeedSink {
 
   flush(): void {
     if (this.closed || this.blocked || !this.opened || this.queue.length === 0) return;
-    const chunk = this.queue.drain();
+    const signature = this.opts.selectionKey === undefined ? null : this.queue.signature();
+    const chunk = signature === null ? this.queue.drain() : this.flusher.shared(`${this.opts.selectionKey}|${signature}`, () => this.queue.drain());
+    this.queue.clear();
     this.lagFrameQueued = false;
     this.res.write(chunk);
     this.recordLatency();
@@ -141,12 +145,12 @@ export class SseConnection implements FeedSink {
     this.ending = true;
   }
 
-  private enqueue(text: string, conflationKey: string | null = null): void {
+  private enqueue(text: string, conflationKey: string | null = null, seq?: number): void {
     if (this.closed) return;
     this.eventsWritten++;
     // The slow-client policy applies to real backpressure only: while the socket accepts writes,
     // the queue empties on the next flush, however many events this turn fanned out.
-    if (!this.queue.push(text, conflationKey) && this.blocked) this.overflow();
+    if (!this.queue.push(text, conflationKey, seq) && this.blocked) this.overflow();
     if (!this.closed && !this.blocked && this.opened) this.flusher.schedule(this);
   }
 

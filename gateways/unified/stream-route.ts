@@ -8,7 +8,7 @@ import { ApiError } from '../../contracts/errors.ts';
 import type { ConnectionRegistry } from '../core/connection-registry.ts';
 import { type Guard, rateLimitHeaders } from '../core/guard.ts';
 import { type FeedDeps, type FeedSubscription, openFeed } from '../core/replay-source.ts';
-import type { Selection } from '../core/selection.ts';
+import { type Selection, selectionKey } from '../core/selection.ts';
 import type { SseConnectionOptions } from '../core/sse-connection.ts';
 import { SseConnection } from '../core/sse-connection.ts';
 import { parseStreamRequest } from './stream-query.ts';
@@ -74,7 +74,7 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
     }
     const conn = new SseConnection(
       reply.raw,
-      { ...deps.connection, requestId: req.id },
+      { ...deps.connection, requestId: req.id, selectionKey: selectionKey(selection) },
       deps.registry.flusher,
     );
     for (const c of coins?.unknown ?? [])

@@ -23,3 +23,24 @@ describe('OutboundQueue', () => {
     expect(q.bytes).toBe(0);
   });
 });
+
+describe('OutboundQueue signature', () => {
+  it('identifies a plain range of event frames, and nothing else', () => {
+    const a = new OutboundQueue(1_000);
+    const b = new OutboundQueue(1_000);
+    for (const q of [a, b]) {
+      q.push('e5', null, 5);
+      q.push('e7', 'BTC', 7);
+    }
+    expect(a.signature()).toBe('5-7-2');
+    expect(b.signature()).toBe(a.signature());
+    b.push(': hb\n\n');
+    expect(b.signature()).toBeNull();
+    a.conflate();
+    expect(a.signature()).toBeNull();
+    a.clear();
+    expect(a.signature()).toBeNull();
+    a.push('e9', null, 9);
+    expect(a.signature()).toBe('9-9-1');
+  });
+});
