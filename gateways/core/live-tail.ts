@@ -33,8 +33,8 @@ export type FeedSpec = {
 
 export const MD_FEED: FeedSpec = { stream: STREAMS.MD, filter: MD_ALL, parse: parseMdSubject, coinToken: 2 };
 
-const YIELD_EVERY = 256;
-const YIELD_AFTER_MS = 2;
+const YIELD_EVERY = 2_048;
+const YIELD_AFTER_MS = 5;
 
 export type LiveTailOptions = {
   /** Reported as the consumer of the lag metric when given. */

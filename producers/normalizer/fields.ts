@@ -32,12 +32,6 @@ export function array(value: unknown, field: string): unknown[] {
   return value;
 }
 
-/** A non-empty string field. */
-export function text(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.length === 0) throw fieldError(value, field, 'a non-empty string');
-  return value;
-}
-
 /** Exact powers of ten (every one up to 1e22 is a double). */
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
 
@@ -144,15 +138,16 @@ let lastSymbol = '';
 export function symbolOf(ctx: MapContext, raw: unknown, field: string): string {
   const symbol = ctx.symbol ?? raw;
   if (symbol === lastSymbol) return symbol;
-  if (typeof symbol !== 'string' || symbol.length === 0)
+  if (symbol === undefined || symbol === null || symbol === '')
     throw new NormalizeError('missing_field', `${field} is missing and the request gives no symbol`, field);
+  if (typeof symbol !== 'string') throw fieldError(symbol, field, 'a symbol string');
   if (!SymbolName.safeParse(symbol).success) {
-    const where = ctx.symbol !== undefined ? 'request symbol' : field;
+    const fromRequest = ctx.symbol !== undefined;
     throw new NormalizeError(
       'invalid_value',
-      `${where} "${symbol.slice(0, 70)}" is not a canonical symbol (letters, digits, "_" or "-", at most 64; ` +
-        'pass a request symbol to name it)',
-      ctx.symbol !== undefined ? 'symbol' : field,
+      `${fromRequest ? 'request symbol' : field} "${symbol.slice(0, 70)}" is not a canonical symbol ` +
+        `(letters, digits, "_" or "-", at most 64)${fromRequest ? '' : '; pass a request symbol to name it'}`,
+      fromRequest ? 'symbol' : field,
     );
   }
   lastSymbol = symbol;
