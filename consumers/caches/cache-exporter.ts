@@ -28,6 +28,7 @@ const COLUMNS: Record<string, string> = {
   price: 'DOUBLE',
   size: 'DOUBLE',
   trade_id: 'VARCHAR',
+  venue_trade_id: 'VARCHAR',
   notional_usd: 'DOUBLE',
   bids: LEVEL,
   asks: LEVEL,
@@ -35,6 +36,7 @@ const COLUMNS: Record<string, string> = {
   best_ask: 'DOUBLE',
   mid_price: 'DOUBLE',
   spread_bps: 'DOUBLE',
+  is_snapshot: 'BOOLEAN',
 };
 
 const sql = (s: string) => `'${s.replaceAll("'", "''")}'`;

@@ -142,10 +142,11 @@ export class EventColumns {
     this.kind[row] = KIND_BOOK;
     this.side[row] = 0;
     this.tradeId[row] = '';
-    this.bestBid[row] = event.best_bid;
-    this.bestAsk[row] = event.best_ask;
-    this.midPrice[row] = event.mid_price;
-    this.spreadBps[row] = event.spread_bps;
+    // Generated books are snapshots with both sides: these are never null here.
+    this.bestBid[row] = event.best_bid as number;
+    this.bestAsk[row] = event.best_ask as number;
+    this.midPrice[row] = event.mid_price as number;
+    this.spreadBps[row] = event.spread_bps as number;
     this.bids.set(row, event.bids);
     this.asks.set(row, event.asks);
   }

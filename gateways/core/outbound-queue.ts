@@ -22,7 +22,9 @@ export class OutboundQueue {
    * same for everyone). Null when other frames (notices, heartbeats) are mixed in.
    */
   signature(): string | null {
-    return this.onlyEvents && this.texts.length > 0 ? `${this.firstSeq}-${this.lastSeq}-${this.texts.length}` : null;
+    return this.onlyEvents && this.texts.length > 0
+      ? `${this.firstSeq}-${this.lastSeq}-${this.texts.length}`
+      : null;
   }
 
   get bytes(): number {

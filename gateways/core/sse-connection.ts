@@ -114,7 +114,10 @@ export class SseConnection implements FeedSink {
   flush(): void {
     if (this.closed || this.blocked || !this.opened || this.queue.length === 0) return;
     const signature = this.opts.selectionKey === undefined ? null : this.queue.signature();
-    const chunk = signature === null ? this.queue.drain() : this.flusher.shared(`${this.opts.selectionKey}|${signature}`, () => this.queue.drain());
+    const chunk =
+      signature === null
+        ? this.queue.drain()
+        : this.flusher.shared(`${this.opts.selectionKey}|${signature}`, () => this.queue.drain());
     this.queue.clear();
     this.lagFrameQueued = false;
     this.res.write(chunk);

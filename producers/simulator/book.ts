@@ -10,7 +10,7 @@
  *   level 6, then decays), thinned by 1/√volFactor when volatile, times a uniform factor in
  *   [0.5, 1.5), rounded to whole lots and at least one lot.
  */
-import type { BookEvent, BookLevel } from '../../contracts/events.ts';
+import type { BookLevel, BookSnapshot } from '../../contracts/events.ts';
 import type { ModelParams } from './params.ts';
 import type { RandomStream } from './prng.ts';
 
@@ -43,7 +43,7 @@ export function buildBook(
   logMid: number,
   factor: number,
   noise: RandomStream,
-): BookEvent {
+): BookSnapshot {
   const { tick, lot, config } = p;
   const center = Math.exp(logMid) / tick.step;
   const spreadTicks = Math.max(1, Math.round(config.initial_spread_bps * factor * 1e-4 * center));

@@ -8,7 +8,7 @@
  * Block k holds the books at offsets [kT, (k+1)T) and the trades in (kT, (k+1)T]; events are
  * sorted by timestamp_ms with a trade before the book of the same ms.
  */
-import type { MarketEvent } from '../../contracts/events.ts';
+import type { SimulatedEvent } from '../../contracts/events.ts';
 import { buildBook, volFactor } from './book.ts';
 import { BLOCK_MS, type ModelConfig } from './config.ts';
 import { bookLatencyIndex, captureTimeMs } from './latency.ts';
@@ -45,13 +45,13 @@ function blockStreams(p: ModelParams, k: number): TradeDraws & { bridge: RandomS
   };
 }
 
-function generateBlock(p: ModelParams, k: number, boundary: Float64Array | undefined): MarketEvent[] {
+function generateBlock(p: ModelParams, k: number, boundary: Float64Array | undefined): SimulatedEvent[] {
   const bounds = boundary !== undefined && boundary.length >= k + 2 ? boundary : boundariesOf(p, k + 1);
   const draws = blockStreams(p, k);
   const path = new Float64Array(p.steps + 1);
   fillBlockPath(p, k, bounds[k] as number, bounds[k + 1] as number, draws.bridge, path);
   const { config } = p;
-  const out: MarketEvent[] = [];
+  const out: SimulatedEvent[] = [];
   const state = createTradeState();
   const blockStartMs = config.start_time_ms + k * BLOCK_MS;
   // Short-term variance for the spread; each block starts at the calm level (no carried state).
@@ -81,7 +81,7 @@ export function simulateBlock(
   config: ModelConfig,
   blockIndex: number,
   boundary?: Float64Array,
-): MarketEvent[] {
+): SimulatedEvent[] {
   if (!Number.isSafeInteger(blockIndex) || blockIndex < 0) throw new RangeError('blockIndex must be >= 0');
   return generateBlock(deriveParams(config), blockIndex, boundary);
 }
@@ -90,7 +90,7 @@ export function simulateBlock(
  * Events with model time offset in [fromMs, toMs) (timestamp_ms − start_time_ms), in order.
  * Consecutive ranges concatenate to the events of their union.
  */
-export function* eventsBetween(config: ModelConfig, fromMs: number, toMs: number): Generator<MarketEvent> {
+export function* eventsBetween(config: ModelConfig, fromMs: number, toMs: number): Generator<SimulatedEvent> {
   if (!(toMs > fromMs)) return;
   if (fromMs < 0) throw new RangeError('fromMs must be >= 0');
   const p = deriveParams(config);

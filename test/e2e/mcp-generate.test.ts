@@ -81,13 +81,32 @@ it('validates, generates and downloads through MCP with one hash end to end', as
 it('lists the same thirteen tools in all four listings of the real app', async () => {
   const key = (await accounts.key('pro')).key;
   const client = new Client({ name: 'e2e-lister', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { 'X-API-Key': key } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), {
+      requestInit: { headers: { 'X-API-Key': key } },
+    }),
+  );
   const viaSdk = (await client.listTools()).tools;
   await client.close();
-  const get = async (path: string) => (await fetch(`${http.url}${path}`, { headers: { 'x-api-key': key } })).json();
+  const get = async (path: string) =>
+    (await fetch(`${http.url}${path}`, { headers: { 'x-api-key': key } })).json();
   const names = viaSdk.map((t) => t.name).sort();
   expect(names).toEqual(
-    ['delete_cache', 'export_cache', 'generate_dataset', 'get_cache_manifest', 'get_cache_stats', 'get_config_schema', 'get_health', 'get_presets', 'get_venue_details', 'normalize_events', 'simulate_funding_regime', 'stream_cache', 'validate_config'].sort(),
+    [
+      'delete_cache',
+      'export_cache',
+      'generate_dataset',
+      'get_cache_manifest',
+      'get_cache_stats',
+      'get_config_schema',
+      'get_health',
+      'get_presets',
+      'get_venue_details',
+      'normalize_events',
+      'simulate_funding_regime',
+      'stream_cache',
+      'validate_config',
+    ].sort(),
   );
   expect((await get('/mcp/tools/list')).tools).toEqual(viaSdk);
   expect((await get('/mcp/manifest')).tools).toEqual(viaSdk);

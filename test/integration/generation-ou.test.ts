@@ -6,7 +6,7 @@ import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateDataset } from '../../consumers/generation/generate.ts';
-import type { BookEvent } from '../../contracts/events.ts';
+import type { BookSnapshot } from '../../contracts/events.ts';
 import { normalizeManifest } from '../../contracts/manifest.ts';
 import { BLOCK_MS, parseGenerationModelConfig } from '../../producers/simulator/config.ts';
 import { boundaryLogPrices, simulateBlock } from '../../producers/simulator/market.ts';
@@ -39,7 +39,7 @@ describe('ou price process: block independence', () => {
     const inOrder = [0, 1, 2, 3, 4, 5].map((k) => simulateBlock(ou, k, bounds));
     expect(simulateBlock(ou, 5)).toEqual(inOrder[5]);
     expect(simulateBlock(ou, 2)).toEqual(inOrder[2]);
-    const first = inOrder[3]?.[0] as BookEvent;
+    const first = inOrder[3]?.[0] as BookSnapshot;
     expect(Math.abs(Math.log(first.mid_price) - (bounds[3] as number))).toBeLessThan(1e-5);
   });
 });

@@ -27,7 +27,7 @@ describe('normalize: synthetic round trip', () => {
     if (trade?.event_type !== 'trade' || book?.event_type !== 'book') throw new Error('no trade or book');
     const { notional_usd: _n, source: _s, ...bareTrade } = trade;
     const { best_bid: _b, best_ask: _a, mid_price: _m, spread_bps: _sp, ...bareBook } = book;
-    const wrongBook = { ...book, mid_price: book.mid_price * 2, best_bid: 1 };
+    const wrongBook = { ...book, mid_price: (book.mid_price as number) * 2, best_bid: 1 };
     const { events, rejected } = normalizeBatch({
       source: 'synthetic',
       events: [{ payload: bareTrade }, { payload: bareBook }, { payload: wrongBook }],
@@ -41,8 +41,9 @@ describe('normalize: synthetic round trip', () => {
     for (const got of [b, w]) {
       expect(got).toMatchObject({ best_bid: book.best_bid, best_ask: book.best_ask });
       if (got?.event_type !== 'book') throw new Error('not a book');
-      expect(Math.abs(got.mid_price - book.mid_price)).toBeLessThan(1e-9 * book.mid_price);
-      expect(Math.abs(got.spread_bps - book.spread_bps)).toBeLessThan(1e-9);
+      const [gm, bm, gs, bs] = [got.mid_price, book.mid_price, got.spread_bps, book.spread_bps] as number[];
+      expect(Math.abs((gm as number) - (bm as number))).toBeLessThan(1e-9 * (bm as number));
+      expect(Math.abs((gs as number) - (bs as number))).toBeLessThan(1e-9);
     }
   });
 });

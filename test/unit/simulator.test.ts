@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BookEvent, MarketEvent, type TradeEvent } from '../../contracts/events.ts';
+import { type BookSnapshot, MarketEvent, type TradeEvent } from '../../contracts/events.ts';
 import { parseMarketModelConfig } from '../../producers/simulator/config.ts';
 import {
   BLOCK_MS,
@@ -38,13 +38,13 @@ describe('simulator market model: determinism', () => {
     expect(simulateBlock(again, 1)).toEqual(simulateBlock(config, 1));
     const otherSeed = simulateBlock({ ...config, seed: 8 }, 1);
     expect(otherSeed).not.toEqual(simulateBlock(config, 1));
-    const first = (c: typeof config) => (simulateBlock(c, 0)[1] as BookEvent).mid_price / c.initial_price;
+    const first = (c: typeof config) => (simulateBlock(c, 0)[1] as BookSnapshot).mid_price / c.initial_price;
     expect(first({ ...config, symbol: 'XBT' })).not.toBe(first(config));
   });
 
   it('continues the path across block boundaries (the first book of block k+1 sits on the boundary)', () => {
     const bounds = boundaryLogPrices(config, 3);
-    const book = simulateBlock(config, 2, bounds)[0] as BookEvent;
+    const book = simulateBlock(config, 2, bounds)[0] as BookSnapshot;
     expect(Math.abs(Math.log(book.mid_price) - (bounds[2] as number))).toBeLessThan(1e-4);
     expect(book.timestamp_ms).toBe(config.start_time_ms + 2 * BLOCK_MS);
   });
@@ -64,7 +64,7 @@ describe('simulator market model: determinism', () => {
 
 describe('simulator market model: event invariants', () => {
   const events = [0, 1, 2, 3].flatMap((k) => simulateBlock(jumpy, k));
-  const books = events.filter((e): e is BookEvent => e.event_type === 'book');
+  const books = events.filter((e): e is BookSnapshot => e.event_type === 'book');
   const trades = events.filter((e): e is TradeEvent => e.event_type === 'trade');
 
   it('emits canonical events only, a book every interval and some trades', () => {
@@ -109,7 +109,7 @@ describe('simulator market model: event invariants', () => {
   });
 
   it('prices trades at the touch of the current book, with lot sizes, notional and sequential ids', () => {
-    let book: BookEvent | undefined;
+    let book: BookSnapshot | undefined;
     const ordinals = new Map<string, number>();
     for (const e of events) {
       if (e.event_type === 'book') {
@@ -129,7 +129,7 @@ describe('simulator market model: event invariants', () => {
 
   it('widens the spread when short-term volatility rises (after a jump)', () => {
     const quiet = { ...jumpy, book_depth: 1, trade_intensity: 0 };
-    const hour = [...eventsBetween(quiet, 0, 3_600_000)] as BookEvent[];
+    const hour = [...eventsBetween(quiet, 0, 3_600_000)] as BookSnapshot[];
     const spreads = hour.map((b) => b.spread_bps).sort((x, y) => x - y);
     const median = spreads[Math.floor(spreads.length / 2)] as number;
     let largestMove = 0;
