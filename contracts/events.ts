@@ -19,7 +19,10 @@ export type EventType = z.infer<typeof EventType>;
  */
 export const SymbolName = z
   .string()
-  .regex(/^[A-Za-z0-9@][A-Za-z0-9_@/:+-]{0,63}$/, 'letters, digits, "@", "/", ":", "+", "_" or "-", at most 64 characters');
+  .regex(
+    /^[A-Za-z0-9@][A-Za-z0-9_@/:+-]{0,63}$/,
+    'letters, digits, "@", "/", ":", "+", "_" or "-", at most 64 characters',
+  );
 
 /**
  * Aggressor (taker) side: `buy` means the buyer lifted the offer. `unknown` only when the venue
@@ -101,7 +104,12 @@ export function eventId(event: MarketEvent, index: number): string {
 }
 
 /** A book with both sides present: what the simulator produces (never a diff). */
-export type BookSnapshot = BookEvent & { best_bid: number; best_ask: number; mid_price: number; spread_bps: number };
+export type BookSnapshot = BookEvent & {
+  best_bid: number;
+  best_ask: number;
+  mid_price: number;
+  spread_bps: number;
+};
 
 /** An event of the simulator: its books are always snapshots. */
 export type SimulatedEvent = TradeEvent | BookSnapshot;

@@ -33,6 +33,14 @@ export const ConfigSchema = z.object({
   DATA_DIR: z.string().default('.data'),
   /** Listen address of every HTTP surface. */
   HOST: z.string().default('127.0.0.1'),
+  /** PEM certificate and key for every edge listener (TLS 1.2+, ECDHE AES-GCM/ChaCha20 only). */
+  TLS_CERT_FILE: z.string().optional(),
+  TLS_KEY_FILE: z.string().optional(),
+  /** Serve TLS with a generated self-signed certificate (testing, internal hops). */
+  TLS_SELF_SIGNED: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
   /** Allow a non-loopback HOST without TLS (only behind a TLS-terminating balancer). */
   ALLOW_PLAINTEXT_PUBLIC: z
     .enum(['true', 'false'])

@@ -37,7 +37,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL);
   const { role, region } = parseArgs(process.argv.slice(2), config.REGION);
-  if (!isLoopback(config.HOST) && !config.ALLOW_PLAINTEXT_PUBLIC) {
+  const tls = Boolean((config.TLS_CERT_FILE && config.TLS_KEY_FILE) || config.TLS_SELF_SIGNED);
+  if (!isLoopback(config.HOST) && !tls && !config.ALLOW_PLAINTEXT_PUBLIC) {
     throw new Error(
       `HOST=${config.HOST} is not loopback and TLS is not configured; set ALLOW_PLAINTEXT_PUBLIC=true only behind a TLS-terminating balancer`,
     );

@@ -20,6 +20,7 @@ import { ensureDemoKey } from './demo-account.ts';
 import type { Logger } from './logger.ts';
 import { ensureStreams, type Nats } from './nats.ts';
 import { createSecrets } from './secrets.ts';
+import { tlsOptions } from './tls.ts';
 
 export type Role = 'all' | 'gateway-unified' | 'gateway-http' | 'producer-sim' | 'worker';
 export type Region = 'us' | 'jp';
@@ -69,7 +70,7 @@ export async function startUnifiedGateway(
     staleAfterMs: config.SSE_FEED_STALE_MS,
     expectedCoins: config.COINS,
   });
-  const unified = buildUnifiedApp({ config, nats, tail, guard, log, region });
+  const unified = buildUnifiedApp({ config, nats, tail, guard, log, region, tls: await tlsOptions(config) });
   const port = region === 'us' ? config.UNIFIED_PORT_US : config.UNIFIED_PORT_JP;
   const address = await unified.app.listen({ host: config.HOST, port });
   log.info({ region, url: `${address}/api/v1/unified/stream` }, 'unified stream listening');
@@ -98,7 +99,7 @@ export async function startHttpGateway(
     secrets,
     sessionTtlMs: config.SESSION_TTL_S * 1_000,
   });
-  const http = await buildHttpApp({ nats, accounts, guard, config, log });
+  const http = await buildHttpApp({ nats, accounts, guard, config, log, tls: await tlsOptions(config) });
   const address = await http.app.listen({ host: config.HOST, port: config.HTTP_PORT });
   http.setListenAddress(address);
   log.info({ url: address }, 'http (console) listening');

@@ -8,6 +8,7 @@ import { ApiError, httpErrorBody, toApiError } from '../../contracts/errors.ts';
 import { MAX_BODY_BYTES } from '../../contracts/limits.ts';
 import { redactUrl } from '../../platform/logger.ts';
 import { httpDuration, httpRequests } from '../../platform/metrics.ts';
+import type { TlsOptions } from '../../platform/tls.ts';
 import { RateLimitedError, rateLimitHeaders } from './guard.ts';
 import { requestIdFrom } from './request-id.ts';
 
@@ -37,15 +38,20 @@ function routePattern(url: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
-/** `surface` labels the request metrics. */
-export function createHttpApp(opts: FastifyServerOptions = {}, surface = 'http'): FastifyInstance {
+/** `surface` labels the request metrics; `tls` (see platform/tls.ts) makes the listener HTTPS. */
+export function createHttpApp(
+  opts: FastifyServerOptions = {},
+  surface = 'http',
+  tls: TlsOptions | null = null,
+): FastifyInstance {
   const app = Fastify({
     bodyLimit: MAX_BODY_BYTES,
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
     // Request lines are logged once, by the onResponse hook below, with credentials redacted.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     ...opts,
-  });
+    ...(tls ? { https: tls } : {}),
+  }) as unknown as FastifyInstance;
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (r) => {
     const methods = Array.isArray(r.method) ? r.method : [r.method];

@@ -12,6 +12,7 @@ import { BUCKET_OPTIONS, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { metricsRegistry } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
+import type { TlsOptions } from '../../platform/tls.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
 import { CacheStore } from '../../producers/caches/cache-store.ts';
 import { ConnectionRegistry } from '../core/connection-registry.ts';
@@ -36,6 +37,7 @@ export type HttpAppDeps = {
   guard: Guard;
   config: Config;
   log: Logger;
+  tls?: TlsOptions | null;
 };
 
 export type HttpApp = {
@@ -57,6 +59,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const app = createHttpApp(
     { loggerInstance: deps.log.child({ surface: 'http' }), forceCloseConnections: true },
     'http',
+    deps.tls ?? null,
   );
   let listenAddress = `http://127.0.0.1:${config.HTTP_PORT}`;
   const configured = config.PUBLIC_BASE_URL?.replace(/\/$/, '');

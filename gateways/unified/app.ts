@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../platform/config.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
+import type { TlsOptions } from '../../platform/tls.ts';
 import { ConnectionRegistry } from '../core/connection-registry.ts';
 import type { Guard } from '../core/guard.ts';
 import { createHttpApp } from '../core/http-hygiene.ts';
@@ -21,6 +22,7 @@ export type UnifiedAppDeps = {
   log: Logger;
   region: 'us' | 'jp';
   onEventWritten?: (latencyNs: number) => void;
+  tls?: TlsOptions | null;
 };
 
 export type UnifiedApp = {
@@ -38,6 +40,7 @@ export function buildUnifiedApp(deps: UnifiedAppDeps): UnifiedApp {
       forceCloseConnections: true,
     },
     `unified-${deps.region}`,
+    deps.tls ?? null,
   );
   const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, `unified-${deps.region}`);
   registerHealthRoute(app, deps.nats);

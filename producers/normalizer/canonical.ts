@@ -6,7 +6,10 @@ import type { BookEvent, BookLevel, Side, Source, TradeEvent } from '../../contr
 import { NormalizeError } from './errors.ts';
 import { fieldError, isPositive, toNumber } from './fields.ts';
 
-/** A trade; `venueId` is the venue's trade id, already checked for the trade_id character set. */
+/**
+ * A venue trade; `venueId` is the venue's trade id (or Databento's `sequence`), already checked for
+ * the trade_id character set: `trade_id` is `trd_<venueId>` and `venue_trade_id` is `venueId`.
+ */
 export function trade(
   source: Source,
   symbol: string,
@@ -28,25 +31,37 @@ export function trade(
     size,
     trade_id: `trd_${venueId}`,
     notional_usd: price * size,
+    venue_trade_id: venueId,
   };
 }
 
 const byPriceDesc = (a: BookLevel, b: BookLevel): number => b.price - a.price;
 const byPriceAsc = (a: BookLevel, b: BookLevel): number => a.price - b.price;
 
-function sorted(levels: BookLevel[], descending: boolean): BookLevel[] {
+/** Sorts in place, best first (bids descending, asks ascending), only when not already in order. */
+function sortBestFirst(levels: BookLevel[], descending: boolean): void {
   for (let i = 1; i < levels.length; i++) {
     const prev = (levels[i - 1] as BookLevel).price;
     const cur = (levels[i] as BookLevel).price;
-    if (descending ? cur > prev : cur < prev) return levels.sort(descending ? byPriceDesc : byPriceAsc);
+    if (descending ? cur > prev : cur < prev) {
+      levels.sort(descending ? byPriceDesc : byPriceAsc);
+      return;
+    }
   }
-  return levels;
 }
 
+/** `x` rounded to 10 decimal places (the fixtures' convention for spread_bps; |x| < 2e4 so exact). */
+export const round10 = (x: number): number => Math.round(x * 1e10) / 1e10;
+
 /**
- * A book snapshot. Sides are sorted best first when the venue did not; an empty side gives
- * `incomplete_book` and a crossed book (ask < bid) `crossed_book`, because the contract needs
- * positive best prices and a non-negative spread. A locked book (ask = bid) is kept (spread 0).
+ * A book. Sides are sorted best first when the venue did not.
+ *
+ * - Snapshot (`isSnapshot` true, or undefined = the canonical event as the simulator sends it,
+ *   without the `is_snapshot` field): levels are expected to have size > 0. `best_bid`/`best_ask`
+ *   are the first levels' prices, `null` for an empty side; `mid_price` and `spread_bps` are null
+ *   unless both sides are present. A crossed book (ask < bid) is rejected with `crossed_book`,
+ *   because the contract needs `spread_bps >= 0`; a locked book (ask = bid) is kept (spread 0).
+ * - Diff (`isSnapshot` false): levels as given (size 0 deletes a level), every best field null.
  */
 export function book(
   source: Source,
@@ -55,23 +70,30 @@ export function book(
   captureMs: number,
   bids: BookLevel[],
   asks: BookLevel[],
+  isSnapshot: boolean | undefined,
 ): BookEvent {
-  sorted(bids, true);
-  sorted(asks, false);
-  const bid = bids[0];
-  const ask = asks[0];
-  if (bid === undefined || ask === undefined) {
-    const side =
-      bid === undefined ? (ask === undefined ? 'both sides are' : 'the bid side is') : 'the ask side is';
-    throw new NormalizeError(
-      'incomplete_book',
-      `${side} empty: a canonical book needs a best bid and a best ask`,
-    );
+  sortBestFirst(bids, true);
+  sortBestFirst(asks, false);
+  let bestBid: number | null = null;
+  let bestAsk: number | null = null;
+  let mid: number | null = null;
+  let spread: number | null = null;
+  if (isSnapshot !== false) {
+    const bid = bids[0];
+    const ask = asks[0];
+    if (bid !== undefined) bestBid = bid.price;
+    if (ask !== undefined) bestAsk = ask.price;
+    if (bid !== undefined && ask !== undefined) {
+      if (ask.price < bid.price)
+        throw new NormalizeError(
+          'crossed_book',
+          `crossed book: best ask ${ask.price} < best bid ${bid.price}`,
+        );
+      mid = (bid.price + ask.price) / 2;
+      spread = round10(((ask.price - bid.price) / mid) * 10_000);
+    }
   }
-  if (ask.price < bid.price)
-    throw new NormalizeError('crossed_book', `crossed book: best ask ${ask.price} < best bid ${bid.price}`);
-  const mid = (bid.price + ask.price) / 2;
-  return {
+  const out: BookEvent = {
     event_type: 'book',
     source,
     symbol,
@@ -79,18 +101,21 @@ export function book(
     capture_time_ms: captureMs,
     bids,
     asks,
-    best_bid: bid.price,
-    best_ask: ask.price,
+    best_bid: bestBid,
+    best_ask: bestAsk,
     mid_price: mid,
-    spread_bps: ((ask.price - bid.price) / mid) * 10_000,
+    spread_bps: spread,
   };
+  if (isSnapshot !== undefined) out.is_snapshot = isSnapshot;
+  return out;
 }
 
 /**
  * Levels from `[[price, size], …]` (Binance, SGX): decimal strings or numbers. Zero-size levels are
- * dropped (a snapshot lists no empty level; the contract's level size is positive).
+ * kept in a diff (`keepZero`: size 0 deletes the level) and dropped from a snapshot (a snapshot
+ * lists no empty level).
  */
-export function tupleLevels(raw: unknown, field: string): BookLevel[] {
+export function tupleLevels(raw: unknown, field: string, keepZero: boolean): BookLevel[] {
   if (!Array.isArray(raw)) throw fieldError(raw, field, 'an array of [price, size]');
   const out: BookLevel[] = [];
   for (let i = 0; i < raw.length; i++) {
@@ -102,6 +127,7 @@ export function tupleLevels(raw: unknown, field: string): BookLevel[] {
     const size = toNumber(level[1]);
     if (size > 0 && size < Number.POSITIVE_INFINITY) out.push({ price, size });
     else if (size !== 0) throw fieldError(level[1], `${field}[${i}][1]`, 'a number >= 0');
+    else if (keepZero) out.push({ price, size: 0 });
   }
   return out;
 }

@@ -11,9 +11,7 @@ export const NORMALIZE_ERROR_CODES = {
   unsupported_payload: 'The payload is not a message this source mapper recognises.',
   missing_field: 'A field the message needs is absent (or no symbol is known for it).',
   invalid_value: 'A field has the wrong type or an impossible value (non-positive price, bad timestamp, bad symbol …).',
-  unknown_aggressor: 'The venue marks the trade with no aggressor side; the canonical side is buy or sell only.',
-  book_delta: 'The message is an incremental book update; the canonical book event is a full snapshot.',
-  incomplete_book: 'A book side is empty, so best bid / best ask cannot be given.',
+  book_delta: 'The message changes single orders (Databento MBO, ITCH order messages); a canonical book holds price levels (a snapshot or a level diff).',
   crossed_book: 'Best ask below best bid: spread_bps would be negative, which the canonical schema forbids.',
   internal: 'The mapper failed unexpectedly (a bug: please report the payload).',
 } as const;

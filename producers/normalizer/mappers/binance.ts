@@ -2,7 +2,8 @@
 // https://developers.binance.com/docs/derivatives/usds-margined-futures/websocket-market-streams
 /**
  * Binance spot and USD-M futures: trade, aggTrade, bookTicker, partial depth, REST depth snapshot,
- * raw or inside the combined-stream wrapper `{stream, data}`. Diff depth is a delta (rejected).
+ * diff depth, raw or inside the combined-stream wrapper `{stream, data}`. Diff depth gives a book
+ * event with `is_snapshot: false` (zero-size levels kept, best fields null); the others are snapshots.
  */
 import type { MarketEvent, Side } from '../../../contracts/events.ts';
 import { book, trade, tupleLevels } from '../canonical.ts';
@@ -82,6 +83,7 @@ function mapBookTicker(msg: Json, stream: string | undefined, ctx: MapContext): 
     ts,
     bidSize > 0 ? [{ price: positive(msg.b, 'b'), size: bidSize }] : [],
     askSize > 0 ? [{ price: positive(msg.a, 'a'), size: askSize }] : [],
+    true,
   );
 }
 
@@ -91,16 +93,17 @@ function positiveOrZero(value: unknown, field: string): number {
   return positive(value, field);
 }
 
+/**
+ * `depthUpdate`: inside a wrapper whose stream is `<s>@depth<N>…` it is a USD-M partial depth frame
+ * (a top-N snapshot); otherwise a diff (levels to change, qty 0 = delete the level).
+ */
 function mapDepthUpdate(msg: Json, stream: string | undefined, ctx: MapContext): MarketEvent {
-  if (stream === undefined || !PARTIAL_DEPTH.test(stream))
-    throw new NormalizeError(
-      'book_delta',
-      'depthUpdate is a diff (levels to change, qty 0 = delete), not a book snapshot; send a REST depth ' +
-        'snapshot, or a USD-M partial depth frame inside its combined-stream wrapper (stream "<s>@depth<N>")',
-    );
+  const snapshot = stream !== undefined && PARTIAL_DEPTH.test(stream);
   const ts = binanceMs(msg.E, 'E');
   const symbol = symbolOf(ctx, rawSymbol(msg, stream), 's');
-  return book('binance', symbol, ts, ts, tupleLevels(msg.b, 'b'), tupleLevels(msg.a, 'a'));
+  const bids = tupleLevels(msg.b, 'b', !snapshot);
+  const asks = tupleLevels(msg.a, 'a', !snapshot);
+  return book('binance', symbol, ts, ts, bids, asks, snapshot);
 }
 
 /** REST `GET /api/v3/depth` / `/fapi/v1/depth` and spot partial depth: `{lastUpdateId, bids, asks}`. */
@@ -108,7 +111,8 @@ function mapSnapshot(msg: Json, stream: string | undefined, ctx: MapContext): Ma
   const time = msg.E ?? msg.T;
   const ts = time === undefined ? ctx.receivedAtMs : binanceMs(time, msg.E === undefined ? 'T' : 'E');
   const symbol = symbolOf(ctx, rawSymbol(msg, stream), 'symbol');
-  return book('binance', symbol, ts, ts, tupleLevels(msg.bids, 'bids'), tupleLevels(msg.asks, 'asks'));
+  const bids = tupleLevels(msg.bids, 'bids', false);
+  return book('binance', symbol, ts, ts, bids, tupleLevels(msg.asks, 'asks', false), true);
 }
 
 function mapOne(msg: Json, stream: string | undefined, ctx: MapContext): MarketEvent | undefined {
@@ -132,7 +136,7 @@ function mapOne(msg: Json, stream: string | undefined, ctx: MapContext): MarketE
     typeof msg.e === 'string' ? `event type "${msg.e.slice(0, 40)}"` : 'message without a known shape';
   throw new NormalizeError(
     'unsupported_payload',
-    `binance: ${what} is not supported (trade, aggTrade, bookTicker, depth snapshot)`,
+    `binance: ${what} is not supported (trade, aggTrade, bookTicker, depthUpdate, depth snapshot)`,
   );
 }
 

@@ -60,12 +60,7 @@ function price(value: unknown, field: string): number | undefined {
 function aggressor(side: unknown): Side {
   if (side === 'A') return 'sell';
   if (side === 'B') return 'buy';
-  if (side === 'N')
-    throw new NormalizeError(
-      'unknown_aggressor',
-      'side "N": the venue gives no aggressor for this trade',
-      'side',
-    );
+  if (side === 'N') return 'unknown';
   throw fieldError(side, 'side', '"A", "B" or "N"');
 }
 
@@ -89,14 +84,14 @@ function levels(rec: Json): { bids: BookLevel[]; asks: BookLevel[] } {
   return { bids, asks };
 }
 
-/** Whether `book` would accept the sides: both present and not crossed. */
-function isUsableBook(bids: BookLevel[], asks: BookLevel[]): boolean {
+/** Whether the best ask is below the best bid (`book` rejects such a book with crossed_book). */
+function isCrossed(bids: BookLevel[], asks: BookLevel[]): boolean {
   if (bids.length === 0 || asks.length === 0) return false;
   let bestBid = 0;
   let bestAsk = Number.POSITIVE_INFINITY;
   for (const level of bids) bestBid = Math.max(bestBid, level.price);
   for (const level of asks) bestAsk = Math.min(bestAsk, level.price);
-  return bestAsk >= bestBid;
+  return bestAsk < bestBid;
 }
 
 function unsupported(message: string): NormalizeError {
@@ -117,7 +112,10 @@ export const cmeMapper: Mapper = {
     if (typeof rtype === 'number') {
       if (NOT_MARKET_DATA.has(rtype)) return;
       if (rtype === RTYPE_MBO)
-        throw new NormalizeError('book_delta', 'cme: an MBO record is one order change, not a book snapshot');
+        throw new NormalizeError(
+          'book_delta',
+          'cme: an MBO record is one order change, not price-level sizes; send mbp-1/mbp-10/tbbo records',
+        );
       if (rtype !== RTYPE_TRADES && !BOOK_RTYPES.has(rtype))
         throw unsupported(`rtype ${rtype} is not supported`);
     } else if (rtype !== undefined) {
@@ -145,7 +143,7 @@ export const cmeMapper: Mapper = {
       return;
     }
     const { bids, asks } = levels(payload);
-    if (isTrade && !isUsableBook(bids, asks)) return; // a tbbo's pre-trade BBO is optional: keep the trade
-    yield book('cme', symbol, ts, capture, bids, asks);
+    if (isTrade && isCrossed(bids, asks)) return; // a tbbo's pre-trade BBO is optional: keep the trade
+    yield book('cme', symbol, ts, capture, bids, asks, true);
   },
 };

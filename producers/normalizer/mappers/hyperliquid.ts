@@ -71,7 +71,7 @@ function* mapTrades(fills: unknown[], prefix: string, ctx: MapContext): Generato
   }
 }
 
-/** WsLevel `{px, sz, n}`; zero-size levels are left out. */
+/** WsLevel `{px, sz, n}` of a snapshot; zero-size levels are left out. */
 function levels(raw: unknown, field: string): BookLevel[] {
   const list = array(raw, field);
   const out: BookLevel[] = [];
@@ -92,16 +92,24 @@ function mapBook(data: Json, ctx: MapContext): MarketEvent {
   const sides = array(data.levels, 'levels');
   const ts = epochMs(data.time, 'time');
   const symbol = symbolOf(ctx, data.coin, 'coin');
-  return book('hyperliquid', symbol, ts, ts, levels(sides[0], 'levels[0]'), levels(sides[1], 'levels[1]'));
+  return book(
+    'hyperliquid',
+    symbol,
+    ts,
+    ts,
+    levels(sides[0], 'levels[0]'),
+    levels(sides[1], 'levels[1]'),
+    true,
+  );
 }
 
-/** `bbo: [bid | null, ask | null]`: a missing side gives incomplete_book. */
+/** `bbo: [bid | null, ask | null]`: a missing side gives an empty side (its best price null). */
 function mapBbo(data: Json, ctx: MapContext): MarketEvent {
   const [bid, ask] = array(data.bbo, 'bbo');
   const ts = epochMs(data.time, 'time');
   const symbol = symbolOf(ctx, data.coin, 'coin');
   const side = (level: unknown, field: string): BookLevel[] => (level == null ? [] : levels([level], field));
-  return book('hyperliquid', symbol, ts, ts, side(bid, 'bbo[0]'), side(ask, 'bbo[1]'));
+  return book('hyperliquid', symbol, ts, ts, side(bid, 'bbo[0]'), side(ask, 'bbo[1]'), true);
 }
 
 function unsupported(what: string): NormalizeError {

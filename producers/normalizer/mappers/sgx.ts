@@ -2,7 +2,7 @@
 /**
  * SGX: no public JSON exists; this accepts the ITCH-style JSON of VENUES.md §5.1 — `msg_type`
  * `trade` (`match_id`, `aggressor_side` B/S, `price`, `quantity` in contracts, `timestamp_ns`) and
- * `book` (`bids`/`asks` as `[price, quantity]`). Order messages are book deltas (rejected).
+ * `book` (`bids`/`asks` as `[price, quantity]`, a snapshot). Order messages change one order (rejected).
  */
 import type { MarketEvent, Side } from '../../../contracts/events.ts';
 import { book, trade, tupleLevels } from '../canonical.ts';
@@ -46,9 +46,13 @@ export const sgxMapper: Mapper = {
     } else if (type === 'book') {
       const ts = nsToMs(payload.timestamp_ns, 'timestamp_ns');
       const symbol = symbolOf(ctx, payload.symbol, 'symbol');
-      yield book('sgx', symbol, ts, ts, tupleLevels(payload.bids, 'bids'), tupleLevels(payload.asks, 'asks'));
+      const bids = tupleLevels(payload.bids, 'bids', false);
+      yield book('sgx', symbol, ts, ts, bids, tupleLevels(payload.asks, 'asks', false), true);
     } else if (typeof type === 'string' && ORDER_MESSAGES.has(type)) {
-      throw new NormalizeError('book_delta', `sgx: ${type} changes one order; send a "book" snapshot`);
+      throw new NormalizeError(
+        'book_delta',
+        `sgx: ${type} changes one order, not price-level sizes; send a "book" snapshot`,
+      );
     } else if (type === undefined) {
       throw new NormalizeError('missing_field', 'sgx: msg_type is missing ("trade" or "book")', 'msg_type');
     } else {
