@@ -146,7 +146,7 @@ export function symbolOf(ctx: MapContext, raw: unknown, field: string): string {
     throw new NormalizeError(
       'invalid_value',
       `${fromRequest ? 'request symbol' : field} "${symbol.slice(0, 70)}" is not a canonical symbol ` +
-        `(letters, digits, "_" or "-", at most 64)${fromRequest ? '' : '; pass a request symbol to name it'}`,
+        `(letters, digits, "@", "/", ":", "+", "_" or "-", at most 64)${fromRequest ? '' : '; pass a request symbol to name it'}`,
       fromRequest ? 'symbol' : field,
     );
   }

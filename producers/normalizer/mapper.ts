@@ -5,7 +5,7 @@
 import type { MarketEvent, Source } from '../../contracts/events.ts';
 
 /** Bump when a mapping changes what a given payload produces (cached results key on it). */
-export const NORMALIZER_VERSION = '1.0.0';
+export const NORMALIZER_VERSION = '2.0.0';
 
 /** What a mapper knows besides the payload. */
 export type MapContext = {

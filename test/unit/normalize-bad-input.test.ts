@@ -106,7 +106,7 @@ describe('normalize: request-level errors', () => {
   });
 
   it('rejects every element, without throwing, when the request symbol is not a canonical symbol', () => {
-    const { events, rejected } = run('binance', [binanceTrade, binanceTrade], 'BTC/USDT');
+    const { events, rejected } = run('binance', [binanceTrade, binanceTrade], 'BTC.USDT');
     expect(events).toEqual([]);
     expect(rejected.map((r) => [r.index, r.error])).toEqual([
       [0, 'invalid_value'],
@@ -158,9 +158,15 @@ describe('normalize: element-level errors', () => {
     ['binance', 'wrapper data is a number', { stream: 'x@trade', data: 5 }, 'invalid_value'],
     [
       'binance',
-      'diff depth (raw)',
-      { e: 'depthUpdate', E: 1, s: 'BTCUSDT', U: 1, u: 2, b: [['1', '1']], a: [['2', '1']] },
-      'book_delta',
+      'diff depth with a negative quantity',
+      { e: 'depthUpdate', E: 1, s: 'BTCUSDT', U: 1, u: 2, b: [['1', '-1']], a: [] },
+      'invalid_value',
+    ],
+    [
+      'binance',
+      'diff depth without its event time',
+      { e: 'depthUpdate', s: 'BTCUSDT', U: 1, u: 2, b: [['1', '0']], a: [] },
+      'missing_field',
     ],
     [
       'binance',
@@ -171,22 +177,15 @@ describe('normalize: element-level errors', () => {
     ],
     [
       'binance',
-      'snapshot without asks',
-      { lastUpdateId: 1, bids: [['1', '1']], asks: [] },
-      'incomplete_book',
-      'BTCUSDT',
-    ],
-    [
-      'binance',
       'snapshot without a symbol',
       { lastUpdateId: 1, bids: [['1', '1']], asks: [['2', '1']] },
       'missing_field',
     ],
     [
       'binance',
-      'snapshot with only zero-size asks',
-      { lastUpdateId: 1, bids: [['1', '1']], asks: [['2', '0']] },
-      'incomplete_book',
+      'snapshot level with a zero price',
+      { lastUpdateId: 1, bids: [['0', '1']], asks: [['2', '0']] },
+      'invalid_value',
       'BTCUSDT',
     ],
     [
@@ -198,9 +197,9 @@ describe('normalize: element-level errors', () => {
     ],
     [
       'binance',
-      'bookTicker with empty bid',
-      { u: 1, s: 'BTCUSDT', b: '0', B: '0', a: '2', A: '1' },
-      'incomplete_book',
+      'bookTicker with a zero bid price but a bid size',
+      { u: 1, s: 'BTCUSDT', b: '0', B: '1', a: '2', A: '1' },
+      'invalid_value',
     ],
     ['hyperliquid', 'unknown channel', { channel: 'userFills', data: {} }, 'unsupported_payload'],
     ['hyperliquid', 'trades data not an array', { channel: 'trades', data: hlTrade }, 'invalid_value'],
@@ -224,8 +223,8 @@ describe('normalize: element-level errors', () => {
     ],
     [
       'hyperliquid',
-      'coin "@142" (spot index)',
-      { channel: 'trades', data: [{ ...hlTrade, coin: '@142' }] },
+      'coin with a dot (not one subject token)',
+      { channel: 'trades', data: [{ ...hlTrade, coin: 'BTC.PERP' }] },
       'invalid_value',
     ],
     [
@@ -236,15 +235,15 @@ describe('normalize: element-level errors', () => {
     ],
     [
       'hyperliquid',
-      'bbo with one side',
-      { channel: 'bbo', data: { coin: 'BTC', time: 1, bbo: [{ px: '1', sz: '1', n: 1 }] } },
-      'incomplete_book',
+      'bbo level with a negative size',
+      { channel: 'bbo', data: { coin: 'BTC', time: 1, bbo: [{ px: '1', sz: '-1', n: 1 }, null] } },
+      'invalid_value',
     ],
     ['hyperliquid', 'bare object of no known shape', { coin: 'BTC' }, 'unsupported_payload'],
     ['cme', 'not a Databento record', { price: 1 }, 'unsupported_payload'],
     ['cme', 'raw MDP 3.0 object', { TransactTime: 1, MDEntryPx: 1 }, 'unsupported_payload'],
     ['cme', 'no symbol in record or request', dbTrade, 'missing_field'],
-    ['cme', 'side N (no aggressor)', { ...dbTrade, side: 'N' }, 'unknown_aggressor', 'ESH1'],
+    ['cme', 'side missing', { ...dbTrade, side: undefined }, 'missing_field', 'ESH1'],
     ['cme', 'side lower case', { ...dbTrade, side: 'a' }, 'invalid_value', 'ESH1'],
     [
       'cme',
@@ -283,7 +282,8 @@ describe('normalize: element-level errors', () => {
     ['synthetic', 'trade_id missing', { ...synTrade, trade_id: undefined }, 'missing_field'],
     ['synthetic', 'trade_id without trd_', { ...synTrade, trade_id: '000001' }, 'invalid_value'],
     ['synthetic', 'price as a string', { ...synTrade, price: '50012.5' }, 'invalid_value'],
-    ['synthetic', 'side unknown', { ...synTrade, side: 'unknown' }, 'invalid_value'],
+    ['synthetic', 'side not an enum value', { ...synTrade, side: 'hold' }, 'invalid_value'],
+    ['synthetic', 'venue_trade_id not a string', { ...synTrade, venue_trade_id: 7 }, 'invalid_value'],
     ['synthetic', 'another source', { ...synTrade, source: 'binance' }, 'invalid_value'],
     ['synthetic', 'fractional timestamp', { ...synTrade, timestamp_ms: 1.5 }, 'invalid_value'],
     [
@@ -300,13 +300,26 @@ describe('normalize: element-level errors', () => {
     ],
     [
       'synthetic',
-      'zero-size level',
+      'zero-size level in a snapshot',
       {
         event_type: 'book',
         timestamp_ms: 1,
         symbol: 'BTC',
         bids: [{ price: 1, size: 0 }],
         asks: [{ price: 2, size: 1 }],
+      },
+      'invalid_value',
+    ],
+    [
+      'synthetic',
+      'negative level size in a diff',
+      {
+        event_type: 'book',
+        timestamp_ms: 1,
+        symbol: 'BTC',
+        bids: [{ price: 1, size: -1 }],
+        asks: [],
+        is_snapshot: false,
       },
       'invalid_value',
     ],
@@ -330,12 +343,10 @@ describe('normalize: element-level errors', () => {
       [
         'book_delta',
         'crossed_book',
-        'incomplete_book',
         'internal',
         'invalid_request',
         'invalid_value',
         'missing_field',
-        'unknown_aggressor',
         'unknown_source',
         'unsupported_payload',
       ].sort(),

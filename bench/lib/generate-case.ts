@@ -1,0 +1,319 @@
+/**
+ * One case of `bench/generate.ts`, in its own process so that its peak RSS (VmHWM, which covers
+ * worker threads and DuckDB's native memory) belongs to that case alone. Prints one JSON line on
+ * stdout; progress goes to stderr.
+ *
+ *   node --import tsx bench/lib/generate-case.ts e2e <duration_s> <inproc|workers> <workers>
+ *   node --expose-gc --import tsx bench/lib/generate-case.ts writer <duration_s>
+ *
+ * e2e: `generateDataset` of `{config: {symbol: 'BTC'}, duration_seconds, driver}` into a temp dir
+ * (removed afterwards), after an untimed 60 s in-process warm-up (a server's main thread is warm;
+ * the job's worker threads are always new). The peak is reset after the warm-up when the kernel
+ * allows it (`/proc/self/clear_refs` ← 5).
+ *
+ * writer: the same rows, window by window, pre-built before each timed section (never the whole
+ * dataset in memory at once), then written the way the generation writes them:
+ *   - `part_writer`: `ParquetPartWriter.write` over a pre-built `MarketEvent[]` (its own code path:
+ *     columnarization in JS, DataChunks, staging table, COPY to LZ4 parts; minus the simulation).
+ *   - `duckdb_only`: pre-built `EventColumns` batches → DataChunk → appender → COPY, the writer's
+ *     loop without `EventColumns.append` and without the event-loop yields: DuckDB's own limit.
+ *   Each variant then merges its parts with `mergeParts` (ZSTD, one thread), as `generateDataset`.
+ */
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { DuckDBAppender } from '@duckdb/node-api';
+import { manifestHash, normalizeManifest, type SimulationManifest } from '../../contracts/manifest.ts';
+import { createStagingChunk, fillStagingChunk, VECTOR_SIZE } from '../../consumers/generation/chunk-writer.ts';
+import { EventColumns } from '../../consumers/generation/event-columns.ts';
+import { generateDataset } from '../../consumers/generation/generate.ts';
+import { projectionSql, STAGING_TABLE, sqlString, stagingTableSql } from '../../consumers/generation/layout.ts';
+import { mergeParts } from '../../consumers/generation/merge.ts';
+import {
+  DEFAULT_ROWS_PER_PART,
+  openDuckDB,
+  ParquetPartWriter,
+} from '../../consumers/generation/part-writer.ts';
+import { partPath } from '../../consumers/generation/window-task.ts';
+import { planWindows } from '../../consumers/generation/windows.ts';
+import type { MarketEvent } from '../../contracts/events.ts';
+import { eventsBetween } from '../../producers/simulator/market.ts';
+
+const log = (msg: string): void => {
+  process.stderr.write(`generate-case[${process.pid}]: ${msg}\n`);
+};
+const MB = 1_048_576;
+const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
+const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
+
+/** Peak RSS of this process (all threads), MB, from /proc; null where there is no /proc. */
+async function vmHwmMb(): Promise<number | null> {
+  try {
+    const status = await readFile('/proc/self/status', 'utf8');
+    const kb = /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1];
+    return kb ? round(Number(kb) / 1024, 1) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Resets VmHWM to the current RSS (Linux ≥ 4.0); false when not allowed. */
+async function resetPeak(): Promise<boolean> {
+  try {
+    await writeFile('/proc/self/clear_refs', '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Samples RSS every 50 ms (the main thread may be late while it generates in-process). */
+function rssSampler(): { stop: () => number } {
+  let max = process.memoryUsage.rss();
+  const timer = setInterval(() => {
+    max = Math.max(max, process.memoryUsage.rss());
+  }, 50);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return round(Math.max(max, process.memoryUsage.rss()) / MB, 1);
+    },
+  };
+}
+
+const manifestFor = (durationSeconds: number, driver: Record<string, unknown>): SimulationManifest =>
+  normalizeManifest({ config: { symbol: 'BTC' }, duration_seconds: durationSeconds, driver }).manifest;
+
+async function e2e(durationSeconds: number, mode: string, workers: number): Promise<Record<string, unknown>> {
+  const driver = mode === 'inproc' ? { multiprocess: false } : { multiprocess: true, workers };
+  const manifest = manifestFor(durationSeconds, driver);
+  const dir = await mkdtemp(join(tmpdir(), 'bench-generate-'));
+  try {
+    // Warm the main thread (simulator, writer, merge code paths); untimed.
+    await generateDataset({
+      manifest: manifestFor(60, { multiprocess: false }),
+      jobId: 'bench-warmup',
+      outPath: join(dir, 'warmup.parquet'),
+      tmpDir: dir,
+    });
+    await rm(join(dir, 'warmup.parquet'), { force: true });
+    gc();
+    const peakReset = await resetPeak();
+    const rssBefore = round(process.memoryUsage.rss() / MB, 1);
+    const sampler = rssSampler();
+    const progress: number[] = [];
+    log(`e2e ${durationSeconds} s ${JSON.stringify(manifest.driver)}`);
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const result = await generateDataset({
+      manifest,
+      jobId: 'bench-generate',
+      outPath: join(dir, 'out.parquet'),
+      tmpDir: dir,
+      onProgress: () => progress.push(performance.now() - t0),
+    });
+    const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const sampledPeak = sampler.stop();
+    // onProgress: once per window (in completion order), then once after merge + rename.
+    const windowsDoneMs = progress.length >= 2 ? (progress[progress.length - 2] as number) : null;
+    const cpuS = (cpu.user + cpu.system) / 1e6;
+    return {
+      kind: 'e2e',
+      duration_seconds: durationSeconds,
+      driver: manifest.driver,
+      windows: planWindows(durationSeconds, manifest.driver.window_seconds).length,
+      rows: result.rowCount,
+      bytes: result.bytes,
+      wall_s: round(wallMs / 1000),
+      rows_per_s: Math.round(result.rowCount / (wallMs / 1000)),
+      phases_s: {
+        first_window_done: progress.length >= 2 ? round((progress[0] as number) / 1000) : null,
+        windows_done: windowsDoneMs === null ? null : round(windowsDoneMs / 1000),
+        close_merge_rename: windowsDoneMs === null ? null : round((wallMs - windowsDoneMs) / 1000),
+      },
+      cpu_s: round(cpuS),
+      cpu_cores_used: round(cpuS / (wallMs / 1000), 2),
+      rss_before_mb: rssBefore,
+      peak_rss_mb: await vmHwmMb(),
+      peak_rss_sampled_mb: sampledPeak,
+      peak_reset_after_warmup: peakReset,
+      manifest_hash: manifestHash(manifest),
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+type Timed = { rows: number; parts: string[]; partMs: number };
+
+/** `ParquetPartWriter.write` over pre-built event arrays, window by window. */
+async function partWriterVariant(manifest: SimulationManifest, dir: string): Promise<Timed> {
+  const { config } = manifest;
+  const windows = planWindows(manifest.duration_seconds, manifest.driver.window_seconds);
+  let partMs = 0;
+  let rows = 0;
+  const parts: string[] = [];
+  let t = performance.now();
+  const writer = await ParquetPartWriter.open({ threads: 1 });
+  partMs += performance.now() - t;
+  for (const window of windows) {
+    const events: MarketEvent[] = [...eventsBetween(config, window.fromMs, window.toMs)];
+    gc();
+    t = performance.now();
+    const result = await writer.write({
+      events,
+      constants: { symbol: config.symbol, source: 'synthetic' },
+      partPath: (segment) => partPath(dir, window.index, segment),
+      levelsHint: config.book_depth,
+    });
+    partMs += performance.now() - t;
+    rows += result.rows;
+    parts.push(...result.parts);
+  }
+  t = performance.now();
+  writer.close();
+  partMs += performance.now() - t;
+  return { rows, parts, partMs };
+}
+
+/** Pre-built `EventColumns` batches → DataChunks → staging table → COPY: the writer's inner loop. */
+async function duckdbOnlyVariant(manifest: SimulationManifest, dir: string): Promise<Timed> {
+  const { config } = manifest;
+  const constants = { symbol: config.symbol, source: 'synthetic' } as const;
+  const windows = planWindows(manifest.duration_seconds, manifest.driver.window_seconds);
+  const select = projectionSql(constants.symbol, constants.source);
+  let partMs = 0;
+  let rows = 0;
+  const parts: string[] = [];
+  let t = performance.now();
+  const instance = await openDuckDB({ threads: 1 });
+  const connection = await instance.connect();
+  const chunk = createStagingChunk();
+  partMs += performance.now() - t;
+  const resetStaging = async (): Promise<DuckDBAppender> => {
+    await connection.run(stagingTableSql());
+    return connection.createAppender(STAGING_TABLE);
+  };
+  for (const window of windows) {
+    const batches: EventColumns[] = [];
+    let batch = new EventColumns(constants, VECTOR_SIZE, config.book_depth);
+    for (const event of eventsBetween(config, window.fromMs, window.toMs)) {
+      batch.append(event);
+      if (batch.full) {
+        batches.push(batch);
+        batch = new EventColumns(constants, VECTOR_SIZE, config.book_depth);
+      }
+    }
+    if (batch.length > 0) batches.push(batch);
+    gc();
+    t = performance.now();
+    let appender = await resetStaging();
+    let staged = 0;
+    const writePart = async (): Promise<void> => {
+      appender.closeSync();
+      const path = partPath(dir, window.index, parts.length);
+      await connection.run(`COPY (${select}) TO ${sqlString(path)} (FORMAT PARQUET, COMPRESSION LZ4_RAW)`);
+      parts.push(path);
+      staged = 0;
+    };
+    for (const b of batches) {
+      fillStagingChunk(chunk, b);
+      appender.appendDataChunk(chunk);
+      staged += b.length;
+      rows += b.length;
+      if (staged >= DEFAULT_ROWS_PER_PART) {
+        await writePart();
+        appender = await resetStaging();
+      }
+    }
+    if (staged > 0) await writePart();
+    else appender.closeSync();
+    partMs += performance.now() - t;
+  }
+  t = performance.now();
+  connection.closeSync();
+  instance.closeSync();
+  partMs += performance.now() - t;
+  return { rows, parts, partMs };
+}
+
+async function writer(durationSeconds: number): Promise<Record<string, unknown>> {
+  const manifest = manifestFor(durationSeconds, {});
+  const root = await mkdtemp(join(tmpdir(), 'bench-generate-writer-'));
+  const out: Record<string, unknown> = {
+    kind: 'writer',
+    duration_seconds: durationSeconds,
+    windows: planWindows(durationSeconds, manifest.driver.window_seconds).length,
+    gc_between_windows: typeof (globalThis as { gc?: unknown }).gc === 'function',
+  };
+  try {
+    // Warm-up (untimed): 60 s of rows through both variants.
+    const warm = manifestFor(60, {});
+    for (const variant of [partWriterVariant, duckdbOnlyVariant]) {
+      const d = await mkdtemp(join(root, 'warm-'));
+      await variant(warm, d);
+      await rm(d, { recursive: true, force: true });
+    }
+    gc();
+    const peakReset = await resetPeak();
+    const sampler = rssSampler();
+    for (const [name, variant] of [
+      ['part_writer', partWriterVariant],
+      ['duckdb_only', duckdbOnlyVariant],
+    ] as const) {
+      log(`writer ${durationSeconds} s ${name}`);
+      const d = await mkdtemp(join(root, `${name}-`));
+      const timed = await variant(manifest, d);
+      const outPath = join(d, 'out.parquet');
+      const t = performance.now();
+      await mergeParts(
+        timed.parts,
+        outPath,
+        { job_id: 'bench-generate', manifest_hash: manifestHash(manifest), row_count: timed.rows },
+        { threads: 1, tempDirectory: d },
+      );
+      const mergeMs = performance.now() - t;
+      const totalS = (timed.partMs + mergeMs) / 1000;
+      out[name] = {
+        rows: timed.rows,
+        parts: timed.parts.length,
+        bytes: (await stat(outPath)).size,
+        part_writing_s: round(timed.partMs / 1000),
+        merge_s: round(mergeMs / 1000),
+        total_s: round(totalS),
+        rows_per_s: Math.round(timed.rows / totalS),
+        part_writing_rows_per_s: Math.round(timed.rows / (timed.partMs / 1000)),
+        merge_rows_per_s: Math.round(timed.rows / (mergeMs / 1000)),
+      };
+      await rm(d, { recursive: true, force: true });
+      gc();
+    }
+    out.peak_rss_mb = await vmHwmMb();
+    out.peak_rss_sampled_mb = sampler.stop();
+    out.peak_reset_after_warmup = peakReset;
+    return out;
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const [kind, duration, mode, workers] = process.argv.slice(2);
+  const durationSeconds = Number(duration);
+  if (!Number.isInteger(durationSeconds) || durationSeconds < 1) throw new Error(`bad duration ${duration}`);
+  let result: Record<string, unknown>;
+  if (kind === 'e2e') result = await e2e(durationSeconds, mode ?? 'workers', Number(workers ?? 1));
+  else if (kind === 'writer') result = await writer(durationSeconds);
+  else throw new Error(`unknown case kind ${kind}`);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);
