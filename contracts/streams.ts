@@ -45,57 +45,17 @@ export type StreamDefinition = {
 
 const DAY = 86_400;
 
+/** Kept forever (0 = no limit), limits retention, a 2-minute duplicate window: the common case. */
+const KEEP_ALL = { retention: 'limits', maxAgeSeconds: 0, maxMsgs: -1, maxBytes: -1, duplicateWindowSeconds: 120 } as const;
+
 export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
+  const replicas = limits.replicas ?? 1;
+  const md = { maxAgeSeconds: limits.mdMaxAgeSeconds, maxMsgs: limits.mdMaxMsgs, maxBytes: limits.mdMaxBytes };
   return [
-    {
-      name: STREAMS.MD,
-      subjects: [MD_ALL],
-      retention: 'limits',
-      maxAgeSeconds: limits.mdMaxAgeSeconds,
-      maxMsgs: limits.mdMaxMsgs,
-      maxBytes: limits.mdMaxBytes,
-      duplicateWindowSeconds: 120,
-      replicas: limits.replicas ?? 1,
-    },
-    {
-      name: STREAMS.SIM,
-      subjects: ['sim.>'],
-      retention: 'limits',
-      maxAgeSeconds: DAY,
-      maxMsgs: -1,
-      maxBytes: 2 * 1024 ** 3,
-      duplicateWindowSeconds: 120,
-      replicas: limits.replicas ?? 1,
-    },
-    {
-      name: STREAMS.CACHE,
-      subjects: ['cache.>'],
-      retention: 'limits',
-      maxAgeSeconds: 0,
-      maxMsgs: -1,
-      maxBytes: -1,
-      duplicateWindowSeconds: 120,
-      replicas: limits.replicas ?? 1,
-    },
-    {
-      name: STREAMS.ACCOUNTS,
-      subjects: ['acct.>'],
-      retention: 'limits',
-      maxAgeSeconds: 0,
-      maxMsgs: -1,
-      maxBytes: -1,
-      duplicateWindowSeconds: 120,
-      replicas: limits.replicas ?? 1,
-    },
-    {
-      name: STREAMS.JOBS,
-      subjects: ['jobs.>'],
-      retention: 'workqueue',
-      maxAgeSeconds: 7 * DAY,
-      maxMsgs: -1,
-      maxBytes: -1,
-      duplicateWindowSeconds: 120,
-      replicas: limits.replicas ?? 1,
-    },
+    { ...KEEP_ALL, ...md, name: STREAMS.MD, subjects: [MD_ALL], replicas },
+    { ...KEEP_ALL, name: STREAMS.SIM, subjects: ['sim.>'], maxAgeSeconds: DAY, maxBytes: 2 * 1024 ** 3, replicas },
+    { ...KEEP_ALL, name: STREAMS.CACHE, subjects: ['cache.>'], replicas },
+    { ...KEEP_ALL, name: STREAMS.ACCOUNTS, subjects: ['acct.>'], replicas },
+    { ...KEEP_ALL, name: STREAMS.JOBS, subjects: ['jobs.>'], retention: 'workqueue', maxAgeSeconds: 7 * DAY, replicas },
   ];
 }

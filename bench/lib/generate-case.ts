@@ -24,11 +24,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { DuckDBAppender } from '@duckdb/node-api';
-import { manifestHash, normalizeManifest, type SimulationManifest } from '../../contracts/manifest.ts';
-import { createStagingChunk, fillStagingChunk, VECTOR_SIZE } from '../../consumers/generation/chunk-writer.ts';
+import {
+  createStagingChunk,
+  fillStagingChunk,
+  VECTOR_SIZE,
+} from '../../consumers/generation/chunk-writer.ts';
 import { EventColumns } from '../../consumers/generation/event-columns.ts';
 import { generateDataset } from '../../consumers/generation/generate.ts';
-import { projectionSql, STAGING_TABLE, sqlString, stagingTableSql } from '../../consumers/generation/layout.ts';
+import {
+  projectionSql,
+  STAGING_TABLE,
+  sqlString,
+  stagingTableSql,
+} from '../../consumers/generation/layout.ts';
 import { mergeParts } from '../../consumers/generation/merge.ts';
 import {
   DEFAULT_ROWS_PER_PART,
@@ -38,6 +46,7 @@ import {
 import { partPath } from '../../consumers/generation/window-task.ts';
 import { planWindows } from '../../consumers/generation/windows.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
+import { manifestHash, normalizeManifest, type SimulationManifest } from '../../contracts/manifest.ts';
 import { eventsBetween } from '../../producers/simulator/market.ts';
 
 const log = (msg: string): void => {

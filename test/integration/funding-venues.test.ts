@@ -3,37 +3,23 @@
  * determinism, errors (unknown exchange 422 / unknown venue 404) and the tool = legacy route.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
-import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { startStack, type TestStack } from '../support/stack.ts';
 
-const config = testConfig();
-let server: TestNats;
-let nats: Nats;
-let accounts: TestAccounts;
-let http: TestHttp;
+let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
-  http = await startTestHttp(nats, config, accounts);
-  key = (await accounts.key('pro', { scopes: ['mcp'] })).key;
+  stack = await startStack();
+  key = (await stack.accounts.key('pro', { scopes: ['mcp'] })).key;
 });
 
 afterAll(async () => {
-  await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await stack?.close();
 });
 
 const post = (path: string, body: unknown) =>
-  fetch(`${http.url}${path}`, {
+  fetch(`${stack.http.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': key },
     body: JSON.stringify(body),
@@ -90,7 +76,7 @@ describe('GET /mcp/venues/{exchange}', () => {
   it.each(['binance', 'hyperliquid', 'okx', 'bybit', 'cme', 'sgx'])(
     '%s: details equal to the tool',
     async (exchange) => {
-      const res = await fetch(`${http.url}/mcp/venues/${exchange}`, { headers: { 'x-api-key': key } });
+      const res = await fetch(`${stack.http.url}/mcp/venues/${exchange}`, { headers: { 'x-api-key': key } });
       expect(res.status).toBe(200);
       const details = await res.json();
       expect(details.exchange).toBe(exchange);
@@ -101,7 +87,7 @@ describe('GET /mcp/venues/{exchange}', () => {
 
   it('answers 404 for any other name', async () => {
     await expectError(
-      await fetch(`${http.url}/mcp/venues/nyse`, { headers: { 'x-api-key': key } }),
+      await fetch(`${stack.http.url}/mcp/venues/nyse`, { headers: { 'x-api-key': key } }),
       404,
       'not_found',
     );

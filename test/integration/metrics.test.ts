@@ -3,32 +3,18 @@
  * histograms, open streams per surface, auth failures and rate-limit rejections.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
-import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { openSse } from '../support/sse.ts';
+import { startStack, type TestStack } from '../support/stack.ts';
 
-const config = testConfig();
-let server: TestNats;
-let nats: Nats;
-let accounts: TestAccounts;
-let http: TestHttp;
+let stack: TestStack;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
-  http = await startTestHttp(nats, config, accounts);
+  stack = await startStack();
 });
 
 afterAll(async () => {
-  await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await stack?.close();
 });
 
 /** The value of one sample line (labels in any order), or 0 when absent. */
@@ -43,33 +29,35 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 it('exposes request, stream, auth and rate-limit metrics to a key with the metrics scope', async () => {
-  const pro = (await accounts.key('pro', { scopes: ['metrics', 'stream'] })).key;
+  const pro = (await stack.accounts.key('pro', { scopes: ['metrics', 'stream'] })).key;
   const scrape = async () => {
-    const res = await fetch(`${http.url}/metrics`, { headers: { 'x-api-key': pro } });
+    const res = await fetch(`${stack.http.url}/metrics`, { headers: { 'x-api-key': pro } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     return res.text();
   };
   const before = await scrape();
   await expectError(
-    await fetch(`${http.url}/metrics`, { headers: { 'x-api-key': 'mdp_bad' } }),
+    await fetch(`${stack.http.url}/metrics`, { headers: { 'x-api-key': 'mdp_bad' } }),
     401,
     'invalid_key',
   );
-  const noScope = (await accounts.key('pro', { scopes: ['generate'] })).key;
+  const noScope = (await stack.accounts.key('pro', { scopes: ['generate'] })).key;
   await expectError(
-    await fetch(`${http.url}/metrics`, { headers: { 'x-api-key': noScope } }),
+    await fetch(`${stack.http.url}/metrics`, { headers: { 'x-api-key': noScope } }),
     403,
     'forbidden',
   );
-  const basic = (await accounts.key('basic')).key;
+  const basic = (await stack.accounts.key('basic')).key;
   const limited = await Promise.all(
     Array.from({ length: 30 }, () =>
-      fetch(`${http.url}/metrics`, { headers: { 'x-api-key': basic } }).then((r) => r.status),
+      fetch(`${stack.http.url}/metrics`, { headers: { 'x-api-key': basic } }).then((r) => r.status),
     ),
   );
   expect(limited.filter((s) => s === 429).length).toBeGreaterThan(0);
-  const live = await openSse(`${http.url}/stream/live?symbol=SOL&seed=1`, () => {}, { 'x-api-key': pro });
+  const live = await openSse(`${stack.http.url}/stream/live?symbol=SOL&seed=1`, () => {}, {
+    'x-api-key': pro,
+  });
   expect(live.status).toBe(200);
 
   const after = await scrape();

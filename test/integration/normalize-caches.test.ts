@@ -8,21 +8,13 @@ import { compressors } from 'hyparquet-compressors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import type { Nats } from '../../platform/nats.ts';
 import { parseMarketModelConfig } from '../../producers/simulator/config.ts';
 import { simulateBlock } from '../../producers/simulator/market.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
-import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
+import { startStack, type TestStack } from '../support/stack.ts';
 
-const config = testConfig();
-let server: TestNats;
-let nats: Nats;
-let accounts: TestAccounts;
-let http: TestHttp;
+let stack: TestStack;
 let key: string;
 const simulated: MarketEvent[] = simulateBlock(parseMarketModelConfig({ symbol: 'BTC', seed: 4 }), 0).slice(
   0,
@@ -30,35 +22,29 @@ const simulated: MarketEvent[] = simulateBlock(parseMarketModelConfig({ symbol: 
 );
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
-  http = await startTestHttp(nats, config, accounts);
-  key = (await accounts.key('pro', { scopes: ['mcp'] })).key;
+  stack = await startStack();
+  key = (await stack.accounts.key('pro', { scopes: ['mcp'] })).key;
 });
 
 afterAll(async () => {
-  await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await stack?.close();
 });
 
 const req = (method: string, path: string, body?: unknown) =>
-  fetch(`${http.url}${path}`, {
+  fetch(`${stack.http.url}${path}`, {
     method,
     headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
 const normalize = (body: unknown) => req('POST', '/mcp/normalize', body);
-const mdLastSeq = async () => (await nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
+const mdLastSeq = async () => (await stack.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
 
 /** SSE messages of a replay, until it ends or `stopAfter` events have arrived (then cut). */
 async function replay(cacheKey: string, lastEventId?: number, stopAfter = Infinity): Promise<SseMessage[]> {
   const got: SseMessage[] = [];
   let cut: () => void = () => {};
   const s = await openSse(
-    `${http.url}/mcp/caches/stream/${cacheKey}`,
+    `${stack.http.url}/mcp/caches/stream/${cacheKey}`,
     (m) => {
       got.push(m);
       if (got.filter((x) => x.event === 'message').length >= stopAfter) cut();

@@ -364,6 +364,71 @@ describe('normalize: decisions on unusual but valid data', () => {
     expect(events).toMatchObject([{ best_bid: 100, best_ask: 100, spread_bps: 0 }]);
   });
 
+  it('accepts what the contract now represents: diffs, one-sided books, no aggressor, venue spellings', () => {
+    const ok = (source: Source, payload: unknown, symbol?: string) => {
+      const { events, rejected } = run(source, [payload], symbol);
+      expect(rejected, JSON.stringify(payload)).toEqual([]);
+      for (const event of events) expect(MarketEvent.parse(event)).toStrictEqual(event);
+      return events;
+    };
+    const nulls = { mid_price: null, spread_bps: null };
+    // Binance diff depth (raw, no wrapper): zero sizes kept, every best field null.
+    expect(
+      ok('binance', { e: 'depthUpdate', E: 5, s: 'BTCUSDT', U: 1, u: 2, b: [['1', '0']], a: [['2', '0.5']] }),
+    ).toMatchObject([
+      {
+        is_snapshot: false,
+        bids: [{ price: 1, size: 0 }],
+        asks: [{ price: 2, size: 0.5 }],
+        best_bid: null,
+        best_ask: null,
+        ...nulls,
+      },
+    ]);
+    // One-sided snapshots: the missing side's best price null, mid and spread null.
+    expect(
+      ok('binance', { lastUpdateId: 1, bids: [['1', '1']], asks: [['2', '0']] }, 'BTCUSDT'),
+    ).toMatchObject([{ is_snapshot: true, asks: [], best_bid: 1, best_ask: null, ...nulls }]);
+    expect(ok('binance', { u: 1, s: 'BTCUSDT', b: '0', B: '0', a: '2', A: '1' })).toMatchObject([
+      { is_snapshot: true, bids: [], best_bid: null, best_ask: 2, ...nulls },
+    ]);
+    expect(
+      ok('hyperliquid', {
+        channel: 'bbo',
+        data: { coin: 'BTC', time: 1, bbo: [{ px: '1', sz: '1', n: 1 }] },
+      }),
+    ).toMatchObject([{ is_snapshot: true, best_bid: 1, best_ask: null, ...nulls }]);
+    expect(ok('binance', { lastUpdateId: 1, bids: [], asks: [] }, 'BTCUSDT')).toMatchObject([
+      { is_snapshot: true, bids: [], asks: [], best_bid: null, best_ask: null, ...nulls },
+    ]);
+    // No aggressor (Databento side N).
+    expect(ok('cme', { ...dbTrade, side: 'N' }, 'ESH1')).toMatchObject([
+      { side: 'unknown', venue_trade_id: '1170380' },
+    ]);
+    // Hyperliquid spot names.
+    for (const coin of ['@142', 'PURR/USDC'])
+      expect(ok('hyperliquid', { channel: 'trades', data: [{ ...hlTrade, coin }] })).toMatchObject([
+        { symbol: coin },
+      ]);
+    // Synthetic events as the contract allows them, kept as given.
+    expect(ok('synthetic', { ...synTrade, side: 'unknown', venue_trade_id: 'v1' })).toMatchObject([
+      { side: 'unknown', venue_trade_id: 'v1', trade_id: 'trd_000001' },
+    ]);
+    const synDiff = {
+      event_type: 'book',
+      timestamp_ms: 1,
+      symbol: 'BTC',
+      bids: [{ price: 3, size: 0 }],
+      asks: [{ price: 2, size: 1 }],
+      best_bid: null,
+      best_ask: null,
+      mid_price: null,
+      spread_bps: null,
+      is_snapshot: false,
+    };
+    expect(ok('synthetic', synDiff)).toStrictEqual([{ ...synDiff, source: 'synthetic', capture_time_ms: 1 }]);
+  });
+
   it('yields nothing, without rejecting, for valid messages that are neither trades nor books', () => {
     const { events, rejected } = run('binance', [
       { e: 'markPriceUpdate', E: 1, s: 'BTCUSDT', p: '1', i: '1', P: '1', r: '0.0001', T: 2 },
@@ -383,6 +448,9 @@ describe('normalize: decisions on unusual but valid data', () => {
   it('never yields an event that the canonical schema refuses', () => {
     const payloads: [Source, unknown][] = [
       ['binance', binanceTrade],
+      ['binance', { e: 'depthUpdate', E: 1, s: 'BTCUSDT', U: 1, u: 2, b: [['1', '0']], a: [] }],
+      ['binance', { u: 1, s: 'BTCUSDT', b: '0', B: '0', a: '2', A: '1' }],
+      ['cme', { ...dbTrade, side: 'N' }],
       ['hyperliquid', { channel: 'trades', data: [hlTrade, hlTrade] }],
       ['cme', dbTrade],
       ['sgx', sgxTrade],
@@ -391,7 +459,7 @@ describe('normalize: decisions on unusual but valid data', () => {
     for (const [source, payload] of payloads) {
       const { events } = run(source, [payload], source === 'cme' ? 'ESH1' : undefined);
       expect(events.length).toBeGreaterThan(0);
-      for (const event of events) expect(MarketEvent.parse(event)).toEqual(event);
+      for (const event of events) expect(MarketEvent.parse(event)).toStrictEqual(event);
     }
   });
 

@@ -63,7 +63,11 @@ function expectMatches(actual: MarketEvent, expected: Record<string, unknown>, s
     }
   }
   const venueTrade = actual.event_type === 'trade' && source !== 'synthetic';
-  const allowed = new Set(['source', 'capture_time_ms', ...(venueTrade ? ['trade_id', 'venue_trade_id'] : [])]);
+  const allowed = new Set([
+    'source',
+    'capture_time_ms',
+    ...(venueTrade ? ['trade_id', 'venue_trade_id'] : []),
+  ]);
   const extra = Object.keys(got).filter((key) => !Object.hasOwn(expected, key));
   expect(extra.filter((key) => !allowed.has(key))).toEqual([]);
   if (!Object.hasOwn(expected, 'capture_time_ms')) expect(actual.capture_time_ms).toBe(actual.timestamp_ms);

@@ -30,8 +30,13 @@ const trade = {
 describe('binance', () => {
   it('maps m (buyer is maker) to the aggressor: m=false → buy, m=true → sell', () => {
     const [buy, sell] = accepted('binance', [trade, { ...trade, m: true, t: 2 }]);
-    expect(buy).toMatchObject({ side: 'buy', trade_id: 'trd_40756030', timestamp_ms: 1554076800940 });
-    expect(sell).toMatchObject({ side: 'sell', trade_id: 'trd_2' });
+    expect(buy).toMatchObject({
+      side: 'buy',
+      trade_id: 'trd_40756030',
+      venue_trade_id: '40756030',
+      timestamp_ms: 1554076800940,
+    });
+    expect(sell).toMatchObject({ side: 'sell', trade_id: 'trd_2', venue_trade_id: '2' });
   });
 
   it('gives the same event with and without the combined-stream wrapper', () => {
@@ -53,10 +58,10 @@ describe('binance', () => {
   it('names aggTrades by `a`, else by their first–last trade ids', () => {
     const agg = { e: 'aggTrade', E: 1, s: 'BTCUSDT', p: '10', q: '1', f: 100, l: 102, T: 5, m: true };
     const events = accepted('binance', [{ ...agg, a: 26129 }, agg, { ...agg, l: 100 }]);
-    expect(events.map((e) => (e.event_type === 'trade' ? e.trade_id : ''))).toEqual([
-      'trd_26129',
-      'trd_100-102',
-      'trd_100',
+    expect(events.map((e) => (e.event_type === 'trade' ? [e.trade_id, e.venue_trade_id] : []))).toEqual([
+      ['trd_26129', '26129'],
+      ['trd_100-102', '100-102'],
+      ['trd_100', '100'],
     ]);
     expect(events[0]).toMatchObject({ side: 'sell', timestamp_ms: 5, capture_time_ms: 5 });
   });
@@ -79,6 +84,7 @@ describe('binance', () => {
         best_ask: 33139.39,
         timestamp_ms: 1612137603571,
         bids: [{ price: 33134.42, size: 0.17 }],
+        is_snapshot: true,
       },
     ]);
   });
@@ -101,12 +107,62 @@ describe('binance', () => {
     const [book] = accepted('binance', [{ stream: 'btcusdt@depth5@100ms', data: frame }]);
     expect(book).toMatchObject({
       event_type: 'book',
+      is_snapshot: true,
       timestamp_ms: 1571889248277,
       bids: [
         { price: 7403.9, size: 3.906 },
         { price: 7403.89, size: 0.002 },
       ],
     });
+  });
+
+  it('maps diff depth (raw, or with a @depth / @depth@100ms stream) to a diff: zero sizes kept, best fields null', () => {
+    const diff = {
+      e: 'depthUpdate',
+      E: 1554076801699,
+      s: 'BTCUSDC',
+      U: 16084252,
+      u: 16084253,
+      b: [
+        ['4084.88000000', '0.00000000'],
+        ['4085.00000000', '1.5'],
+      ],
+      a: [
+        ['4112.00000000', '2'],
+        ['4111.84000000', '0.00000000'],
+      ],
+    };
+    const expected = {
+      event_type: 'book',
+      source: 'binance',
+      symbol: 'BTCUSDC',
+      timestamp_ms: 1554076801699,
+      capture_time_ms: 1554076801699,
+      bids: [
+        { price: 4085, size: 1.5 },
+        { price: 4084.88, size: 0 },
+      ],
+      asks: [
+        { price: 4111.84, size: 0 },
+        { price: 4112, size: 2 },
+      ],
+      best_bid: null,
+      best_ask: null,
+      mid_price: null,
+      spread_bps: null,
+      is_snapshot: false,
+    };
+    const events = accepted('binance', [
+      diff,
+      { stream: 'btcusdc@depth', data: diff },
+      { stream: 'btcusdc@depth@100ms', data: diff },
+    ]);
+    expect(events).toStrictEqual([expected, expected, expected]);
+  });
+
+  it('rounds spread_bps to 10 decimal places', () => {
+    const [book] = accepted('binance', [{ u: 1, s: 'BTCUSDT', b: '8010', B: '1', a: '8012.15', A: '1' }]);
+    expect(book).toMatchObject({ spread_bps: 2.6837846356, mid_price: 8011.075 });
   });
 
   it('takes the symbol of a spot partial depth frame from its stream name, and drops zero-size levels', () => {
@@ -143,10 +199,12 @@ describe('hyperliquid', () => {
     const events = accepted('hyperliquid', [
       { channel: 'trades', data: [fill('B', 1), fill('A', 2), fill('B', 3)] },
     ]);
-    expect(events.map((e) => (e.event_type === 'trade' ? [e.side, e.trade_id] : []))).toEqual([
-      ['buy', 'trd_1'],
-      ['sell', 'trd_2'],
-      ['buy', 'trd_3'],
+    expect(
+      events.map((e) => (e.event_type === 'trade' ? [e.side, e.trade_id, e.venue_trade_id] : [])),
+    ).toEqual([
+      ['buy', 'trd_1', '1'],
+      ['sell', 'trd_2', '2'],
+      ['buy', 'trd_3', '3'],
     ]);
     expect(events[0]).toMatchObject({ price: 69997, size: 0.5, notional_usd: 34998.5 });
   });
@@ -160,6 +218,23 @@ describe('hyperliquid', () => {
     expect(accepted('hyperliquid', [wsBook])).toEqual(
       accepted('hyperliquid', [{ channel: 'l2Book', data: wsBook }]),
     );
+  });
+
+  it('keeps spot names (@162, PURR/USDC) as symbols and marks books as snapshots', () => {
+    const bbo = { coin: '@162', time: 7, bbo: [{ px: '0.97925', sz: '4144.6', n: 1 }, null] };
+    expect(accepted('hyperliquid', [{ channel: 'bbo', data: bbo }])).toMatchObject([
+      {
+        symbol: '@162',
+        is_snapshot: true,
+        best_bid: 0.97925,
+        best_ask: null,
+        mid_price: null,
+        spread_bps: null,
+      },
+    ]);
+    expect(accepted('hyperliquid', [{ ...fill('B', 4), coin: 'PURR/USDC' }])).toMatchObject([
+      { symbol: 'PURR/USDC', venue_trade_id: '4' },
+    ]);
   });
 
   it('accepts bare WsTrade objects and arrays', () => {
@@ -187,6 +262,7 @@ const expectedTrade = {
   timestamp_ms: 1609160400098,
   capture_time_ms: 1609160400099,
   trade_id: 'trd_1170380',
+  venue_trade_id: '1170380',
 };
 
 describe('cme (Databento)', () => {
@@ -283,7 +359,13 @@ describe('cme (Databento)', () => {
     ]);
   });
 
-  it('keeps the trade of a tbbo record whose pre-trade BBO is one-sided', () => {
+  it('maps side N (no aggressor) to unknown', () => {
+    expect(accepted('cme', [{ ...record, side: 'N' }], 'ESH1')).toMatchObject([
+      { ...expectedTrade, side: 'unknown' },
+    ]);
+  });
+
+  it('keeps the trade, then a one-sided book, for a tbbo record whose pre-trade BBO is one-sided', () => {
     const tbbo = {
       ...record,
       hd: { ...record.hd, rtype: 1 },
@@ -298,7 +380,28 @@ describe('cme (Databento)', () => {
         },
       ],
     };
-    expect(accepted('cme', [tbbo], 'ESH1')).toMatchObject([expectedTrade]);
+    expect(accepted('cme', [tbbo], 'ESH1')).toMatchObject([
+      expectedTrade,
+      {
+        event_type: 'book',
+        is_snapshot: true,
+        best_bid: 3720.25,
+        best_ask: null,
+        mid_price: null,
+        spread_bps: null,
+      },
+    ]);
+  });
+
+  it('keeps only the trade of a tbbo record whose pre-trade BBO is crossed', () => {
+    const tbbo = {
+      ...record,
+      hd: { ...record.hd, rtype: 1 },
+      levels: [
+        { bid_px: '3720500000000', ask_px: '3720250000000', bid_sz: 1, ask_sz: 1, bid_ct: 1, ask_ct: 1 },
+      ],
+    };
+    expect(accepted('cme', [tbbo], 'ESH1')).toStrictEqual([expect.objectContaining(expectedTrade)]);
   });
 });
 
@@ -314,7 +417,13 @@ describe('sgx', () => {
       timestamp_ns: '1763948700123456789',
     };
     expect(accepted('sgx', [t])).toMatchObject([
-      { side: 'sell', trade_id: 'trd_M:77', timestamp_ms: 1763948700123, notional_usd: 6100 },
+      {
+        side: 'sell',
+        trade_id: 'trd_M:77',
+        venue_trade_id: 'M:77',
+        timestamp_ms: 1763948700123,
+        notional_usd: 6100,
+      },
     ]);
   });
 });
