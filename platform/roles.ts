@@ -51,10 +51,11 @@ export async function startEdgeGuard(
   const keys = await KeyStore.start(nats, secretsOf(config), log);
   const limiter = await createRateLimiter(nats);
   const guard = createApiKeyGuard({ keys, limiter });
-  return {
-    guard,
-    part: { name: 'edge-guard', stop: async () => (await keys.stop(), await limiter.close()) },
+  const stop = async () => {
+    await keys.stop();
+    await limiter.close();
   };
+  return { guard, part: { name: 'edge-guard', stop } };
 }
 
 export async function startUnifiedGateway(

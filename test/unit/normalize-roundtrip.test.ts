@@ -21,6 +21,23 @@ describe('normalize: synthetic round trip', () => {
     expect(events).toStrictEqual(simulated);
   });
 
+  it('keeps is_snapshot and venue_trade_id when given and never adds them', () => {
+    const marked = simulated.map((event) =>
+      event.event_type === 'book' ? { ...event, is_snapshot: true } : { ...event, venue_trade_id: 'v7' },
+    );
+    const { events, rejected } = normalizeBatch({
+      source: 'synthetic',
+      events: marked.map((event) => ({ payload: structuredClone(event) })),
+    });
+    expect(rejected).toEqual([]);
+    expect(events).toStrictEqual(marked);
+    const plain = normalizeBatch({ source: 'synthetic', events: asPayloads() }).events;
+    for (const event of plain)
+      expect(Object.keys(event)).not.toContain(
+        event.event_type === 'book' ? 'is_snapshot' : 'venue_trade_id',
+      );
+  });
+
   it('fills in left-out derived fields and replaces inconsistent ones by the recomputed values', () => {
     const trade = simulated.find((e) => e.event_type === 'trade');
     const book = simulated.find((e) => e.event_type === 'book');

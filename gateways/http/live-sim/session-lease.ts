@@ -67,7 +67,7 @@ export async function leaseStep(
 /** Ends the session (owner only, no interest left). */
 export async function releaseLease(kv: KV, key: string, me: string): Promise<void> {
   const entry = await kv.get(key);
-  if (!entry || entry.operation !== 'PUT' || entry.value.length === 0) return;
+  if (entry?.operation !== 'PUT' || entry.value.length === 0) return;
   if (decode<LeaseValue>(entry.value).owner !== me) return;
   await kv.delete(key, { previousSeq: entry.revision }).catch(() => {});
 }
