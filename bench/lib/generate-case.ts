@@ -144,6 +144,7 @@ async function e2e(durationSeconds: number, mode: string, workers: number): Prom
       },
       cpu_s: round(cpuS),
       cpu_cores_used: round(cpuS / (wallMs / 1000), 2),
+      rows_per_cpu_s: Math.round(result.rowCount / cpuS),
       rss_before_mb: rssBefore,
       peak_rss_mb: await vmHwmMb(),
       peak_rss_sampled_mb: sampledPeak,
@@ -155,22 +156,31 @@ async function e2e(durationSeconds: number, mode: string, workers: number): Prom
   }
 }
 
-type Timed = { rows: number; parts: string[]; partMs: number };
+type Timed = { rows: number; parts: string[]; partMs: number; partCpuMs: number };
+
+const cpuMs = (since: NodeJS.CpuUsage): number => {
+  const d = process.cpuUsage(since);
+  return (d.user + d.system) / 1000;
+};
 
 /** `ParquetPartWriter.write` over pre-built event arrays, window by window. */
 async function partWriterVariant(manifest: SimulationManifest, dir: string): Promise<Timed> {
   const { config } = manifest;
   const windows = planWindows(manifest.duration_seconds, manifest.driver.window_seconds);
   let partMs = 0;
+  let partCpuMs = 0;
   let rows = 0;
   const parts: string[] = [];
   let t = performance.now();
+  let c = process.cpuUsage();
   const writer = await ParquetPartWriter.open({ threads: 1 });
   partMs += performance.now() - t;
+  partCpuMs += cpuMs(c);
   for (const window of windows) {
     const events: MarketEvent[] = [...eventsBetween(config, window.fromMs, window.toMs)];
     gc();
     t = performance.now();
+    c = process.cpuUsage();
     const result = await writer.write({
       events,
       constants: { symbol: config.symbol, source: 'synthetic' },
@@ -178,13 +188,16 @@ async function partWriterVariant(manifest: SimulationManifest, dir: string): Pro
       levelsHint: config.book_depth,
     });
     partMs += performance.now() - t;
+    partCpuMs += cpuMs(c);
     rows += result.rows;
     parts.push(...result.parts);
   }
   t = performance.now();
+  c = process.cpuUsage();
   writer.close();
   partMs += performance.now() - t;
-  return { rows, parts, partMs };
+  partCpuMs += cpuMs(c);
+  return { rows, parts, partMs, partCpuMs };
 }
 
 /** Pre-built `EventColumns` batches → DataChunks → staging table → COPY: the writer's inner loop. */
@@ -194,13 +207,16 @@ async function duckdbOnlyVariant(manifest: SimulationManifest, dir: string): Pro
   const windows = planWindows(manifest.duration_seconds, manifest.driver.window_seconds);
   const select = projectionSql(constants.symbol, constants.source);
   let partMs = 0;
+  let partCpuMs = 0;
   let rows = 0;
   const parts: string[] = [];
   let t = performance.now();
+  let c = process.cpuUsage();
   const instance = await openDuckDB({ threads: 1 });
   const connection = await instance.connect();
   const chunk = createStagingChunk();
   partMs += performance.now() - t;
+  partCpuMs += cpuMs(c);
   const resetStaging = async (): Promise<DuckDBAppender> => {
     await connection.run(stagingTableSql());
     return connection.createAppender(STAGING_TABLE);
@@ -218,6 +234,7 @@ async function duckdbOnlyVariant(manifest: SimulationManifest, dir: string): Pro
     if (batch.length > 0) batches.push(batch);
     gc();
     t = performance.now();
+    c = process.cpuUsage();
     let appender = await resetStaging();
     let staged = 0;
     const writePart = async (): Promise<void> => {
@@ -240,12 +257,15 @@ async function duckdbOnlyVariant(manifest: SimulationManifest, dir: string): Pro
     if (staged > 0) await writePart();
     else appender.closeSync();
     partMs += performance.now() - t;
+    partCpuMs += cpuMs(c);
   }
   t = performance.now();
+  c = process.cpuUsage();
   connection.closeSync();
   instance.closeSync();
   partMs += performance.now() - t;
-  return { rows, parts, partMs };
+  partCpuMs += cpuMs(c);
+  return { rows, parts, partMs, partCpuMs };
 }
 
 async function writer(durationSeconds: number): Promise<Record<string, unknown>> {
@@ -277,6 +297,7 @@ async function writer(durationSeconds: number): Promise<Record<string, unknown>>
       const timed = await variant(manifest, d);
       const outPath = join(d, 'out.parquet');
       const t = performance.now();
+      const c = process.cpuUsage();
       await mergeParts(
         timed.parts,
         outPath,
@@ -284,7 +305,9 @@ async function writer(durationSeconds: number): Promise<Record<string, unknown>>
         { threads: 1, tempDirectory: d },
       );
       const mergeMs = performance.now() - t;
+      const mergeCpuMs = cpuMs(c);
       const totalS = (timed.partMs + mergeMs) / 1000;
+      const cpuS = (timed.partCpuMs + mergeCpuMs) / 1000;
       out[name] = {
         rows: timed.rows,
         parts: timed.parts.length,
@@ -295,6 +318,9 @@ async function writer(durationSeconds: number): Promise<Record<string, unknown>>
         rows_per_s: Math.round(timed.rows / totalS),
         part_writing_rows_per_s: Math.round(timed.rows / (timed.partMs / 1000)),
         merge_rows_per_s: Math.round(timed.rows / (mergeMs / 1000)),
+        cpu_s: round(cpuS),
+        rows_per_cpu_s: Math.round(timed.rows / cpuS),
+        cpu_cores_used: round(cpuS / totalS, 2),
       };
       await rm(d, { recursive: true, force: true });
       gc();
