@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
-const REPS = Number(process.env.BENCH_REPS ?? 2);
+const REPS = Number(process.env.BENCH_REPS ?? 3);
 const CASE_TIMEOUT_MS = Number(process.env.BENCH_CASE_TIMEOUT_MS ?? 240_000);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CASE = fileURLToPath(new URL('./lib/generate-case.ts', import.meta.url));
@@ -97,6 +97,8 @@ function summarizeE2e(runs: readonly Row[]): Row {
     wall_s: runs.map((r) => r.wall_s),
     phases_s_of_median_run: mid.phases_s,
     cpu_cores_used: runs.map((r) => r.cpu_cores_used),
+    machine_busy_cores: runs.map((r) => r.machine_busy_cores),
+    other_processes_cores: runs.map((r) => r.other_processes_cores),
     rows_per_cpu_s: stats(runs.map((r) => r.rows_per_cpu_s as number)),
     peak_rss_mb: Math.max(...runs.map((r) => r.peak_rss_mb as number)),
     peak_rss_sampled_mb: Math.max(...runs.map((r) => r.peak_rss_sampled_mb as number)),
@@ -219,6 +221,11 @@ export async function run(): Promise<unknown> {
         workers_2_rows_per_s: w2,
         windows,
         amdahl_ceiling_from_1_worker_phases: ceiling,
+        cpu_cores_used_median: {
+          workers_1: median(e2e.workers_1.cpu_cores_used as number[]),
+          workers_2: median(e2e.workers_2.cpu_cores_used as number[]),
+        },
+        other_processes_cores_median: median(e2e.workers_2.other_processes_cores as number[]),
         ...(windows < 2 ? { note: 'one window: the pool uses min(workers, windows) = 1 worker' } : {}),
       },
       workers_2_reaches_1M_rows_per_s: w2 >= 1_000_000,
@@ -256,8 +263,10 @@ export async function run(): Promise<unknown> {
         'first_window_done of 1 worker minus that of in-process (median runs): worker thread start, tsx registration and transpile in the worker, DuckDB open',
       peak_rss:
         'VmHWM of the case process (all threads, DuckDB native memory), reset after warm-up via /proc/self/clear_refs when allowed; peak_rss_sampled_mb = max of process.memoryUsage.rss() every 50 ms',
+      contention:
+        'cpu_cores_used = CPU of the case process (all threads) / wall; machine_busy_cores from /proc/stat over the timed run; other_processes_cores = machine busy minus this case (other users of the shared machine)',
       phases:
-        'from onProgress timestamps: first_window_done, windows_done (last window), close_merge_rename (pool close + merge + rename)',
+        'of the run with the median rate (the lower middle one for an even count), from onProgress timestamps: first_window_done, windows_done (last window), close_merge_rename (pool close + merge + rename)',
     },
     results,
     ratios,

@@ -18,7 +18,8 @@
  *
  * Environment: BENCH_SCALE (default 1; 0.1 for a quick run) scales counts and time caps;
  * BENCH_PAYLOADS (per in-process case), BENCH_HTTP_CONCURRENCY (comma list, default 1,4),
- * BENCH_CACHE_EVENTS, BENCH_REPEATS override single parameters; BENCH_PHASES (comma list of
+ * BENCH_CACHE_EVENTS, BENCH_REPEATS (runs of the Binance-trade goal case, default 3) override single
+ * parameters; BENCH_PHASES (comma list of
  * in_process, http, cache) runs a subset.
  */
 import { once } from 'node:events';
@@ -76,7 +77,7 @@ function params() {
     http_body_limit_bytes: MAX_BODY_BYTES,
     cache_events: Math.round(num('BENCH_CACHE_EVENTS', Math.max(20_000, 200_000 * scale))),
     export_repeats: 2,
-    replay_repeats: Math.max(1, Math.round(num('BENCH_REPEATS', 3)) - 1),
+    replay_repeats: 2,
     phases: (process.env.BENCH_PHASES ?? 'in_process,http,cache').split(',').map((x) => x.trim()),
   };
 }
@@ -701,8 +702,8 @@ async function replayPhase(
       chars += `id: ${manifest.first_seq + i}\ndata: ${json}\n\n`.length;
     }
     const cpuMs = performance.now() - t0;
-    const sseMed = median(sse.map((x) => x.events_per_s));
-    const pushMed = median(push.map((x) => x.events_per_s));
+    const sseMed = Math.round(median(sse.map((x) => x.events_per_s)));
+    const pushMed = Math.round(median(push.map((x) => x.events_per_s)));
     return {
       events: expected,
       sse_client:

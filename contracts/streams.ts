@@ -46,16 +46,40 @@ export type StreamDefinition = {
 const DAY = 86_400;
 
 /** Kept forever (0 = no limit), limits retention, a 2-minute duplicate window: the common case. */
-const KEEP_ALL = { retention: 'limits', maxAgeSeconds: 0, maxMsgs: -1, maxBytes: -1, duplicateWindowSeconds: 120 } as const;
+const KEEP_ALL = {
+  retention: 'limits',
+  maxAgeSeconds: 0,
+  maxMsgs: -1,
+  maxBytes: -1,
+  duplicateWindowSeconds: 120,
+} as const;
 
 export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
   const replicas = limits.replicas ?? 1;
-  const md = { maxAgeSeconds: limits.mdMaxAgeSeconds, maxMsgs: limits.mdMaxMsgs, maxBytes: limits.mdMaxBytes };
+  const md = {
+    maxAgeSeconds: limits.mdMaxAgeSeconds,
+    maxMsgs: limits.mdMaxMsgs,
+    maxBytes: limits.mdMaxBytes,
+  };
   return [
     { ...KEEP_ALL, ...md, name: STREAMS.MD, subjects: [MD_ALL], replicas },
-    { ...KEEP_ALL, name: STREAMS.SIM, subjects: ['sim.>'], maxAgeSeconds: DAY, maxBytes: 2 * 1024 ** 3, replicas },
+    {
+      ...KEEP_ALL,
+      name: STREAMS.SIM,
+      subjects: ['sim.>'],
+      maxAgeSeconds: DAY,
+      maxBytes: 2 * 1024 ** 3,
+      replicas,
+    },
     { ...KEEP_ALL, name: STREAMS.CACHE, subjects: ['cache.>'], replicas },
     { ...KEEP_ALL, name: STREAMS.ACCOUNTS, subjects: ['acct.>'], replicas },
-    { ...KEEP_ALL, name: STREAMS.JOBS, subjects: ['jobs.>'], retention: 'workqueue', maxAgeSeconds: 7 * DAY, replicas },
+    {
+      ...KEEP_ALL,
+      name: STREAMS.JOBS,
+      subjects: ['jobs.>'],
+      retention: 'workqueue',
+      maxAgeSeconds: 7 * DAY,
+      replicas,
+    },
   ];
 }

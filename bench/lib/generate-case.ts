@@ -20,7 +20,7 @@
  *   Each variant then merges its parts with `mergeParts` (ZSTD, one thread), as `generateDataset`.
  */
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { DuckDBAppender } from '@duckdb/node-api';
@@ -77,6 +77,26 @@ async function resetPeak(): Promise<boolean> {
   }
 }
 
+/** Jiffies of the whole machine from /proc/stat: busy and total (all CPUs); null without /proc. */
+async function machineCpu(): Promise<{ busy: number; total: number } | null> {
+  try {
+    const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0] as string;
+    const v = line.trim().split(/\s+/).slice(1, 9).map(Number);
+    const total = v.reduce((a, b) => a + b, 0);
+    const idle = (v[3] ?? 0) + (v[4] ?? 0); // idle + iowait
+    return { busy: total - idle, total };
+  } catch {
+    return null;
+  }
+}
+
+/** Cores the machine kept busy between two `machineCpu` snapshots. */
+const busyCores = (
+  a: { busy: number; total: number } | null,
+  b: { busy: number; total: number } | null,
+): number | null =>
+  a && b && b.total > a.total ? round(((b.busy - a.busy) / (b.total - a.total)) * cpus().length, 2) : null;
+
 /** Samples RSS every 50 ms (the main thread may be late while it generates in-process). */
 function rssSampler(): { stop: () => number } {
   let max = process.memoryUsage.rss();
@@ -113,6 +133,7 @@ async function e2e(durationSeconds: number, mode: string, workers: number): Prom
     const sampler = rssSampler();
     const progress: number[] = [];
     log(`e2e ${durationSeconds} s ${JSON.stringify(manifest.driver)}`);
+    const machine0 = await machineCpu();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const result = await generateDataset({
@@ -124,6 +145,7 @@ async function e2e(durationSeconds: number, mode: string, workers: number): Prom
     });
     const wallMs = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
+    const machineBusy = busyCores(machine0, await machineCpu());
     const sampledPeak = sampler.stop();
     // onProgress: once per window (in completion order), then once after merge + rename.
     const windowsDoneMs = progress.length >= 2 ? (progress[progress.length - 2] as number) : null;
@@ -145,6 +167,9 @@ async function e2e(durationSeconds: number, mode: string, workers: number): Prom
       cpu_s: round(cpuS),
       cpu_cores_used: round(cpuS / (wallMs / 1000), 2),
       rows_per_cpu_s: Math.round(result.rowCount / cpuS),
+      machine_busy_cores: machineBusy,
+      other_processes_cores:
+        machineBusy === null ? null : Math.max(0, round(machineBusy - cpuS / (wallMs / 1000), 2)),
       rss_before_mb: rssBefore,
       peak_rss_mb: await vmHwmMb(),
       peak_rss_sampled_mb: sampledPeak,

@@ -8,7 +8,7 @@
 
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -91,4 +91,27 @@ export async function exportCache(
     await cleanup();
     throw err;
   }
+}
+
+/**
+ * The Parquet file of a cache, exported once and kept: a cache key is derived from the content,
+ * so a cache's export never changes. Written under a temporary name and renamed into place.
+ */
+export async function exportedCacheFile(
+  nats: Nats,
+  manifest: CacheManifest,
+  dir: string,
+): Promise<{ path: string; bytes: number }> {
+  const path = join(dir, `${manifest.cache_key}.parquet`);
+  const existing = await stat(path).catch(() => null);
+  if (existing) return { path, bytes: existing.size };
+  const fresh = await exportCache(nats, manifest);
+  try {
+    await mkdir(dir, { recursive: true });
+    await copyFile(fresh.path, `${path}.tmp`);
+    await rename(`${path}.tmp`, path);
+  } finally {
+    await fresh.cleanup();
+  }
+  return { path, bytes: fresh.bytes };
 }

@@ -103,7 +103,14 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
       ...cacheTools({ nats, caches }),
     ],
   });
-  registerCacheRoutes(app, { nats, caches, requireKey, registry, connection: sse });
+  registerCacheRoutes(app, {
+    nats,
+    caches,
+    exportDir: join(artifactsDirOf(config), 'cache-exports'),
+    requireKey,
+    registry,
+    connection: sse,
+  });
   app.get('/metrics', { preHandler: requireKey('metrics') }, async (_req, reply) =>
     reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()),
   );

@@ -52,15 +52,21 @@ export class CacheStore {
       if (i === 0) firstSeq = acks[0]?.seq ?? 0;
       lastSeq = acks.at(-1)?.seq ?? lastSeq;
     }
-    const times = req.events.map((e) => e.timestamp_ms);
+    let first = Number.POSITIVE_INFINITY;
+    let last = Number.NEGATIVE_INFINITY;
+    for (const e of req.events) {
+      // A loop, not Math.min(...): spreading 100k+ arguments overflows the stack.
+      if (e.timestamp_ms < first) first = e.timestamp_ms;
+      if (e.timestamp_ms > last) last = e.timestamp_ms;
+    }
     const manifest: CacheManifest = {
       cache_key: key,
       source: req.source,
       symbol: req.symbol,
       created_at: new Date().toISOString(),
       event_count: req.events.length,
-      first_timestamp_ms: Math.min(...times),
-      last_timestamp_ms: Math.max(...times),
+      first_timestamp_ms: first,
+      last_timestamp_ms: last,
       content_hash: hash,
       normalizer_version: req.normalizerVersion,
       raw_json_bytes: req.rawJsonBytes,

@@ -1,11 +1,11 @@
 /**
- * Cache routes that are not plain tool calls (scope `mcp`): the Parquet export (streamed from a
- * temporary file, removed afterwards), the SSE replay (id = stream sequence, resumable with
+ * Cache routes that are not plain tool calls (scope `mcp`): the Parquet export (written once per
+ * cache key, then streamed), the SSE replay (id = stream sequence, resumable with
  * Last-Event-ID, ends with `event: end`), and clearing every cache (`?confirm=true` exactly).
  */
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { exportCache } from '../../../consumers/caches/cache-exporter.ts';
+import { exportedCacheFile } from '../../../consumers/caches/cache-exporter.ts';
 import { readCache } from '../../../consumers/caches/cache-reader.ts';
 import { ApiError } from '../../../contracts/errors.ts';
 import type { Nats } from '../../../platform/nats.ts';
@@ -20,6 +20,8 @@ import { existingCache } from './cache-tools.ts';
 export type CacheRouteDeps = {
   nats: Nats;
   caches: CacheStore;
+  /** Where exported Parquet files are kept (one per cache key). */
+  exportDir: string;
   requireKey: RequireKey;
   registry: ConnectionRegistry;
   connection: Omit<SseConnectionOptions, 'requestId'>;
@@ -30,9 +32,8 @@ export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps):
 
   app.get<{ Params: { cache_key: string } }>('/mcp/caches/export/:cache_key', mcp, async (req, reply) => {
     const manifest = await existingCache(deps.caches, req.params.cache_key);
-    const file = await exportCache(deps.nats, manifest);
+    const file = await exportedCacheFile(deps.nats, manifest, deps.exportDir);
     const stream = createReadStream(file.path);
-    stream.on('close', () => void file.cleanup());
     reply.header('content-type', 'application/vnd.apache.parquet');
     reply.header('content-length', String(file.bytes));
     reply.header('content-disposition', `attachment; filename="${manifest.cache_key}.parquet"`);
