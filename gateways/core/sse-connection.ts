@@ -22,6 +22,8 @@ export type SseConnectionOptions = {
   onEventWritten?: (latencyNs: number) => void;
 };
 
+/** Text of the non-terminal `upstream_lag` warning. */
+const LAG_MESSAGE = 'client is reading slower than events arrive; book updates conflated';
 /** Backlog under which a history reader may go on (and over which it waits for a flush). */
 const LOW_WATER = 64 * 1024;
 /** Unsent bytes the socket may hold before the connection counts as blocked. */
@@ -35,8 +37,6 @@ export class SseConnection implements FeedSink {
   private lagging = false;
   private waiters: (() => void)[] = [];
   closed = false;
-  /** Frames written, for tests and metrics. */
-  eventsWritten = 0;
 
   constructor(
     private readonly res: ServerResponse,
@@ -102,7 +102,8 @@ export class SseConnection implements FeedSink {
   /** Writes a terminal error event (after any pending upstream_lag) and closes. */
   terminate(code: ErrorCode, message?: string): void {
     if (this.closed) return;
-    const lag = this.lagging ? this.pendingLagFrame() : '';
+    // An upstream_lag notice still queued goes out before the terminal error, never silently dropped.
+    const lag = this.lagFrameQueued ? this.errorFrame('upstream_lag', LAG_MESSAGE) : '';
     this.queue.clear();
     const final = lag + this.errorFrame(code, message);
     if (!this.opened) this.open();
@@ -150,7 +151,6 @@ export class SseConnection implements FeedSink {
 
   private enqueue(text: string, conflationKey: string | null = null, seq?: number): void {
     if (this.closed) return;
-    this.eventsWritten++;
     // The slow-client policy applies to real backpressure only: while the socket accepts writes,
     // the queue empties on the next flush, however many events this turn fanned out.
     if (!this.queue.push(text, conflationKey, seq) && this.blocked) this.overflow();
@@ -163,22 +163,11 @@ export class SseConnection implements FeedSink {
     if (!this.lagging) {
       this.lagging = true;
       this.lagFrameQueued = true;
-      this.queue.push(
-        this.errorFrame(
-          'upstream_lag',
-          'client is reading slower than events arrive; book updates conflated',
-        ),
-      );
+      this.queue.push(this.errorFrame('upstream_lag', LAG_MESSAGE));
     }
     if (this.queue.bytes > this.queue.maxBytes * 0.75) {
       this.terminate('reconnect', 'client too slow: reconnect with Last-Event-ID to resume from the log');
     }
-  }
-
-  private pendingLagFrame(): string {
-    return this.lagFrameQueued
-      ? this.errorFrame('upstream_lag', 'client is reading slower than events arrive; book updates conflated')
-      : '';
   }
 
   private readonly onDrain = (): void => {
