@@ -30,8 +30,9 @@ import { join } from 'node:path';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { parquetMetadata } from 'hyparquet';
+import { ndjsonToParquetSql } from '../consumers/caches/cache-exporter.ts';
 import { readCache } from '../consumers/caches/cache-reader.ts';
-import { type CacheManifest, cacheKeyOf, cacheSubject, contentHash } from '../contracts/caches.ts';
+import type { CacheManifest } from '../contracts/caches.ts';
 import type { MarketEvent } from '../contracts/events.ts';
 import { MAX_BODY_BYTES } from '../contracts/limits.ts';
 import { NormalizeBody } from '../contracts/normalize.ts';
@@ -402,89 +403,7 @@ async function httpPhase(p: Params, base: string, apiKey: string): Promise<Recor
 
 // ---------------------------------------------------------------- 3. cache export
 
-/** The exporter's read_json column types (consumers/caches/cache-exporter.ts, not exported there). */
-const LEVEL = 'STRUCT(price DOUBLE, size DOUBLE)[]';
-const COLUMNS: Record<string, string> = {
-  seq: 'BIGINT',
-  event_type: 'VARCHAR',
-  source: 'VARCHAR',
-  symbol: 'VARCHAR',
-  timestamp_ms: 'BIGINT',
-  capture_time_ms: 'BIGINT',
-  side: 'VARCHAR',
-  price: 'DOUBLE',
-  size: 'DOUBLE',
-  trade_id: 'VARCHAR',
-  venue_trade_id: 'VARCHAR',
-  notional_usd: 'DOUBLE',
-  bids: LEVEL,
-  asks: LEVEL,
-  best_bid: 'DOUBLE',
-  best_ask: 'DOUBLE',
-  mid_price: 'DOUBLE',
-  spread_bps: 'DOUBLE',
-  is_snapshot: 'BOOLEAN',
-};
-const sql = (s: string) => `'${s.replaceAll("'", "''")}'`;
-
-/**
- * What `CacheStore.store` does (producers/caches/cache-store.ts), with the time range taken by a
- * loop: `Math.min(...times)` there overflows the stack above ~125k events (RangeError after every
- * message is already published), so larger caches cannot be made through it.
- */
-async function storeLarge(
-  caches: CacheStore,
-  nats: Awaited<ReturnType<typeof connectTestNats>>,
-  source: string,
-  symbol: string,
-  events: MarketEvent[],
-  rawJsonBytes: number,
-): Promise<CacheManifest> {
-  const hash = contentHash(events);
-  const key = cacheKeyOf(source, symbol, hash);
-  const existing = await caches.get(key);
-  if (existing) return existing;
-  const attempt = Date.now().toString(36);
-  let stored = 0;
-  let firstSeq = 0;
-  let lastSeq = 0;
-  for (let i = 0; i < events.length; i += 1_000) {
-    const acks = await Promise.all(
-      events.slice(i, i + 1_000).map((ev, j) => {
-        const data = encode(ev);
-        stored += data.length;
-        return nats.js.publish(cacheSubject(key), data, { msgID: `${key}.${attempt}.${i + j}` });
-      }),
-    );
-    if (i === 0) firstSeq = acks[0]?.seq ?? 0;
-    lastSeq = acks.at(-1)?.seq ?? lastSeq;
-  }
-  let first = Number.POSITIVE_INFINITY;
-  let last = Number.NEGATIVE_INFINITY;
-  for (const e of events) {
-    if (e.timestamp_ms < first) first = e.timestamp_ms;
-    if (e.timestamp_ms > last) last = e.timestamp_ms;
-  }
-  const manifest: CacheManifest = {
-    cache_key: key,
-    source,
-    symbol,
-    created_at: new Date().toISOString(),
-    event_count: events.length,
-    first_timestamp_ms: first,
-    last_timestamp_ms: last,
-    content_hash: hash,
-    normalizer_version: NORMALIZER_VERSION,
-    raw_json_bytes: rawJsonBytes,
-    stored_bytes: stored,
-    first_seq: firstSeq,
-    last_seq: lastSeq,
-  };
-  await caches.manifests.put(key, manifest);
-  return manifest;
-}
-
-async function buildCache(p: Params, caches: CacheStore, nats: Awaited<ReturnType<typeof connectTestNats>>) {
+async function buildCache(p: Params, caches: CacheStore) {
   const mix = MIXES.find((m) => m.name === 'synthetic_mix');
   if (!mix) throw new Error('no synthetic mix');
   const gen = mixGenerator(mix)(2_024);
@@ -498,16 +417,13 @@ async function buildCache(p: Params, caches: CacheStore, nats: Awaited<ReturnTyp
     for (const e of res.events) events.push(e);
   }
   const t0 = performance.now();
-  const direct = events.length <= 100_000;
-  const manifest = direct
-    ? await caches.store({
-        source: 'synthetic',
-        symbol: 'BTC',
-        events,
-        rawJsonBytes,
-        normalizerVersion: NORMALIZER_VERSION,
-      })
-    : await storeLarge(caches, nats, 'synthetic', 'BTC', events, rawJsonBytes);
+  const manifest = await caches.store({
+    source: 'synthetic',
+    symbol: 'BTC',
+    events,
+    rawJsonBytes,
+    normalizerVersion: NORMALIZER_VERSION,
+  });
   const ms = performance.now() - t0;
   if (manifest.event_count !== events.length || manifest.last_seq - manifest.first_seq + 1 !== events.length)
     throw new Error(`cache not contiguous: ${JSON.stringify(manifest)}`);
@@ -520,11 +436,7 @@ async function buildCache(p: Params, caches: CacheStore, nats: Awaited<ReturnTyp
       trades,
       books: events.length - trades,
       book_levels_per_side: 10,
-      method:
-        (direct
-          ? 'CacheStore.store'
-          : 'bench copy of CacheStore.store (its Math.min(...) overflows above ~125k events)') +
-        ' on the app’s CacheStore, events from normalizeBatch of the synthetic mix (symbol BTC)',
+      method: 'CacheStore.store of the app, events from normalizeBatch of the synthetic mix (symbol BTC)',
       stored_bytes: manifest.stored_bytes,
       store_seconds: r3(ms / 1_000),
       store_events_per_s: perS(events.length, ms),
@@ -594,10 +506,11 @@ async function exportPhase(
     await once(w, 'finish');
     const ndjsonMs = performance.now() - t0;
     const ndjsonBytes = (await stat(ndjson)).size;
-    const columns = Object.entries(COLUMNS)
-      .map(([k, t]) => `${k}: ${sql(t)}`)
-      .join(', ');
-    const meta = `cache_key: ${sql(manifest.cache_key)}, content_hash: ${sql(manifest.content_hash)}, row_count: ${sql(String(rows))}`;
+    const meta = {
+      cache_key: manifest.cache_key,
+      content_hash: manifest.content_hash,
+      row_count: String(rows),
+    };
     const duck = [];
     for (let r = 0; r < p.export_repeats; r++) {
       const path = join(dir, `out-${r}.parquet`);
@@ -605,10 +518,7 @@ async function exportPhase(
       const db = await DuckDBInstance.create(':memory:', { threads: '1' });
       const conn = await db.connect();
       try {
-        await conn.run(
-          `COPY (SELECT * FROM read_json(${sql(ndjson)}, format = 'newline_delimited', columns = {${columns}})) ` +
-            `TO ${sql(path)} (FORMAT PARQUET, COMPRESSION ZSTD, KV_METADATA {${meta}})`,
-        );
+        await conn.run(ndjsonToParquetSql(ndjson, path, meta));
       } finally {
         conn.closeSync();
         db.closeSync();
@@ -760,7 +670,7 @@ export async function run(): Promise<unknown> {
       if (p.phases.includes('http')) out.http = await httpPhase(p, http.url, apiKey);
       if (p.phases.includes('cache')) {
         progress(`cache: building ${p.cache_events} events`);
-        const cache = await buildCache(p, http.caches, nats);
+        const cache = await buildCache(p, http.caches);
         progress(`cache: stored ${cache.info.events} events at ${cache.info.store_events_per_s}/s`);
         out.cache = cache.info;
         out.cache_export = await exportPhase(p, http.url, apiKey, nats, cache.manifest, cache.events);

@@ -41,6 +41,24 @@ const COLUMNS: Record<string, string> = {
 
 const sql = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
+/** DuckDB's COPY of an NDJSON file of cached events to ZSTD Parquet with key-value metadata. */
+export function ndjsonToParquetSql(
+  ndjsonPath: string,
+  parquetPath: string,
+  metadata: Record<string, string>,
+): string {
+  const columns = Object.entries(COLUMNS)
+    .map(([k, t]) => `${k}: ${sql(t)}`)
+    .join(', ');
+  const meta = Object.entries(metadata)
+    .map(([k, v]) => `${k}: ${sql(v)}`)
+    .join(', ');
+  return (
+    `COPY (SELECT * FROM read_json(${sql(ndjsonPath)}, format = 'newline_delimited', columns = {${columns}})) ` +
+    `TO ${sql(parquetPath)} (FORMAT PARQUET, COMPRESSION ZSTD, KV_METADATA {${meta}})`
+  );
+}
+
 export type ExportedCache = { path: string; bytes: number; rows: number; cleanup(): Promise<void> };
 
 export async function exportCache(
@@ -64,9 +82,6 @@ export async function exportCache(
     const db = await DuckDBInstance.create(':memory:', { threads: '1' });
     const conn = await db.connect();
     try {
-      const columns = Object.entries(COLUMNS)
-        .map(([k, t]) => `${k}: ${sql(t)}`)
-        .join(', ');
       const kv = {
         cache_key: manifest.cache_key,
         content_hash: manifest.content_hash,
@@ -74,13 +89,7 @@ export async function exportCache(
         source: manifest.source,
         normalizer_version: manifest.normalizer_version,
       };
-      const meta = Object.entries(kv)
-        .map(([k, v]) => `${k}: ${sql(v)}`)
-        .join(', ');
-      await conn.run(
-        `COPY (SELECT * FROM read_json(${sql(ndjson)}, format = 'newline_delimited', columns = {${columns}})) ` +
-          `TO ${sql(path)} (FORMAT PARQUET, COMPRESSION ZSTD, KV_METADATA {${meta}})`,
-      );
+      await conn.run(ndjsonToParquetSql(ndjson, path, kv));
     } finally {
       conn.closeSync();
       db.closeSync();
