@@ -140,6 +140,12 @@ describe('POST /data/generate', () => {
       'unprocessable',
       'config.colour',
     ],
+    [
+      { config: { symbol: 'BTC', book_update_interval_ms: 10, trade_intensity: 1000 }, duration_seconds: 604_800 },
+      422,
+      'unprocessable',
+      'duration_seconds',
+    ],
   ])('refuses %j with %i %s and writes nothing', async (body, status, code, field) => {
     const before = readdirSync(artifacts).length;
     await expectError(await generate(body), status, code, field);

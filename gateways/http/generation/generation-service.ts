@@ -4,6 +4,7 @@
  * a worker to finish it. The answer is the spec's batch generation response.
  */
 import { ZodError } from 'zod';
+import { estimateRows } from '../../../consumers/generation/windows.ts';
 import { ApiError } from '../../../contracts/errors.ts';
 import { JOB_SUBJECT, type JobMessage, type JobRecord, newJobId } from '../../../contracts/jobs.ts';
 import { manifestFieldErrors, manifestHash, normalizeManifest } from '../../../contracts/manifest.ts';
@@ -42,6 +43,23 @@ function parseManifest(body: unknown) {
   }
 }
 
+/**
+ * Rows one job may produce (about 6 GB of Parquet): a week of 10 ms books with heavy trading would
+ * otherwise ask for ~180M rows. The estimate is the model's own (books + expected trades).
+ */
+export const MAX_ROWS_PER_JOB = 100_000_000;
+
+function checkBudget(normalized: ReturnType<typeof normalizeManifest>): void {
+  const rows = estimateRows(normalized.config, normalized.manifest.duration_seconds * 1_000);
+  if (rows > MAX_ROWS_PER_JOB) {
+    const reason = `about ${rows.toLocaleString('en-US')} rows; at most ${MAX_ROWS_PER_JOB.toLocaleString('en-US')} per job: shorten duration_seconds, raise book_update_interval_ms or lower trade_intensity`;
+    throw new ApiError('unprocessable', `dataset too large: ${reason}`, {
+      field: 'duration_seconds',
+      reason,
+    });
+  }
+}
+
 export class GenerationService implements GenerationPort {
   constructor(
     private readonly nats: Nats,
@@ -53,6 +71,7 @@ export class GenerationService implements GenerationPort {
     ctx: Parameters<GenerationPort['generate']>[1],
   ): Promise<GenerateResponse | JobAccepted> {
     const normalized = parseManifest(body);
+    checkBudget(normalized);
     const hash = manifestHash(normalized);
     const jobId = newJobId();
     const now = Date.now();
