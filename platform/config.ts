@@ -48,6 +48,8 @@ export const ConfigSchema = z.object({
     .transform((v) => v === 'true'),
   /** `{base_url}`: console API (and the simulation/MCP service with the next issues). */
   HTTP_PORT: port(8080),
+  /** Unified stream the dashboard proxy forwards to; default: this host's US port. */
+  UNIFIED_UPSTREAM_URL: z.url().optional(),
   UNIFIED_PORT_US: port(8081),
   UNIFIED_PORT_JP: port(9081),
   /** Region served by a single-role gateway process (`gateway unified`). */

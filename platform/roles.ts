@@ -20,6 +20,7 @@ import { ensureDemoKey } from './demo-account.ts';
 import type { Logger } from './logger.ts';
 import { ensureStreams, type Nats } from './nats.ts';
 import { createSecrets } from './secrets.ts';
+import { createServiceKey } from './service-key.ts';
 import { tlsOptions } from './tls.ts';
 
 export type Role = 'all' | 'gateway-unified' | 'gateway-http' | 'producer-sim' | 'worker';
@@ -64,7 +65,7 @@ export async function startUnifiedGateway(
   log: Logger,
   region: Region,
   guard: Guard,
-): Promise<Stoppable> {
+): Promise<Stoppable & { address: string }> {
   const tail = await LiveTail.start(nats, log, {
     name: `unified-${region}`,
     ringSize: config.SSE_RING_SIZE,
@@ -76,6 +77,7 @@ export async function startUnifiedGateway(
   const address = await unified.app.listen({ host: config.HOST, port });
   log.info({ region, url: `${address}/api/v1/unified/stream` }, 'unified stream listening');
   return {
+    address,
     name: `unified-${region}`,
     async stop() {
       await unified.shutdown();
@@ -89,6 +91,8 @@ export async function startHttpGateway(
   config: Config,
   log: Logger,
   guard: Guard,
+  unifiedUpstream: () => string = () =>
+    config.UNIFIED_UPSTREAM_URL ?? `http://127.0.0.1:${config.UNIFIED_PORT_US}`,
 ): Promise<Stoppable> {
   const projector = await AccountsProjector.start(nats, log);
   const buckets = await openAccountBuckets(nats);
@@ -100,7 +104,17 @@ export async function startHttpGateway(
     secrets,
     sessionTtlMs: config.SESSION_TTL_S * 1_000,
   });
-  const http = await buildHttpApp({ nats, accounts, guard, config, log, tls: await tlsOptions(config) });
+  const service = await createServiceKey(accounts, buckets);
+  const dashboard = { upstream: unifiedUpstream, serviceKey: () => service.key };
+  const http = await buildHttpApp({
+    nats,
+    accounts,
+    guard,
+    config,
+    log,
+    tls: await tlsOptions(config),
+    dashboard,
+  });
   const address = await http.app.listen({ host: config.HOST, port: config.HTTP_PORT });
   http.setListenAddress(address);
   log.info({ url: address }, 'http (console) listening');
@@ -109,6 +123,7 @@ export async function startHttpGateway(
     name: 'gateway-http',
     async stop() {
       await http.shutdown();
+      await service.revoke().catch((err) => log.warn({ err: String(err) }, 'service key not revoked'));
       projector.stop();
     },
   };
@@ -152,14 +167,17 @@ export async function startRole(
   switch (role) {
     case 'all': {
       const edge = await startEdgeGuard(nats, config, log);
-      return [
+      let usAddress = '';
+      const upstream = () => config.UNIFIED_UPSTREAM_URL ?? usAddress;
+      const parts = [
         startSimProducer(nats, config, log),
         edge.part,
         await startWorker(nats, config, log),
-        await startHttpGateway(nats, config, log, edge.guard),
-        await startUnifiedGateway(nats, config, log, 'us', edge.guard),
-        await startUnifiedGateway(nats, config, log, 'jp', edge.guard),
+        await startHttpGateway(nats, config, log, edge.guard, upstream),
       ];
+      const us = await startUnifiedGateway(nats, config, log, 'us', edge.guard);
+      usAddress = us.address;
+      return [...parts, us, await startUnifiedGateway(nats, config, log, 'jp', edge.guard)];
     }
     case 'gateway-unified': {
       const edge = await startEdgeGuard(nats, config, log);

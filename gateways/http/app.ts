@@ -21,6 +21,7 @@ import { createHttpApp } from '../core/http-hygiene.ts';
 import { registerCacheRoutes } from './caches/cache-routes.ts';
 import { cacheTools } from './caches/cache-tools.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
+import { type DashboardProxyDeps, registerDashboardProxy } from './dashboard-proxy.ts';
 import { GenerationService } from './generation/generation-service.ts';
 import { registerGenerationRoutes } from './generation/routes.ts';
 import { createHealth } from './health.ts';
@@ -38,6 +39,8 @@ export type HttpAppDeps = {
   config: Config;
   log: Logger;
   tls?: TlsOptions | null;
+  /** The dashboard proxy `/api/v1/unified/*` (session in, service key out); absent: not served. */
+  dashboard?: Omit<DashboardProxyDeps, 'accounts'>;
 };
 
 export type HttpApp = {
@@ -92,6 +95,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     baseUrl,
   });
   registerLiveRoute(app, { sessions, requireKey, registry, connection: sse });
+  if (deps.dashboard) registerDashboardProxy(app, { ...deps.dashboard, accounts: deps.accounts });
   registerMcpRoutes(app, {
     requireKey,
     generation,

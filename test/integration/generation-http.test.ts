@@ -141,7 +141,10 @@ describe('POST /data/generate', () => {
       'config.colour',
     ],
     [
-      { config: { symbol: 'BTC', book_update_interval_ms: 10, trade_intensity: 1000 }, duration_seconds: 604_800 },
+      {
+        config: { symbol: 'BTC', book_update_interval_ms: 10, trade_intensity: 1000 },
+        duration_seconds: 604_800,
+      },
       422,
       'unprocessable',
       'duration_seconds',

@@ -1,5 +1,5 @@
 /** The real `{base_url}` app (console, live stream, …) with the real guard, on a free port. */
-import { buildHttpApp, type HttpApp } from '../../gateways/http/app.ts';
+import { buildHttpApp, type HttpApp, type HttpAppDeps } from '../../gateways/http/app.ts';
 import type { Config } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -8,10 +8,22 @@ import type { TestAccounts } from './accounts.ts';
 
 export type TestHttp = HttpApp & { url: string; close(): Promise<void> };
 
-export async function startTestHttp(nats: Nats, config: Config, accounts: TestAccounts): Promise<TestHttp> {
+export async function startTestHttp(
+  nats: Nats,
+  config: Config,
+  accounts: TestAccounts,
+  dashboard?: HttpAppDeps['dashboard'],
+): Promise<TestHttp> {
   const log = createLogger(config.LOG_LEVEL, 'http');
   const edge = await startEdgeGuard(nats, config, log);
-  const http = await buildHttpApp({ nats, accounts: accounts.service, guard: edge.guard, config, log });
+  const http = await buildHttpApp({
+    nats,
+    accounts: accounts.service,
+    guard: edge.guard,
+    config,
+    log,
+    ...(dashboard ? { dashboard } : {}),
+  });
   const url = await http.app.listen({ host: '127.0.0.1', port: 0 });
   http.setListenAddress(url);
   return {

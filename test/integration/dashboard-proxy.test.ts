@@ -1,0 +1,87 @@
+/**
+ * Dashboard proxy `{base_url}/api/v1/unified/*`: a console session (not an API key) gets the unified
+ * stream through the proxy, which presents the process's service key upstream; the unified host
+ * itself still refuses the session token; plans without the unified stream get 403.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createServiceKey, type ServiceKey } from '../../platform/service-key.ts';
+import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { expectError } from '../support/http.ts';
+import { startTestHttp, type TestHttp } from '../support/http-app.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { publishAtRate } from '../support/publisher.ts';
+import { openSse, type SseMessage } from '../support/sse.ts';
+
+let server: TestNats;
+let unified: TestGateway;
+let accounts: TestAccounts;
+let http: TestHttp;
+let service: ServiceKey;
+
+beforeAll(async () => {
+  server = await startTestNats();
+  unified = await startTestGateway(server.url, {}, { guard: 'keys' });
+  accounts = await startTestAccounts(unified.nats, unified.config);
+  service = await createServiceKey(accounts.service, accounts.buckets);
+  http = await startTestHttp(unified.nats, unified.config, accounts, {
+    upstream: () => unified.url,
+    serviceKey: () => service.key,
+  });
+});
+
+afterAll(async () => {
+  await http?.close();
+  await service?.revoke();
+  accounts?.stop();
+  await unified?.close();
+  await server?.cleanup();
+});
+
+async function session(plan: 'basic' | 'pro'): Promise<string> {
+  const email = `${plan}-${Date.now()}@example.com`;
+  await accounts.service.register({ email, password: 'C0rrect-Horse-Battery', plan, jp_access: false });
+  return (await accounts.service.login({ email, password: 'C0rrect-Horse-Battery' })).session_token;
+}
+
+it('streams the unified feed to a session through the proxy, and only there', async () => {
+  const token = await session('pro');
+  const got: SseMessage[] = [];
+  let enough: () => void = () => {};
+  const five = new Promise<void>((r) => (enough = r));
+  const s = await openSse(
+    `${http.url}/api/v1/unified/stream?coin=BTC`,
+    (m) => m.event === 'message' && got.push(m) >= 5 && enough(),
+    {
+      authorization: `Bearer ${token}`,
+    },
+  );
+  expect(s.status).toBe(200);
+  expect(s.headers.get('content-type')).toMatch(/text\/event-stream/);
+  const publisher = publishAtRate(unified.nats.js, ['BTC'], 200);
+  await five;
+  await publisher.stop();
+  s.abort();
+  expect(got.every((m) => JSON.parse(m.data).symbol === 'BTC')).toBe(true);
+  // The unified host itself does not take session tokens.
+  await expectError(
+    await fetch(`${unified.url}/api/v1/unified/stream`, { headers: { authorization: `Bearer ${token}` } }),
+    401,
+    'invalid_key',
+  );
+});
+
+it('refuses a missing or bad session with 401 and a Basic plan with 403', async () => {
+  await expectError(await fetch(`${http.url}/api/v1/unified/stream`), 401, 'session_invalid');
+  await expectError(
+    await fetch(`${http.url}/api/v1/unified/stream`, { headers: { authorization: 'Bearer mds_nope' } }),
+    401,
+    'session_invalid',
+  );
+  const basic = await session('basic');
+  await expectError(
+    await fetch(`${http.url}/api/v1/unified/stream`, { headers: { authorization: `Bearer ${basic}` } }),
+    403,
+    'tier_restricted',
+  );
+});
