@@ -3,53 +3,29 @@
  * dataset through `generate_dataset` (a real worker on the JOBS queue writes the Parquet), and
  * downloads it with its key; the hash of validation equals the artifact's manifest_hash.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parquetMetadataAsync } from 'hyparquet';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type JobWorker, startJobWorker } from '../../consumers/generation/job-worker.ts';
-import { createLogger } from '../../platform/logger.ts';
-import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { startStack, type TestStack } from '../support/stack.ts';
 
-const artifacts = mkdtempSync(join(tmpdir(), 'mdp-mcp-'));
-const config = testConfig({ ARTIFACTS_DIR: artifacts });
-let server: TestNats;
-let nats: Nats;
-let accounts: TestAccounts;
-let http: TestHttp;
-let worker: JobWorker;
+let stack: TestStack;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
-  http = await startTestHttp(nats, config, accounts);
-  worker = await startJobWorker(nats, createLogger('silent'), { artifactsDir: artifacts });
+  stack = await startStack({}, { worker: true });
 });
 
 afterAll(async () => {
-  await worker?.stop();
-  await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
-  rmSync(artifacts, { recursive: true, force: true });
+  await stack?.close();
 });
 
 const textOf = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]?.text ?? 'null');
 
 it('validates, generates and downloads through MCP with one hash end to end', async () => {
-  const key = (await accounts.key('pro')).key;
+  const key = (await stack.accounts.key('pro')).key;
   const client = new Client({ name: 'e2e-agent', version: '1.0.0' });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), {
+    new StreamableHTTPClientTransport(new URL(`${stack.http.url}/mcp`), {
       requestInit: { headers: { 'X-API-Key': key } },
     }),
   );
@@ -79,17 +55,17 @@ it('validates, generates and downloads through MCP with one hash end to end', as
 });
 
 it('lists the same thirteen tools in all four listings of the real app', async () => {
-  const key = (await accounts.key('pro')).key;
+  const key = (await stack.accounts.key('pro')).key;
   const client = new Client({ name: 'e2e-lister', version: '1.0.0' });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), {
+    new StreamableHTTPClientTransport(new URL(`${stack.http.url}/mcp`), {
       requestInit: { headers: { 'X-API-Key': key } },
     }),
   );
   const viaSdk = (await client.listTools()).tools;
   await client.close();
   const get = async (path: string) =>
-    (await fetch(`${http.url}${path}`, { headers: { 'x-api-key': key } })).json();
+    (await fetch(`${stack.http.url}${path}`, { headers: { 'x-api-key': key } })).json();
   const names = viaSdk.map((t) => t.name).sort();
   expect(names).toEqual(
     [

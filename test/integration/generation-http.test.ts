@@ -3,50 +3,27 @@
  * response, artifacts downloadable with the key (Range, content length = bytes served), async
  * jobs with status and progress, bad manifests refused with details and nothing written.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type JobWorker, startJobWorker } from '../../consumers/generation/job-worker.ts';
-import { createLogger } from '../../platform/logger.ts';
-import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
-import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { startStack, type TestStack } from '../support/stack.ts';
 
-const artifacts = mkdtempSync(join(tmpdir(), 'mdp-artifacts-'));
-const config = testConfig({ ARTIFACTS_DIR: artifacts });
-let server: TestNats;
-let nats: Nats;
-let accounts: TestAccounts;
-let http: TestHttp;
-let worker: JobWorker;
+let stack: TestStack;
 let key: string;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
-  http = await startTestHttp(nats, config, accounts);
-  worker = await startJobWorker(nats, createLogger('silent'), { artifactsDir: artifacts });
-  key = (await accounts.key('pro', { scopes: ['generate'] })).key;
+  stack = await startStack({}, { worker: true });
+  key = (await stack.accounts.key('pro', { scopes: ['generate'] })).key;
 });
 
 afterAll(async () => {
-  await worker?.stop();
-  await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
-  rmSync(artifacts, { recursive: true, force: true });
+  await stack?.close();
 });
 
 const generate = (body: unknown, opts: { async?: boolean; apiKey?: string } = {}) =>
-  fetch(`${http.url}/data/generate${opts.async ? '?async=true' : ''}`, {
+  fetch(`${stack.http.url}/data/generate${opts.async ? '?async=true' : ''}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': opts.apiKey ?? key },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -62,7 +39,7 @@ describe('POST /data/generate', () => {
     expect(out).toMatchObject({ status: 'completed', storage_backend: 'local' });
     expect(out.job_id).toMatch(/^sim_batch_[0-9A-Za-z]{16}$/);
     expect(out.manifest_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(out.download_url).toBe(`${http.url}/artifacts/${out.job_id}.parquet`);
+    expect(out.download_url).toBe(`${stack.http.url}/artifacts/${out.job_id}.parquet`);
 
     const file = await fetch(out.download_url, { headers: { 'x-api-key': key } });
     expect(file.status).toBe(200);
@@ -91,7 +68,7 @@ describe('POST /data/generate', () => {
         .status,
     ).toBe(416);
     await expectError(await fetch(out.download_url), 401, 'invalid_key');
-    const stranger = (await accounts.key('pro', { scopes: ['generate'] })).key;
+    const stranger = (await stack.accounts.key('pro', { scopes: ['generate'] })).key;
     await expectError(
       await fetch(out.download_url, { headers: { 'x-api-key': stranger } }),
       404,
@@ -150,13 +127,13 @@ describe('POST /data/generate', () => {
       'duration_seconds',
     ],
   ])('refuses %j with %i %s and writes nothing', async (body, status, code, field) => {
-    const before = readdirSync(artifacts).length;
+    const before = readdirSync(stack.artifacts).length;
     await expectError(await generate(body), status, code, field);
-    expect(readdirSync(artifacts).length).toBe(before);
+    expect(readdirSync(stack.artifacts).length).toBe(before);
   });
 
   it('needs the generate scope', async () => {
-    const streamOnly = (await accounts.key('pro', { scopes: ['stream'] })).key;
+    const streamOnly = (await stack.accounts.key('pro', { scopes: ['stream'] })).key;
     await expectError(await generate(manifest, { apiKey: streamOnly }), 403, 'forbidden');
   });
 });

@@ -1,8 +1,14 @@
 /**
  * The usual integration setup in one call: a private nats-server, a NATS connection with the
- * streams, real accounts, and the real `{base_url}` app with the real guard on a free port.
+ * streams, real accounts, the real `{base_url}` app with the real guard on a free port, and, with
+ * `worker: true`, a generation worker writing to a temporary artifacts directory.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type JobWorker, startJobWorker } from '../../consumers/generation/job-worker.ts';
 import type { Config } from '../../platform/config.ts';
+import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from './accounts.ts';
 import { connectTestNats, testConfig } from './gateway.ts';
@@ -15,26 +21,37 @@ export type TestStack = {
   nats: Nats;
   accounts: TestAccounts;
   http: TestHttp;
+  /** The temporary artifacts directory (with `worker: true`). */
+  artifacts: string;
   close(): Promise<void>;
 };
 
-export async function startStack(env: Record<string, string> = {}): Promise<TestStack> {
-  const config = testConfig(env);
+export async function startStack(
+  env: Record<string, string> = {},
+  opts: { worker?: boolean } = {},
+): Promise<TestStack> {
+  const artifacts = mkdtempSync(join(tmpdir(), 'mdp-artifacts-'));
+  const config = testConfig({ ARTIFACTS_DIR: artifacts, ...env });
   const server = await startTestNats();
   const nats = await connectTestNats(server.url, config);
   const accounts = await startTestAccounts(nats, config);
   const http = await startTestHttp(nats, config, accounts);
+  let worker: JobWorker | null = null;
+  if (opts.worker) worker = await startJobWorker(nats, createLogger('silent'), { artifactsDir: artifacts });
   return {
     config,
     server,
     nats,
     accounts,
     http,
+    artifacts,
     async close() {
+      await worker?.stop();
       await http.close();
       accounts.stop();
       await nats.nc.close();
       await server.cleanup();
+      rmSync(artifacts, { recursive: true, force: true });
     },
   };
 }
