@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TradeEvent } from '../../contracts/events.ts';
 import { STREAMS, streamDefinitions } from '../../contracts/streams.ts';
 import { mdSubject } from '../../contracts/subjects.ts';
 import { encode } from '../../platform/codec.ts';
@@ -15,7 +14,11 @@ import { createLogger } from '../../platform/logger.ts';
 import { connectNats, ensureStreams, type Nats } from '../../platform/nats.ts';
 import { type NatsServerHandle, startNatsServer } from '../../platform/nats-server.ts';
 import { nowUs, type Outgoing, publishEvents } from '../../producers/publish.ts';
+import { trade } from '../../test/support/publisher.ts';
 import { benchConfig } from './config.ts';
+
+/** The same deterministic trades the tests publish. */
+export { trade };
 
 export const COINS = ['BTC', 'ETH', 'SOL', 'HYPE'];
 
@@ -71,22 +74,6 @@ export async function resetMdStream(nats: Nats): Promise<void> {
     nats.jsm,
     streamDefs().filter((d) => d.name === STREAMS.MD),
   );
-}
-
-export function trade(symbol: string, i: number): TradeEvent {
-  const price = 100 + (i % 50);
-  return {
-    event_type: 'trade',
-    source: 'synthetic',
-    symbol,
-    timestamp_ms: 1_767_225_600_000 + i,
-    capture_time_ms: 1_767_225_600_001 + i,
-    side: i % 2 ? 'buy' : 'sell',
-    price,
-    size: 1,
-    trade_id: `trd_${symbol}_${i}`,
-    notional_usd: price,
-  };
 }
 
 export type RatePublisher = {
