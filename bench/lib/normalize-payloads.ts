@@ -6,17 +6,10 @@
  * flat strings, not literals or concatenated (cons) strings.
  */
 
-/** A deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { seededRandom } from '../../test/support/rate-limit-reference.ts';
+
+/** A deterministic PRNG (mulberry32), the one the tests use. */
+export const rng = seededRandom;
 
 /** One payload kind: a generator of payload JSON texts. */
 export type Kind = {

@@ -14,6 +14,7 @@ import { cacheSubject } from '../../contracts/caches.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { serveWorker } from './ipc.ts';
 import { ProcStats } from './proc-stats.ts';
+import { countWithPushConsumer, pushCountFields } from './push-count.ts';
 
 const ID = Buffer.from('\nid:');
 const END = Buffer.from('\nevent: end\n');
@@ -102,39 +103,16 @@ serveWorker({
     const nc = await connect({ servers: args.natsUrl, name: 'bench-normalize-push', noAsyncTraces: true });
     try {
       proc.reset();
-      const t0 = performance.now();
-      let events = 0;
-      let lastSeq = 0;
-      let firstAt = 0;
-      let doneAt = 0;
-      let resolveDone: () => void = () => {};
-      const done = new Promise<void>((r) => (resolveDone = r));
-      const consumer = await jetstream(nc).consumers.getPushConsumer(STREAMS.CACHE, {
-        filter_subjects: cacheSubject(args.cacheKey),
-      });
-      const messages = await consumer.consume({
-        callback: (m) => {
-          if (!firstAt) firstAt = performance.now();
-          events++;
-          lastSeq = m.info.streamSequence;
-          if (lastSeq >= args.lastSeq && !doneAt) {
-            doneAt = performance.now();
-            resolveDone();
-          }
-        },
-      });
-      const timer = setTimeout(resolveDone, args.timeoutMs);
-      await done;
-      clearTimeout(timer);
-      messages.stop();
-      const ms = (doneAt || performance.now()) - t0;
+      const r = await countWithPushConsumer(
+        jetstream(nc),
+        STREAMS.CACHE,
+        cacheSubject(args.cacheKey),
+        args.lastSeq,
+        args.timeoutMs,
+      );
       return {
-        completed: doneAt > 0 && events === args.expected,
-        events,
-        last_seq: lastSeq,
-        seconds: Math.round(ms) / 1_000,
-        first_event_ms: firstAt ? Math.round(firstAt - t0) : null,
-        events_per_s: Math.round(events / (ms / 1_000)),
+        completed: r.reachedTarget && r.events === args.expected,
+        ...pushCountFields(r),
         client_proc: proc.read(),
       };
     } finally {

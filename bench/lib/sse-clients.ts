@@ -14,6 +14,7 @@ import { decode } from '../../platform/codec.ts';
 import { Histogram } from './histogram.ts';
 import { serveWorker, sleep } from './ipc.ts';
 import { ProcStats, wallUs } from './proc-stats.ts';
+import { countWithPushConsumer, pushCountFields } from './push-count.ts';
 
 const PUB = Buffer.from('"publish_us":');
 const NLNL = Buffer.from('\n\n');
@@ -348,39 +349,8 @@ serveWorker(
     async resumePush(args: { natsUrl: string; target: number; timeoutMs: number }) {
       const c = await natsConn(args.natsUrl);
       proc.reset();
-      const t0 = performance.now();
-      let events = 0;
-      let lastSeq = 0;
-      let firstAt = 0;
-      let doneAt = 0;
-      let resolveDone: () => void = () => {};
-      const done = new Promise<void>((r) => (resolveDone = r));
-      const consumer = await jetstream(c).consumers.getPushConsumer(STREAMS.MD, { filter_subjects: MD_ALL });
-      const messages = await consumer.consume({
-        callback: (m) => {
-          if (!firstAt) firstAt = performance.now();
-          events++;
-          lastSeq = m.info.streamSequence;
-          if (lastSeq >= args.target && !doneAt) {
-            doneAt = performance.now();
-            resolveDone();
-          }
-        },
-      });
-      const timer = setTimeout(resolveDone, args.timeoutMs);
-      await done;
-      clearTimeout(timer);
-      messages.stop();
-      const ms = (doneAt || performance.now()) - t0;
-      return {
-        completed: doneAt > 0,
-        events,
-        last_seq: lastSeq,
-        seconds: Math.round(ms) / 1_000,
-        first_event_ms: firstAt ? Math.round(firstAt - t0) : null,
-        events_per_s: Math.round(events / (ms / 1_000)),
-        client_proc: proc.read(),
-      };
+      const r = await countWithPushConsumer(jetstream(c), STREAMS.MD, MD_ALL, args.target, args.timeoutMs);
+      return { completed: r.reachedTarget, ...pushCountFields(r), client_proc: proc.read() };
     },
   },
   async () => {

@@ -1,6 +1,9 @@
 /** The open SSE connections of one gateway: heartbeats, and terminal `reconnect` on shutdown. */
+
+import type { FastifyReply } from 'fastify';
 import { openStreams } from '../../platform/metrics.ts';
 import { Flusher } from './flusher.ts';
+import type { Principal } from './guard.ts';
 import type { SseConnection } from './sse-connection.ts';
 
 export class ConnectionRegistry {
@@ -27,6 +30,33 @@ export class ConnectionRegistry {
     let max = 0;
     for (const c of this.open) max = Math.max(max, c.backlogBytes);
     return max;
+  }
+
+  /**
+   * Takes over the response for an SSE stream: hijacks it, registers the connection, ends it with
+   * `auth_expired` if the key is revoked, runs `onClose` (and releases the principal) when it ends,
+   * and sends the headers. Returns false, after cleaning up, if the client has already gone.
+   */
+  start(
+    conn: SseConnection,
+    reply: FastifyReply,
+    opts: { principal?: Principal | undefined; headers?: Record<string, string>; onClose?: () => void },
+  ): boolean {
+    const cleanup = () => {
+      opts.onClose?.();
+      this.remove(conn);
+      opts.principal?.release();
+    };
+    if (conn.closed) {
+      cleanup();
+      return false;
+    }
+    reply.hijack();
+    conn.onClosed = cleanup;
+    opts.principal?.revoked.addEventListener('abort', () => conn.terminate('key_revoked'), { once: true });
+    this.add(conn);
+    conn.open(opts.headers ?? {});
+    return true;
   }
 
   add(c: SseConnection): void {

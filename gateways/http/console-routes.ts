@@ -7,14 +7,12 @@ import { CreateKeyBody, LoginBody, RegisterBody } from '../../contracts/accounts
 import { ApiError } from '../../contracts/errors.ts';
 import type { Bucket } from '../../platform/kv.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
+import { bearerToken } from '../core/credentials.ts';
 import { parseWith } from '../core/validate.ts';
 
 const iso = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString() : null);
 
-function bearer(req: FastifyRequest): string | null {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  return m ? (m[1] as string) : null;
-}
+const bearer = (req: FastifyRequest): string | null => bearerToken(req.headers.authorization);
 
 export function registerConsoleRoutes(
   app: FastifyInstance,

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
 import { tierAllows } from '../../contracts/limits.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
+import { bearerToken } from '../core/credentials.ts';
 
 export type DashboardProxyDeps = {
   accounts: AccountsService;
@@ -22,8 +23,7 @@ const FORWARDED_HEADERS = ['content-type', 'cache-control', 'x-request-id', 'ret
 
 export function registerDashboardProxy(app: FastifyInstance, deps: DashboardProxyDeps): void {
   app.get('/api/v1/unified/*', async (req, reply) => {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    const accountId = await deps.accounts.sessionAccount(m ? (m[1] as string) : null);
+    const accountId = await deps.accounts.sessionAccount(bearerToken(req.headers.authorization));
     const account = await deps.accounts.account(accountId);
     if (!account) throw new ApiError('session_invalid');
     if (!tierAllows(account.plan, 'unified'))

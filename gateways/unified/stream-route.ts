@@ -88,17 +88,8 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
       req.log.warn({ err: String(err) }, 'cannot position stream');
       throw new ApiError('feed_unavailable', 'market data log unreachable; retry shortly');
     }
-    const cleanup = () => {
-      sub.close();
-      deps.registry.remove(conn);
-      principal.release();
-    };
-    if (conn.closed) return cleanup();
-    reply.hijack();
-    conn.onClosed = cleanup;
-    principal.revoked.addEventListener('abort', () => conn.terminate('key_revoked'), { once: true });
-    deps.registry.add(conn);
-    conn.open(principal.rateLimit ? rateLimitHeaders(principal.rateLimit) : {});
+    const headers = principal.rateLimit ? rateLimitHeaders(principal.rateLimit) : {};
+    if (!deps.registry.start(conn, reply, { principal, headers, onClose: () => sub.close() })) return;
     for (const c of selection.coins ?? deps.tail.health.coins())
       if (deps.tail.health.isStale(c)) conn.feedStale(c, 0);
   });

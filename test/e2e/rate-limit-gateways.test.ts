@@ -13,7 +13,7 @@ import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import { type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
 import { countBetween, maxInWindow, maxSurelyInWindow, type Span } from '../support/rate-limit-reference.ts';
 
 /** Wall time of the whole run, from the first request: past 60 s, so the window is seen sliding. */
@@ -70,18 +70,7 @@ it('a Basic key over 3 gateway processes: ≤ 25 in a burst, ≤ 100 in any 60 s
   timeout: 100_000,
 }, async () => {
   const { key } = await accounts.key('basic');
-  const env = {
-    NATS_URL: server.url,
-    NODE_ENV: 'test',
-    API_KEY_SECRET: config.API_KEY_SECRET,
-    UNIFIED_PORT_US: '0',
-  };
-  for (let i = 0; i < 3; i++) gateways.push(startService(['gateway', 'unified', '--region', 'us'], env));
-  const urls = await Promise.all(
-    gateways.map(
-      async (g) => (await g.waitForLog((l) => l.msg === 'unified stream listening')).url as string,
-    ),
-  );
+  const urls = await startUnifiedGateways(3, server.url, config.API_KEY_SECRET, gateways);
   const outcomes: Outcome[] = [];
   const admittedAt: Span[] = [];
   const record = async (o: Outcome) => {

@@ -12,7 +12,7 @@ import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import { type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
 
 const PASSWORD = 'Sup3r-Secret-Passw0rd!';
@@ -52,19 +52,9 @@ it('revokes on every gateway process within 1 s and leaves no secret at rest', a
   const { key, key_id } = await accounts.service.createKey(account_id, { name: 'rotating', scopes: [] });
   await accounts.service.login({ email: 'rev@example.com', password: PASSWORD, source: 'web' });
 
-  const env = {
-    NATS_URL: server.url,
-    NODE_ENV: 'test',
-    API_KEY_SECRET: config.API_KEY_SECRET,
-    UNIFIED_PORT_US: '0',
+  const urls = await startUnifiedGateways(2, server.url, config.API_KEY_SECRET, gateways, {
     LOG_LEVEL: 'debug',
-  };
-  for (let i = 0; i < 2; i++) gateways.push(startService(['gateway', 'unified', '--region', 'us'], env));
-  const urls = await Promise.all(
-    gateways.map(
-      async (g) => (await g.waitForLog((l) => l.msg === 'unified stream listening')).url as string,
-    ),
-  );
+  });
 
   const received: { at: number; msg: SseMessage }[][] = [];
   const streams = [];

@@ -55,3 +55,31 @@ export function startService(args: string[], env: Record<string, string>): Servi
     },
   };
 }
+
+/**
+ * Starts `count` real unified gateway processes (US, free ports) on one NATS with the test secret;
+ * resolves with the processes (pushed to `into` at once, so a failing test can still kill them)
+ * and their stream URLs.
+ */
+export async function startUnifiedGateways(
+  count: number,
+  natsUrl: string,
+  apiKeySecret: string,
+  into: ServiceProcess[],
+  extraEnv: Record<string, string> = {},
+): Promise<string[]> {
+  const env = {
+    NATS_URL: natsUrl,
+    NODE_ENV: 'test',
+    API_KEY_SECRET: apiKeySecret,
+    UNIFIED_PORT_US: '0',
+    ...extraEnv,
+  };
+  const started = Array.from({ length: count }, () =>
+    startService(['gateway', 'unified', '--region', 'us'], env),
+  );
+  into.push(...started);
+  return Promise.all(
+    started.map(async (g) => (await g.waitForLog((l) => l.msg === 'unified stream listening')).url as string),
+  );
+}

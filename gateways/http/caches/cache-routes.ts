@@ -49,13 +49,14 @@ export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps):
       deps.registry.flusher,
     );
     const abort = new AbortController();
-    reply.hijack();
-    conn.onClosed = () => {
-      abort.abort();
-      deps.registry.remove(conn);
-    };
-    deps.registry.add(conn);
-    conn.open(reply.getHeaders() as Record<string, string>);
+    if (
+      !deps.registry.start(conn, reply, {
+        principal: req.principal,
+        headers: reply.getHeaders() as Record<string, string>,
+        onClose: () => abort.abort(),
+      })
+    )
+      return;
     let last = lastEventId ?? 0;
     try {
       for await (const { seq, event } of readCache(deps.nats, manifest, last + 1, abort.signal)) {

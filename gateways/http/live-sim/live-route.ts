@@ -42,17 +42,10 @@ export function registerLiveRoute(app: FastifyInstance, deps: LiveRouteDeps): vo
       feedStale: () => {},
       feedRecovered: () => {},
     });
-    const principal = req.principal;
-    const cleanup = () => {
-      detach();
-      deps.registry.remove(conn);
-      principal?.release();
-    };
-    if (conn.closed) return cleanup();
-    reply.hijack();
-    conn.onClosed = cleanup;
-    principal?.revoked.addEventListener('abort', () => conn.terminate('key_revoked'), { once: true });
-    deps.registry.add(conn);
-    conn.open(reply.getHeaders() as Record<string, string>);
+    deps.registry.start(conn, reply, {
+      principal: req.principal,
+      headers: reply.getHeaders() as Record<string, string>,
+      onClose: detach,
+    });
   });
 }
