@@ -403,7 +403,7 @@ async function httpPhase(p: Params, base: string, apiKey: string): Promise<Recor
 
 // ---------------------------------------------------------------- 3. cache export
 
-async function buildCache(p: Params, caches: CacheStore) {
+async function buildCache(p: Params, caches: CacheStore, accountId: string) {
   const mix = MIXES.find((m) => m.name === 'synthetic_mix');
   if (!mix) throw new Error('no synthetic mix');
   const gen = mixGenerator(mix)(2_024);
@@ -418,6 +418,7 @@ async function buildCache(p: Params, caches: CacheStore) {
   }
   const t0 = performance.now();
   const manifest = await caches.store({
+    accountId,
     source: 'synthetic',
     symbol: 'BTC',
     events,
@@ -585,7 +586,14 @@ async function replayPhase(
     const runPush = async () => {
       const r = await worker.call<PushRun>(
         'push',
-        { natsUrl, cacheKey: manifest.cache_key, expected, lastSeq: manifest.last_seq, timeoutMs: 180_000 },
+        {
+          natsUrl,
+          accountId: manifest.account_id,
+          cacheKey: manifest.cache_key,
+          expected,
+          lastSeq: manifest.last_seq,
+          timeoutMs: 180_000,
+        },
         200_000,
       );
       if (!r.completed) throw new Error(`push consumer incomplete: ${JSON.stringify(r)}`);
@@ -661,7 +669,7 @@ export async function run(): Promise<unknown> {
       nats = await connectTestNats(server.url, config);
       accounts = await startTestAccounts(nats, config);
       http = await startTestHttp(nats, config, accounts);
-      const apiKey = (await accounts.key('quant', { scopes: ['mcp'] })).key;
+      const { key: apiKey, accountId } = await accounts.key('quant', { scopes: ['mcp'] });
       out.setup = {
         nats: 'private nats-server (platform/nats-server.ts), free port, temp store',
         app: 'test/support/http-app.ts startTestHttp: real {base_url} app and guard',
@@ -670,7 +678,7 @@ export async function run(): Promise<unknown> {
       if (p.phases.includes('http')) out.http = await httpPhase(p, http.url, apiKey);
       if (p.phases.includes('cache')) {
         progress(`cache: building ${p.cache_events} events`);
-        const cache = await buildCache(p, http.caches);
+        const cache = await buildCache(p, http.caches, accountId);
         progress(`cache: stored ${cache.info.events} events at ${cache.info.store_events_per_s}/s`);
         out.cache = cache.info;
         out.cache_export = await exportPhase(p, http.url, apiKey, nats, cache.manifest, cache.events);

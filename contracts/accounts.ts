@@ -58,10 +58,14 @@ export const Email = z
   .max(254)
   .transform((e) => e.toLowerCase());
 
+/**
+ * `plan` and `jp_access` are honoured only where self-service plans are enabled (configuration
+ * `SELF_SERVICE_PLANS`); otherwise every account starts on Basic and an operator changes the plan.
+ */
 export const RegisterBody = Attribution.extend({
   email: Email,
   password: Password,
-  plan: Plan,
+  plan: Plan.default('basic'),
   jp_access: z.boolean().default(false),
 }).strict();
 export type RegisterBody = z.infer<typeof RegisterBody>;
@@ -73,6 +77,17 @@ export const CreateKeyBody = z
   .object({ name: text(64), scopes: z.array(Scope).max(16).default([]) })
   .strict();
 export type CreateKeyBody = z.infer<typeof CreateKeyBody>;
+
+/** An operator's plan change (`PUT /api/v1/console/accounts/{account_id}/plan`). */
+export const SetPlanBody = z.object({ plan: Plan, jp_access: z.boolean().default(false) }).strict();
+export type SetPlanBody = z.infer<typeof SetPlanBody>;
+
+/**
+ * Active keys one account may hold at once. Checked before a key is published; concurrent creations
+ * can overshoot by at most the per-account creation burst (console limits). Key records live apart
+ * from the account record, so neither the cap nor an overshoot grows the account record.
+ */
+export const MAX_ACTIVE_KEYS_PER_ACCOUNT = 25;
 
 export type KeyStatus = 'active' | 'revoked';
 
@@ -96,8 +111,31 @@ export type AccountEvent =
       attribution: Attribution;
       at: number;
     }
-  | { type: 'logged_out'; account_id: string; session_hash: string; at: number }
-  | { type: 'plan_changed'; account_id: string; plan: Plan; jp_access: boolean; at: number }
+  | {
+      type: 'logged_out';
+      account_id: string;
+      session_hash: string;
+      /** The same token hashed under previous secret versions: all of them end. */
+      previous_hashes?: string[];
+      at: number;
+    }
+  /** A session found under a previous secret version, stored again under the current one. */
+  | {
+      type: 'session_rehashed';
+      account_id: string;
+      session_hash: string;
+      expires_at: number;
+      at: number;
+    }
+  | {
+      type: 'plan_changed';
+      account_id: string;
+      plan: Plan;
+      jp_access: boolean;
+      /** The operator's account id. */
+      by?: string;
+      at: number;
+    }
   | {
       type: 'key_created';
       account_id: string;
@@ -108,11 +146,27 @@ export type AccountEvent =
       scopes: Scope[];
       at: number;
     }
-  | { type: 'key_revoked'; account_id: string; key_id: string; key_hash: string; at: number };
+  /** A key found under a previous secret version, stored again under the current one. */
+  | { type: 'key_rehashed'; account_id: string; key_id: string; key_hash: string; at: number }
+  | {
+      type: 'key_revoked';
+      account_id: string;
+      key_id: string;
+      key_hash: string;
+      /** The key's hashes under other secret versions: every gateway forgets them all. */
+      previous_hashes?: string[];
+      at: number;
+    };
 export type AccountEventType = AccountEvent['type'];
 
+/**
+ * Every projected record carries `seq`: the `ACCOUNTS` stream sequence of the last event applied
+ * to it. A projector writes a record only over an older one, so replays never move it backwards.
+ */
+export type Projected = { seq: number };
+
 /** KV `keys`, keyed by the key's HMAC: everything the edge guard needs, nothing secret. */
-export type KeyRecord = {
+export type KeyRecord = Projected & {
   key_id: string;
   key_hash: string;
   account_id: string;
@@ -122,8 +176,8 @@ export type KeyRecord = {
   status: KeyStatus;
 };
 
-/** KV `accounts`, keyed by account id: what the console shows. */
-export type AccountView = {
+/** KV `accounts`, keyed by account id: what the console shows. Bounded: keys live apart. */
+export type AccountView = Projected & {
   account_id: string;
   email: string;
   password_hash: string;
@@ -132,21 +186,35 @@ export type AccountView = {
   created_at: number;
   attribution: Attribution;
   logins: { at: number; attribution: Attribution }[];
-  /** `key_hash` is the HMAC (not secret, never shown): revocation needs it. */
-  keys: {
-    key_id: string;
-    key_hash: string;
-    name: string;
-    prefix: string;
-    scopes: Scope[];
-    created_at: number;
-    status: KeyStatus;
-    revoked_at: number | null;
-  }[];
 };
 
-/** KV `sessions`, keyed by the session token's hash. */
-export type SessionRecord = { account_id: string; expires_at: number };
+/** KV `accounts`, key `email.<sha256>`: the email's owner; `claimed_at` (Unix ms) while unconfirmed. */
+export type EmailIndex = Partial<Projected> & { account_id: string; claimed_at?: number };
+
+/** KV `account_keys`, key `<account_id>.<key_id>`: one record per key, for the console. */
+export type AccountKeyRecord = Projected & {
+  key_id: string;
+  account_id: string;
+  /** HMACs of the key (current secret version first): not secret, never shown; revocation needs them. */
+  key_hashes: string[];
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  created_at: number;
+  status: KeyStatus;
+  revoked_at: number | null;
+};
+
+/** KV `sessions`, keyed by the session token's hash; `ended` marks a logout (kept so replays cannot revive it). */
+export type SessionRecord = Projected & { account_id: string; expires_at: number; ended?: boolean };
+
+/** NATS subject of an account event. */
+export const accountSubject = (accountId: string, type: AccountEventType): string =>
+  `acct.${accountId}.${type}`;
+/** Every account event (one filter subject, nats-server 2.9). */
+export const ACCOUNT_EVENTS_ALL = 'acct.>';
+/** Every event of one account. */
+export const accountEventsOf = (accountId: string): string => `acct.${accountId}.*`;
 
 /** Logins kept per account view (the stream keeps them all). */
 export const LOGINS_KEPT = 50;

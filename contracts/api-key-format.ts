@@ -51,4 +51,6 @@ export function keyDisplayPrefix(key: string): string {
 }
 
 export const newKeyId = (): string => `key_${randomBase62(16)}`;
+/** The form of every key id `newKeyId` makes: anything else names no key (404, never a lookup). */
+export const KEY_ID = /^key_[0-9A-Za-z]{16}$/;
 export const newAccountId = (): string => `acc_${randomBase62(16)}`;

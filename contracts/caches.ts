@@ -1,19 +1,40 @@
 /**
- * Caches of normalized events: one cache per normalize request that asks for it, stored on the
- * `CACHE` stream under `cache.<cache_key>`, its provenance in KV `caches`. The key is derived from
- * the content, so the same events cached twice are one cache.
+ * Caches of normalized events: one cache per normalize request that asks for it, owned by the
+ * caller's account. Events on the `CACHE` stream under `cache.<account_id>.<cache_key>`, the
+ * manifest in KV `caches` under `<account_id>.<cache_key>`: every read, listing and purge is
+ * addressed through the owner, so one account can never reach another's cache (it does not
+ * exist for them: 404). The key is derived from the owner and the content, so the same events
+ * cached twice by one account are one cache, and two accounts never share one.
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { MarketEvent } from './events.ts';
+import { accountToken } from './subjects.ts';
 
 export const CACHE_KEY = /^cache_[0-9a-f]{32}$/;
 
-export const cacheSubject = (cacheKey: string): string => `cache.${cacheKey}`;
+/** Whether `key` has the shape of a cache key (anything else is an unknown cache: 404). */
+export const isCacheKey = (key: string): boolean => CACHE_KEY.test(key);
+
+/** The subject of one cache's events. */
+export const cacheSubject = (accountId: string, cacheKey: string): string =>
+  `cache.${accountToken(accountId)}.${cacheKey}`;
+
+/** Every cache of one account (purged by "clear all"). */
+export const accountCacheFilter = (accountId: string): string => `cache.${accountToken(accountId)}.>`;
+
+/** The KV `caches` key of a manifest. */
+export const cacheManifestKey = (accountId: string, cacheKey: string): string =>
+  `${accountToken(accountId)}.${cacheKey}`;
+
+/** Every manifest key of one account (a KV key filter). */
+export const accountCacheManifests = (accountId: string): string => `${accountToken(accountId)}.*`;
 
 /** Provenance and statistics of one cache (`GET /mcp/caches/{cache_key}/manifest`). */
 export type CacheManifest = {
   cache_key: string;
+  /** The account that created it: the only one that sees it. */
+  account_id: string;
   source: string;
   symbol: string;
   /** ISO 8601. */
@@ -40,7 +61,8 @@ export function contentHash(events: readonly MarketEvent[]): string {
     .digest('hex')}`;
 }
 
-/** Deterministic: the same source, symbol and events always give the same key. */
-export function cacheKeyOf(source: string, symbol: string, hash: string): string {
-  return `cache_${createHash('sha256').update(`${source}\n${symbol}\n${hash}`).digest('hex').slice(0, 32)}`;
+/** Deterministic: the same account, source, symbol and events always give the same key. */
+export function cacheKeyOf(accountId: string, source: string, symbol: string, hash: string): string {
+  const input = `${accountId}\n${source}\n${symbol}\n${hash}`;
+  return `cache_${createHash('sha256').update(input).digest('hex').slice(0, 32)}`;
 }

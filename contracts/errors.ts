@@ -22,6 +22,8 @@ export const HTTP_STATUSES = [
   // Not in the spec's table: the console needs it for an email already registered (issue 3).
   { code: 409, category: 'validation', meaning: 'Conflicts with existing state', clientAction: 'Use another value' },
   { code: 413, category: 'validation', meaning: 'Body over 1 MB', clientAction: 'Shrink or split' },
+  // Not in the spec's table: artifact downloads honour Range (RFC 9110 §15.5.17).
+  { code: 416, category: 'validation', meaning: 'Range not satisfiable', clientAction: 'Ask for a range within the file' },
   { code: 422, category: 'validation', meaning: 'Well-formed but semantically wrong', clientAction: 'Check values' },
   { code: 429, category: 'rate_limiting', meaning: 'Bucket exhausted', clientAction: 'Wait Retry-After seconds' },
   { code: 500, category: 'server', meaning: 'Unexpected failure', clientAction: 'Retry with exponential backoff' },
@@ -167,6 +169,7 @@ const ROWS = {
   policy_violation:     [400, -32600, 'INVALID_ARGUMENT',   'coin_not_found',  1008, 'Message violates the connection policy.'],
   batch_too_large:      [400, -32006, 'INVALID_ARGUMENT',   'coin_not_found',  4005, 'Batch over 100 calls.'],
   email_taken:          [409, -32602, 'ABORTED',            'coin_not_found',  4005, 'Email already registered.'],
+  key_limit:            [409, -32602, 'RESOURCE_EXHAUSTED', 'coin_not_found',  4005, 'Active API key limit reached; revoke a key first.'],
   coin_not_found:       [404, -32003, 'NOT_FOUND',          'coin_not_found',  4004, 'Coin not tracked.'],
   not_found:            [404, -32602, 'NOT_FOUND',          'coin_not_found',  4004, 'Resource not found.'],
   method_not_found:     [404, -32601, 'UNIMPLEMENTED',      'coin_not_found',  4005, 'Method not found.'],
@@ -174,6 +177,7 @@ const ROWS = {
   unimplemented:        [405, -32601, 'UNIMPLEMENTED',      'coin_not_found',  1003, 'Method declared but not available.'],
   payload_too_large:    [413, -32600, 'RESOURCE_EXHAUSTED', 'coin_not_found',  1009, 'Request body over 1 MB.'],
   frame_too_large:      [413, -32600, 'RESOURCE_EXHAUSTED', 'coin_not_found',  1009, 'Frame over 4 MB.'],
+  range_unsatisfiable:  [416, -32602, 'OUT_OF_RANGE',       'coin_not_found',  4005, 'Requested range not satisfiable.'],
   unprocessable:        [422, -32602, 'INVALID_ARGUMENT',   'coin_not_found',  4005, 'Request is well-formed but its values are invalid.'],
   out_of_range:         [422, -32602, 'OUT_OF_RANGE',       'coin_not_found',  4005, 'Parameter out of range.'],
   invalid_time_range:   [422, -32008, 'OUT_OF_RANGE',       'coin_not_found',  4005, 'Start/end invalid or range too large.'],
@@ -181,6 +185,7 @@ const ROWS = {
   rate_limited:         [429, -32000, 'RESOURCE_EXHAUSTED', 'rate_limit',      4029, 'Rate limit exceeded.'],
   subscription_limit:   [429, -32005, 'RESOURCE_EXHAUSTED', 'rate_limit',      4006, 'Concurrent stream or subscription limit reached.'],
   duplicate_connection: [429, -32005, 'RESOURCE_EXHAUSTED', 'rate_limit',      4008, 'Another connection exists for this key.'],
+  quota_exceeded:       [429, -32005, 'RESOURCE_EXHAUSTED', 'rate_limit',      4006, 'Account quota reached: jobs queued or running, or stored artifact bytes.'],
   request_timeout:      [408, -32603, 'DEADLINE_EXCEEDED',  'reconnect',       1013, 'Request not completed in time.'],
   heartbeat_timeout:    [408, -32603, 'DEADLINE_EXCEEDED',  'reconnect',       4007, 'No pong within 30 seconds.'],
   cancelled:            [408, -32603, 'CANCELLED',          'reconnect',       1000, 'Request cancelled by the client.'],
@@ -194,8 +199,11 @@ const ROWS = {
   overload:             [503, -32603, 'UNAVAILABLE',        'reconnect',       1013, 'Server overloaded; try again later.'],
   reconnect:            [503, -32603, 'UNAVAILABLE',        'reconnect',       1001, 'Server going away; reconnect.'],
   conflict:             [503, -32603, 'ABORTED',            'reconnect',       1013, 'Conflicting concurrent operation; retry.'],
+  account_update_pending: [503, -32603, 'UNAVAILABLE',      'reconnect',       1013, 'Account change recorded but not visible yet; check the console before retrying.'],
+  storage_full:         [503, -32603, 'UNAVAILABLE',        'reconnect',       1013, 'Not enough free disk space for artifacts; retry later.'],
   upstream_timeout:     [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Upstream missed the deadline.'],
   upstream_lag:         [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Delivery delayed by upstream backpressure.'],
+  generation_timeout:   [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Generation still running at the deadline; the job goes on: poll its status_url.'],
 } as const satisfies Record<string, RowSpec>;
 
 /** Every error code; the `error` field of the HTTP error body. */
@@ -260,6 +268,8 @@ export class ApiError extends Error {
   readonly row: ErrorRow;
   /** Field-level diagnostics (a field name and a reason); shown to HTTP clients only on 400 and 422. */
   readonly details?: Record<string, unknown>;
+  /** For a 429 or 503: when a retry may succeed, seconds (see `retryAfterSeconds`). */
+  retryAfterSeconds?: number;
 
   /** `options.cause` keeps the underlying failure for logs; it is never sent to clients. */
   constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>, options?: ErrorOptions) {
@@ -296,6 +306,19 @@ export type HttpErrorBody = {
   /** ISO 8601. */
   timestamp: string;
 };
+
+/**
+ * `Retry-After` seconds of a 429 or 503 (every one carries it: spec "HTTP statuses", "Limits");
+ * null for other statuses. Without a better figure from the error itself (a rate-limit decision
+ * knows its own), one second: the spec's reconnect wait when no SSE `retry` was given.
+ */
+export function retryAfterSeconds(err: ApiError): number | null {
+  if (err.row.http !== 429 && err.row.http !== 503) return null;
+  return err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_S;
+}
+
+/** The Retry-After of a 429 or 503 that knows no better figure, seconds. */
+export const DEFAULT_RETRY_AFTER_S = 1;
 
 /** The HTTP error body of `err`; `details` appears exactly for 400 and 422 (`{}` when none). */
 export function httpErrorBody(err: ApiError, requestId: string, now: Date = new Date()): HttpErrorBody {

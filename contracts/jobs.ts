@@ -44,3 +44,20 @@ export type JobRecord = {
 
 /** Attempts (deliveries) before a job whose worker keeps dying is failed. */
 export const MAX_JOB_DELIVERIES = 3;
+
+/**
+ * Key of an account's quota ledger in KV `jobs`, beside its job records (`sim_batch_*`): one value
+ * per account, changed only by compare-and-swap, so every gateway process counts the same jobs.
+ */
+export const quotaKey = (accountId: string): string => `quota.${accountId}`;
+
+/** What an account holds against its quotas (see gateways/http/generation/job-quota.ts). */
+export type AccountJobLedger = {
+  /** Jobs admitted and not yet seen finished: job id → admitted at (Unix ms). */
+  active: Record<string, number>;
+  /**
+   * Bytes of completed artifacts still within retention, grouped: `[counts until (Unix ms), bytes]`.
+   * An entry stops counting once the retention sweep has removed every file it covers.
+   */
+  stored: [number, number][];
+};

@@ -7,7 +7,13 @@ import { FundingRequest } from './funding.ts';
 import type { McpToolSpec } from './mcp-tools.ts';
 import { NormalizeBody } from './normalize.ts';
 
-const cacheKey = z.string().regex(/^cache_[0-9a-f]{32}$/, 'a cache key: cache_ followed by 32 hex digits');
+/**
+ * A cache key as `normalize_events` returns it (`cache_` + 32 hex digits). Any string is accepted
+ * here: a malformed key names no cache, so it is a 404 like an unknown one, on every route.
+ */
+const cacheKey = z
+  .string()
+  .describe('a cache key as normalize_events returns it: cache_ followed by 32 hex digits');
 
 export const GET_CACHE_STATS = {
   name: 'get_cache_stats',

@@ -14,11 +14,14 @@ export const STREAMS = {
 export const KV_BUCKETS = {
   keys: 'keys',
   accounts: 'accounts',
+  accountKeys: 'account_keys',
   keyUsage: 'key_usage',
   sessions: 'sessions',
   jobs: 'jobs',
   caches: 'caches',
   leases: 'leases',
+  /** `<account_id>.<batch_id>` → the state of a `stream: true` publish (written once, kept). */
+  publishedBatches: 'published_batches',
 } as const;
 
 /** Retention knobs that come from configuration. */

@@ -22,11 +22,26 @@ const list = (def: string) =>
 export const DEFAULT_API_KEY_SECRET = 'development-only-secret-change-me';
 
 export const ConfigSchema = z.object({
-  /** `development` enables local conveniences; anything else is production. */
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  /**
+   * `development` enables local conveniences (default secret, demo key, self-service plans);
+   * unset means production rules, so a deployment that forgets it is never a laptop.
+   * `npm start` sets `development` explicitly.
+   */
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** NATS server URL; unset → an embedded nats-server child is started. */
   NATS_URL: z.string().optional(),
+  /** NATS credentials: a `.creds` file (JWT + nkey), or user and password, or a token. */
+  NATS_CREDS_FILE: z.string().optional(),
+  NATS_USER: z.string().optional(),
+  NATS_PASSWORD: z.string().optional(),
+  NATS_TOKEN: z.string().optional(),
+  /** TLS to NATS: CA bundle to trust, and a client certificate and key when the server asks for one. */
+  NATS_TLS_CA_FILE: z.string().optional(),
+  NATS_TLS_CERT_FILE: z.string().optional(),
+  NATS_TLS_KEY_FILE: z.string().optional(),
+  /** Longest a stop may take (SIGTERM/SIGINT) before the process exits with code 1, ms. */
+  SHUTDOWN_DEADLINE_MS: int(5_000, 100, 120_000),
   /** nats-server binary for the embedded server. */
   NATS_SERVER_BIN: z.string().optional(),
   /** Local state: embedded JetStream store, demo key, artifacts. */
@@ -62,10 +77,33 @@ export const ConfigSchema = z.object({
   WORKER_CONCURRENCY: int(1, 1, 16),
   /** A worker silent this long (crashed) loses its job to another worker, ms. */
   JOB_ACK_WAIT_MS: int(30_000, 1_000, 600_000),
+  /** Longest a synchronous generation waits before 504 naming the job; keep it below HTTP_HANDLER_TIMEOUT_MS, ms. */
+  GENERATE_SYNC_DEADLINE_MS: int(50_000, 1, 3_600_000),
+  /** Synchronous generation requests one gateway process waits on at once; beyond, 503. */
+  GENERATE_SYNC_MAX_WAITERS: int(1_000, 1, 100_000),
+  /** Generation jobs one account may have queued or running at once (all gateways); beyond, 429. */
+  JOB_QUOTA_ACTIVE: int(4, 1, 1_000),
+  /** Bytes of artifacts one account may keep stored (within the retention period); beyond, 429. */
+  ARTIFACT_QUOTA_BYTES: int(10 * 1024 ** 3, 1),
+  /** Artifacts and cache exports older than this are deleted by the retention sweep, seconds. */
+  ARTIFACT_RETENTION_S: int(7 * 86_400, 60, 90 * 86_400),
+  /** How often the retention sweep runs, seconds. */
+  ARTIFACT_SWEEP_INTERVAL_S: int(3_600, 1, 86_400),
+  /** Free bytes the artifacts disk must keep: no job is accepted or started below it (503). */
+  MIN_FREE_DISK_BYTES: int(1024 ** 3, 0),
   /** HMAC secret for API keys and session tokens; the default is refused outside development. */
   API_KEY_SECRET: z.string().min(16).default(DEFAULT_API_KEY_SECRET),
   /** Version tag stored with every hash, so the secret can rotate. */
   API_KEY_SECRET_VERSION: int(1, 1, 999),
+  /** Rotation: the previous secret and its version, still accepted (hashes made under it are redone under the current one). */
+  API_KEY_SECRET_PREVIOUS: z.string().min(16).optional(),
+  API_KEY_SECRET_PREVIOUS_VERSION: int(0, 0, 999),
+  /** Registration may choose plan and Japan access; unset: on in development only (else Basic, changed by an operator). */
+  SELF_SERVICE_PLANS: z.enum(['true', 'false']).optional(),
+  /** Emails of operator accounts (comma list): they may change plans (`PUT /api/v1/console/accounts/{id}/plan`). */
+  OPERATOR_EMAILS: list(''),
+  /** Longest a console command waits for the account projection before 503 `account_update_pending`, ms. */
+  ACCOUNT_PROJECTION_DEADLINE_MS: int(5_000, 100, 120_000),
   /** Console session lifetime, seconds. */
   SESSION_TTL_S: int(43_200, 60, 30 * 86_400),
   /** Coins the live simulator publishes and the gateway knows before it has seen them. */
@@ -91,9 +129,28 @@ export const ConfigSchema = z.object({
   SSE_RING_SIZE: int(65_536, 16),
   /** Time a terminated client gets to read its last frames before its socket is destroyed, ms. */
   SSE_CLOSE_GRACE_MS: int(30_000, 0),
+  /** A request body still arriving this long after the headers → 408 `request_timeout`, ms. */
+  HTTP_BODY_TIMEOUT_MS: int(10_000, 10, 600_000),
+  /** A request not answered this long after its body was read → 504 `upstream_timeout`, ms (streams exempt once open). */
+  HTTP_HANDLER_TIMEOUT_MS: int(60_000, 10, 3_600_000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** Whether registration may choose its plan: `SELF_SERVICE_PLANS`, else development only. */
+export const selfServicePlans = (c: Config): boolean =>
+  c.SELF_SERVICE_PLANS === undefined ? c.NODE_ENV === 'development' : c.SELF_SERVICE_PLANS === 'true';
+
+/** The rotation's previous secret, when configured. */
+export const previousSecrets = (c: Config): { secret: string; version: number }[] =>
+  c.API_KEY_SECRET_PREVIOUS
+    ? [
+        {
+          secret: c.API_KEY_SECRET_PREVIOUS,
+          version: c.API_KEY_SECRET_PREVIOUS_VERSION || c.API_KEY_SECRET_VERSION - 1,
+        },
+      ]
+    : [];
 
 /** Parses the environment; throws a readable error listing every bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -105,6 +162,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.data.NODE_ENV !== 'development' && parsed.data.API_KEY_SECRET === DEFAULT_API_KEY_SECRET) {
     throw new Error(
       'invalid configuration:\n  API_KEY_SECRET: set a secret of your own (the default is for development only)',
+    );
+  }
+  const prev = previousSecrets(parsed.data)[0];
+  if (prev && (prev.version === parsed.data.API_KEY_SECRET_VERSION || prev.version < 1)) {
+    throw new Error(
+      'invalid configuration:\n  API_KEY_SECRET_PREVIOUS_VERSION: the previous secret needs its own version (≥ 1, not API_KEY_SECRET_VERSION)',
     );
   }
   return parsed.data;

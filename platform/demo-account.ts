@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AccountBuckets } from '../consumers/accounts/projector.ts';
-import { emailIndexKey } from '../consumers/accounts/reducer.ts';
 import type { KeyRecord } from '../contracts/accounts.ts';
 import type { AccountsService } from '../producers/accounts/service.ts';
 import type { Secrets } from './secrets.ts';
@@ -26,19 +25,18 @@ export async function ensureDemoKey(
     const rec = (await buckets.keys.get(secrets.keyHash(key))) as KeyRecord | null;
     if (rec?.status === 'active') return announce(key, file);
   }
-  const index = (await buckets.accounts.get(emailIndexKey(DEMO_EMAIL))) as { account_id: string } | null;
-  const accountId =
-    index?.account_id ??
-    (
-      await accounts.register({
-        email: DEMO_EMAIL,
-        password: `Demo-${randomBytes(12).toString('hex')}`,
-        plan: 'quant',
-        jp_access: true,
-        source: 'development',
-      })
-    ).account_id;
-  const created = await accounts.createKey(accountId, { name: 'development demo key', scopes: [] });
+  const accountId = await accounts.ensureSystemAccount({
+    email: DEMO_EMAIL,
+    password: `Demo-${randomBytes(12).toString('hex')}`,
+    plan: 'quant',
+    jp_access: true,
+    source: 'development',
+  });
+  const created = await accounts.createKey(
+    accountId,
+    { name: 'development demo key', scopes: [] },
+    { trusted: true },
+  );
   mkdirSync(dataDir, { recursive: true });
   writeFileSync(file, `${created.key}\n`, { mode: 0o600 });
   return announce(created.key, file);

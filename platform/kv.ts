@@ -51,6 +51,7 @@ export async function openBucket<T>(
 export const BUCKET_OPTIONS = {
   [KV_BUCKETS.keys]: {},
   [KV_BUCKETS.accounts]: {},
+  [KV_BUCKETS.accountKeys]: {},
   [KV_BUCKETS.sessions]: { ttlMs: 30 * DAY_MS },
   [KV_BUCKETS.keyUsage]: { ttlMs: 400 * DAY_MS },
 } as const;

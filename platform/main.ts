@@ -1,14 +1,20 @@
 /**
  * Composition root: `tsx platform/main.ts [all | gateway unified [--region us|jp] | gateway http | producer sim | worker]`.
- * Uses NATS_URL when set, otherwise an embedded nats-server under DATA_DIR/nats. SIGTERM/SIGINT:
- * every SSE client gets a terminal `reconnect`, then everything stops in reverse order.
+ * Uses NATS_URL when set, otherwise an embedded nats-server under DATA_DIR/nats, in a process
+ * group of its own. SIGTERM/SIGINT: every client gets a terminal `reconnect`, every part stops in
+ * reverse order while NATS is still up (the dashboard's service key is revoked), then NATS is
+ * drained and the embedded server stopped last. An unhandled rejection or uncaught exception is
+ * logged, counted and stops the process the same way with exit code 1. A stop that overruns
+ * SHUTDOWN_DEADLINE_MS exits with code 1 and says which part was still stopping.
  */
 import { join, resolve } from 'node:path';
-import { loadConfig } from './config.ts';
-import { createLogger } from './logger.ts';
+import { type Config, loadConfig } from './config.ts';
+import { createLifecycle } from './lifecycle.ts';
+import { createLogger, type Logger } from './logger.ts';
 import { connectNats } from './nats.ts';
+import { describeNatsAuth, natsAuthOptions } from './nats-auth.ts';
 import { type NatsServerHandle, NatsServerNotFoundError, startNatsServer } from './nats-server.ts';
-import { type Region, type Role, type Stoppable, startRole } from './roles.ts';
+import { type Region, type Role, startRole } from './roles.ts';
 
 const USAGE = 'usage: main [all | gateway unified [--region us|jp] | gateway http | producer sim | worker]';
 
@@ -33,44 +39,59 @@ function parseArgs(argv: string[], defaultRegion: Region): { role: Role; region:
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const log = createLogger(config.LOG_LEVEL);
-  const { role, region } = parseArgs(process.argv.slice(2), config.REGION);
+function checkListenPolicy(config: Config): void {
   const tls = Boolean((config.TLS_CERT_FILE && config.TLS_KEY_FILE) || config.TLS_SELF_SIGNED);
   if (!isLoopback(config.HOST) && !tls && !config.ALLOW_PLAINTEXT_PUBLIC) {
     throw new Error(
       `HOST=${config.HOST} is not loopback and TLS is not configured; set ALLOW_PLAINTEXT_PUBLIC=true only behind a TLS-terminating balancer`,
     );
   }
+}
+
+async function natsUrlOf(
+  config: Config,
+  log: Logger,
+): Promise<{ url: string; embedded: NatsServerHandle | null }> {
+  if (config.NATS_URL) return { url: config.NATS_URL, embedded: null };
+  const embedded = await startNatsServer({
+    storeDir: resolve(join(config.DATA_DIR, 'nats')),
+    ownProcessGroup: true,
+    ...(config.NATS_SERVER_BIN ? { binary: config.NATS_SERVER_BIN } : {}),
+  });
+  log.info(
+    { url: embedded.url, store: embedded.storeDir },
+    'embedded nats-server started (set NATS_URL to use another)',
+  );
+  return { url: embedded.url, embedded };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(config.LOG_LEVEL);
+  const { role, region } = parseArgs(process.argv.slice(2), config.REGION);
+  checkListenPolicy(config);
 
   let embedded: NatsServerHandle | null = null;
-  let url = config.NATS_URL;
-  if (!url) {
-    embedded = await startNatsServer({
-      storeDir: resolve(join(config.DATA_DIR, 'nats')),
-      ...(config.NATS_SERVER_BIN ? { binary: config.NATS_SERVER_BIN } : {}),
-    });
-    url = embedded.url;
-    log.info({ url, store: embedded.storeDir }, 'embedded nats-server started (set NATS_URL to use another)');
-  }
-  const nats = await connectNats(url, `mdp-${role}`, log);
-  const parts: Stoppable[] = await startRole(role, region, nats, config, log);
-  log.info({ role, parts: parts.map((p) => p.name) }, 'running');
+  let drain: () => Promise<void> = async () => {};
+  const lifecycle = createLifecycle({
+    log,
+    deadlineMs: config.SHUTDOWN_DEADLINE_MS,
+    finally: async () => {
+      await drain().catch(() => {});
+      await embedded?.stop();
+    },
+    onDeadline: () => embedded?.process.kill('SIGKILL'),
+    exit: (code) => process.exit(code),
+  });
+  lifecycle.install(process);
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    for (const p of [...parts].reverse())
-      await p.stop().catch((err) => log.error({ err: String(err), part: p.name }, 'stop failed'));
-    await nats.nc.drain().catch(() => {});
-    await embedded?.stop();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  const nats = await natsUrlOf(config, log);
+  embedded = nats.embedded;
+  log.info(describeNatsAuth(config), 'connecting to nats');
+  const conn = await connectNats(nats.url, `mdp-${role}`, log, natsAuthOptions(config));
+  drain = () => conn.nc.drain();
+  lifecycle.parts.push(...(await startRole(role, region, conn, config, log)));
+  log.info({ role, parts: lifecycle.parts.map((p) => p.name) }, 'running');
 }
 
 main().catch((err) => {

@@ -58,6 +58,27 @@ export const authFailures = new Counter({
   registers,
 });
 
+export const processFaults = new Counter({
+  name: 'mdp_process_faults_total',
+  help: 'Unhandled promise rejections and uncaught exceptions (each stops the process), by kind.',
+  labelNames: ['kind'] as const,
+  registers,
+});
+
+export const accountProjectionFailures = new Counter({
+  name: 'mdp_account_projection_write_failures_total',
+  help: 'Failed KV writes of the account projector, by kind (transient: NATS away, retried until it lands; permanent: retried, then the write is given up).',
+  labelNames: ['kind'] as const,
+  registers,
+});
+
+export const accountPoisonEvents = new Counter({
+  name: 'mdp_account_projection_poison_events_total',
+  help: 'ACCOUNTS events the projector could not apply (undecodable, or a write refused for good) and skipped, by event type.',
+  labelNames: ['event_type'] as const,
+  registers,
+});
+
 /** Filled at scrape time by whoever follows a stream (see `registerLagSource`). */
 export const consumerLag = new Gauge({
   name: 'mdp_jetstream_consumer_lag_messages',

@@ -15,6 +15,12 @@ export type NatsServerOptions = {
   binary?: string;
   /** Milliseconds to wait for the server to accept connections. */
   readyTimeoutMs?: number;
+  /**
+   * Run in a process group of its own, so a Ctrl-C to the terminal's group (SIGINT to every
+   * process in it) reaches only the app, which then stops the server last, after its own shutdown
+   * has used NATS. Still killed when this process exits.
+   */
+  ownProcessGroup?: boolean;
 };
 
 export type NatsServerHandle = {
@@ -88,7 +94,10 @@ export async function startNatsServer(opts: NatsServerOptions): Promise<NatsServ
   const port = opts.port || (await freePort());
   mkdirSync(opts.storeDir, { recursive: true });
   const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', opts.storeDir];
-  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(binary, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: opts.ownProcessGroup ?? false,
+  });
   live.add(child);
   killAllOnExit();
   let stderr = '';

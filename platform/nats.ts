@@ -9,7 +9,7 @@ import {
   RetentionPolicy,
   StorageType,
 } from '@nats-io/jetstream';
-import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
+import { type ConnectionOptions, connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { StreamDefinition } from '../contracts/streams.ts';
 import type { Logger } from './logger.ts';
 
@@ -23,9 +23,16 @@ export type Nats = {
   onReconnect(fn: () => void): () => void;
 };
 
-export async function connectNats(url: string, name: string, log: Logger): Promise<Nats> {
+/** `auth`: credentials and TLS from configuration (`natsAuthOptions`); none for a private server. */
+export async function connectNats(
+  url: string,
+  name: string,
+  log: Logger,
+  auth: Partial<ConnectionOptions> = {},
+): Promise<Nats> {
   const nc = await connect({
-    servers: url,
+    ...auth,
+    servers: url.split(',').map((s) => s.trim()),
     name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,

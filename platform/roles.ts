@@ -15,8 +15,9 @@ import { artifactsDirOf, buildHttpApp } from '../gateways/http/app.ts';
 import { buildUnifiedApp } from '../gateways/unified/app.ts';
 import { AccountsService } from '../producers/accounts/service.ts';
 import { startLiveRunner } from '../producers/simulator/live-runner.ts';
-import type { Config } from './config.ts';
+import { type Config, previousSecrets, selfServicePlans } from './config.ts';
 import { ensureDemoKey } from './demo-account.ts';
+import type { Stoppable } from './lifecycle.ts';
 import type { Logger } from './logger.ts';
 import { ensureStreams, type Nats } from './nats.ts';
 import { createSecrets } from './secrets.ts';
@@ -26,8 +27,7 @@ import { tlsOptions } from './tls.ts';
 export type Role = 'all' | 'gateway-unified' | 'gateway-http' | 'producer-sim' | 'worker';
 export type Region = 'us' | 'jp';
 
-/** Something that runs until stopped; stopped in reverse start order. */
-export type Stoppable = { name: string; stop(): Promise<void> };
+export type { Stoppable };
 
 export async function setupStreams(nats: Nats, config: Config): Promise<void> {
   await ensureStreams(
@@ -41,7 +41,8 @@ export async function setupStreams(nats: Nats, config: Config): Promise<void> {
   );
 }
 
-const secretsOf = (config: Config) => createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION);
+const secretsOf = (config: Config) =>
+  createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION, previousSecrets(config));
 
 /** The guard of one process, shared by all its edge surfaces. */
 export async function startEdgeGuard(
@@ -103,8 +104,12 @@ export async function startHttpGateway(
     buckets,
     secrets,
     sessionTtlMs: config.SESSION_TTL_S * 1_000,
+    projectionDeadlineMs: config.ACCOUNT_PROJECTION_DEADLINE_MS,
+    selfServicePlans: selfServicePlans(config),
+    operatorEmails: config.OPERATOR_EMAILS,
+    log,
   });
-  const service = await createServiceKey(accounts, buckets);
+  const service = await createServiceKey(accounts);
   const dashboard = { upstream: unifiedUpstream, serviceKey: () => service.key };
   const http = await buildHttpApp({
     nats,
@@ -137,6 +142,7 @@ export async function startWorker(nats: Nats, config: Config, log: Logger): Prom
         artifactsDir: artifactsDirOf(config),
         tmpDir: join(config.DATA_DIR, 'tmp'),
         ackWaitMs: config.JOB_ACK_WAIT_MS,
+        minFreeDiskBytes: config.MIN_FREE_DISK_BYTES,
       }),
     );
   return { name: 'worker', stop: async () => void (await Promise.all(workers.map((w) => w.stop()))) };

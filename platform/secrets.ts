@@ -1,6 +1,9 @@
 /**
  * Keyed hashes and password hashing. API keys and session tokens are stored only as
- * HMAC-SHA256 under the server secret (versioned, so the secret can rotate); passwords with scrypt.
+ * HMAC-SHA256 under the server secret; passwords with scrypt. Rotation: the hash names its secret
+ * version (`v<version>.`); new hashes use the current secret, and a value stored under a previous
+ * secret (still configured) is found by `allHashes`, then stored again under the current one by
+ * its owner (key store, accounts service), so the previous secret can be retired later.
  */
 import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -13,15 +16,30 @@ const scryptAsync = promisify(scrypt) as (
 ) => Promise<Buffer>;
 
 export type Secrets = {
-  /** `v<version>.<hex HMAC-SHA256>`: usable as a KV key. */
+  /** `v<version>.<hex HMAC-SHA256>` under the current secret: usable as a KV key. */
   keyHash(apiKeyOrToken: string): string;
+  /** The value's hash under every configured secret, the current one first. */
+  allHashes(apiKeyOrToken: string): string[];
+  /** Whether a stored hash was made under the current secret. */
+  isCurrent(hash: string): boolean;
   /** Constant-time equality of two hashes. */
   sameHash(a: string, b: string): boolean;
 };
 
-export function createSecrets(secret: string, version = 1): Secrets {
+/** A secret no longer used for new hashes but still accepted (rotation). */
+export type PreviousSecret = { secret: string; version: number };
+
+export function createSecrets(secret: string, version = 1, previous: PreviousSecret[] = []): Secrets {
+  const hmac = (key: string, v: number, value: string) =>
+    `v${v}.${createHmac('sha256', key).update(value).digest('hex')}`;
+  const older = previous.filter((p) => p.version !== version);
   return {
-    keyHash: (value) => `v${version}.${createHmac('sha256', secret).update(value).digest('hex')}`,
+    keyHash: (value) => hmac(secret, version, value),
+    allHashes: (value) => [
+      hmac(secret, version, value),
+      ...older.map((p) => hmac(p.secret, p.version, value)),
+    ],
+    isCurrent: (hash) => hash.startsWith(`v${version}.`),
     sameHash(a, b) {
       const x = Buffer.from(a);
       const y = Buffer.from(b);

@@ -4,8 +4,6 @@
  * stop. Each process has its own, so replicas never revoke each other's.
  */
 import { hostname } from 'node:os';
-import type { AccountBuckets } from '../consumers/accounts/projector.ts';
-import { emailIndexKey } from '../consumers/accounts/reducer.ts';
 import { randomBase62 } from '../contracts/api-key-format.ts';
 import type { AccountsService } from '../producers/accounts/service.ts';
 
@@ -13,25 +11,19 @@ export const SERVICE_EMAIL = 'dashboard-proxy@service.internal';
 
 export type ServiceKey = { key: string; revoke(): Promise<void> };
 
-export async function createServiceKey(
-  accounts: AccountsService,
-  buckets: AccountBuckets,
-): Promise<ServiceKey> {
-  const index = (await buckets.accounts.get(emailIndexKey(SERVICE_EMAIL))) as { account_id: string } | null;
-  const accountId =
-    index?.account_id ??
-    (
-      await accounts.register({
-        email: SERVICE_EMAIL,
-        password: `Svc-${randomBase62(32)}`,
-        plan: 'quant',
-        jp_access: true,
-        source: 'service',
-      })
-    ).account_id;
-  const created = await accounts.createKey(accountId, {
-    name: `dashboard proxy ${hostname()}/${process.pid}`,
-    scopes: ['stream:read'],
+export async function createServiceKey(accounts: AccountsService): Promise<ServiceKey> {
+  const accountId = await accounts.ensureSystemAccount({
+    email: SERVICE_EMAIL,
+    password: `Svc-${randomBase62(32)}`,
+    plan: 'quant',
+    jp_access: true,
+    source: 'service',
   });
+  // Trusted: a process that died without revoking leaves its key behind, so the service account is exempt from the key cap.
+  const created = await accounts.createKey(
+    accountId,
+    { name: `dashboard proxy ${hostname()}/${process.pid}`, scopes: ['stream:read'] },
+    { trusted: true },
+  );
   return { key: created.key, revoke: () => accounts.revokeKey(accountId, created.key_id) };
 }

@@ -2,7 +2,8 @@
  * The one publish helper: canonical events → MessagePack on their `md.*` subject with
  * `Nats-Msg-Id` set from the deterministic event id, so a retried publish is never stored twice.
  * A batch is pipelined (all in flight, then all acks awaited); failed messages are retried, in
- * their original order, until they are stored or `signal` aborts.
+ * their original order, until they are stored or `signal` aborts. Returns how many messages this
+ * call stored: a message JetStream reports as a duplicate (its id was stored before) is not counted.
  */
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { MarketEvent } from '../contracts/events.ts';
@@ -38,7 +39,7 @@ export async function publishEvents(
       ),
     );
     const failed = pending.filter((_, i) => results[i]?.status === 'rejected');
-    stored += pending.length - failed.length;
+    for (const r of results) if (r.status === 'fulfilled' && !r.value.duplicate) stored++;
     if (failed.length === 0 || signal?.aborted) break;
     if (attempt === 0)
       log.warn(

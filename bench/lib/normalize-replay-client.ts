@@ -24,7 +24,14 @@ const agent = new Agent({ keepAlive: true, maxSockets: 4 });
 const proc = new ProcStats();
 
 type SseArgs = { url: string; apiKey: string; expected: number; timeoutMs: number };
-type PushArgs = { natsUrl: string; cacheKey: string; expected: number; lastSeq: number; timeoutMs: number };
+type PushArgs = {
+  natsUrl: string;
+  accountId: string;
+  cacheKey: string;
+  expected: number;
+  lastSeq: number;
+  timeoutMs: number;
+};
 
 serveWorker({
   async sse(args: SseArgs) {
@@ -106,7 +113,7 @@ serveWorker({
       const r = await countWithPushConsumer(
         jetstream(nc),
         STREAMS.CACHE,
-        cacheSubject(args.cacheKey),
+        cacheSubject(args.accountId, args.cacheKey),
         args.lastSeq,
         args.timeoutMs,
       );

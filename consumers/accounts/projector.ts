@@ -1,33 +1,71 @@
 /**
- * Projects the `ACCOUNTS` stream into the `keys`, `accounts` and `sessions` KV buckets. It reads
- * the whole stream from sequence 1 on start (so a rebuild is just a restart), then follows it.
- * Commands wait on `applied(seq)` so a console call answers only once its effect is readable.
+ * Projects the `ACCOUNTS` stream into the `keys`, `accounts`, `account_keys` and `sessions` KV
+ * buckets. It reads the whole stream from sequence 1 on start (so a rebuild is just a restart), then
+ * follows it. Every HTTP gateway runs one; writes are conditioned on the event's stream sequence
+ * (conditional-write.ts), so a replaying projector never moves a record backwards.
+ *
+ * Commands wait on `applied(seq, deadlineMs)`: a console call answers once its effect is readable,
+ * or 503 `account_update_pending` at the deadline (never a hang).
+ *
+ * Failures never stall the stream silently: a write that fails because NATS is away is retried
+ * until it lands (nothing may be skipped); any other failure (a record over the payload limit, a
+ * refused write) is retried `PERMANENT_ATTEMPTS` times, then that write is given up, the event is
+ * logged as poison with its sequence and type, counted in
+ * `mdp_account_projection_poison_events_total`, and later events (revocations) still land.
  */
 import type { AccountEvent } from '../../contracts/accounts.ts';
+import { ACCOUNT_EVENTS_ALL } from '../../contracts/accounts.ts';
+import { ApiError } from '../../contracts/errors.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { decode } from '../../platform/codec.ts';
 import { BUCKET_OPTIONS, type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { accountPoisonEvents, accountProjectionFailures } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
+import { writeIfNewer } from './conditional-write.ts';
 import { applyAccountEvent, emptyState, type KvWrite } from './reducer.ts';
 
-export type AccountBuckets = { keys: Bucket<unknown>; accounts: Bucket<unknown>; sessions: Bucket<unknown> };
+export type AccountBuckets = {
+  keys: Bucket<unknown>;
+  accounts: Bucket<unknown>;
+  accountKeys: Bucket<unknown>;
+  sessions: Bucket<unknown>;
+};
 
 export async function openAccountBuckets(nats: Nats): Promise<AccountBuckets> {
-  const [keys, accounts, sessions] = await Promise.all([
-    openBucket(nats, KV_BUCKETS.keys, BUCKET_OPTIONS[KV_BUCKETS.keys]),
-    openBucket(nats, KV_BUCKETS.accounts, BUCKET_OPTIONS[KV_BUCKETS.accounts]),
-    openBucket(nats, KV_BUCKETS.sessions, BUCKET_OPTIONS[KV_BUCKETS.sessions]),
+  const open = (name: keyof typeof BUCKET_OPTIONS) => openBucket(nats, name, BUCKET_OPTIONS[name]);
+  const [keys, accounts, accountKeys, sessions] = await Promise.all([
+    open(KV_BUCKETS.keys),
+    open(KV_BUCKETS.accounts),
+    open(KV_BUCKETS.accountKeys),
+    open(KV_BUCKETS.sessions),
   ]);
-  return { keys, accounts, sessions };
+  return { keys, accounts, accountKeys, sessions };
 }
+
+/** Attempts of a write failing for a reason other than NATS being away, before it is given up. */
+export const PERMANENT_ATTEMPTS = 3;
+
+/** Failures that mean "NATS is not answering right now" (nats.js error names): retried forever. */
+const TRANSIENT = new Set([
+  'TimeoutError',
+  'NoResponders',
+  'ClosedConnectionError',
+  'DrainingConnectionError',
+  'ConnectionError',
+  'RequestError',
+]);
+const isTransient = (err: unknown) => TRANSIENT.has((err as Error | null)?.name ?? '');
+
+type Waiter = { seq: number; resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout };
 
 export class AccountsProjector {
   private readonly state = emptyState();
   private appliedSeq = 0;
-  private waiters: { seq: number; resolve: () => void }[] = [];
+  private readonly waiters = new Set<Waiter>();
   private reader: OrderedReader | null = null;
+  private stopped = false;
 
   private constructor(
     private readonly buckets: AccountBuckets,
@@ -38,17 +76,35 @@ export class AccountsProjector {
     const p = new AccountsProjector(await openAccountBuckets(nats), log);
     p.reader = readOrdered(
       nats,
-      { stream: STREAMS.ACCOUNTS, filter: 'acct.>', startSeq: 1 },
+      { stream: STREAMS.ACCOUNTS, filter: ACCOUNT_EVENTS_ALL, startSeq: 1 },
       (msg) => p.apply(msg.info.streamSequence, msg.data),
       log,
     );
     return p;
   }
 
-  /** Resolves once every event up to `seq` is in KV. */
-  applied(seq: number): Promise<void> {
+  /**
+   * Resolves once every event up to `seq` is in KV; rejects with 503 `account_update_pending`
+   * after `deadlineMs`, or with 500 when the event at `seq` was poison.
+   */
+  applied(seq: number, deadlineMs = Infinity): Promise<void> {
     if (seq <= this.appliedSeq) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+    return new Promise((resolve, reject) => {
+      const w: Waiter = {
+        seq,
+        resolve,
+        reject,
+        timer: setTimeout(
+          () => {
+            this.waiters.delete(w);
+            reject(new ApiError('account_update_pending'));
+          },
+          Math.min(deadlineMs, 2 ** 31 - 1),
+        ),
+      };
+      if (!Number.isFinite(deadlineMs)) clearTimeout(w.timer);
+      this.waiters.add(w);
+    });
   }
 
   get position(): number {
@@ -56,33 +112,68 @@ export class AccountsProjector {
   }
 
   stop(): void {
+    this.stopped = true;
     this.reader?.stop();
   }
 
   private async apply(seq: number, data: Uint8Array): Promise<void> {
     let writes: KvWrite[] = [];
+    let type = 'undecodable';
+    let poisoned = false;
     try {
-      writes = applyAccountEvent(this.state, decode<AccountEvent>(data));
+      const ev = decode<AccountEvent>(data);
+      type = String(ev?.type);
+      writes = applyAccountEvent(this.state, ev, seq);
     } catch (err) {
-      this.log.error({ err: String(err), seq }, 'account event skipped');
+      poisoned = this.poison(seq, type, err);
     }
-    for (const w of writes) {
-      const bucket = this.buckets[w.bucket];
-      // Retried until it lands: a projection must not skip a write (KV calls fail only while NATS is away).
-      for (let attempt = 0; ; attempt++) {
-        try {
-          if (w.value === null) await bucket.delete(w.key);
-          else await bucket.put(w.key, w.value);
-          break;
-        } catch (err) {
-          if (attempt === 0) this.log.warn({ err: String(err), seq }, 'projection write failed; retrying');
-          await new Promise((r) => setTimeout(r, Math.min(1_000, 50 * 2 ** attempt)));
+    for (const w of writes) if (!(await this.write(w, seq, type))) poisoned = true;
+    if (this.stopped) return;
+    this.appliedSeq = seq;
+    for (const w of [...this.waiters]) {
+      if (w.seq > seq) continue;
+      this.waiters.delete(w);
+      clearTimeout(w.timer);
+      if (poisoned && w.seq === seq) w.reject(new ApiError('internal', 'account event could not be applied'));
+      else w.resolve();
+    }
+  }
+
+  /** Writes until it lands; false when given up (poison). */
+  private async write(w: KvWrite, seq: number, type: string): Promise<boolean> {
+    const kv = this.buckets[w.bucket].raw;
+    let permanent = 0;
+    for (let attempt = 0; !this.stopped; attempt++) {
+      try {
+        await writeIfNewer(kv, w.key, w.value, {
+          onlyIfAbsent: 'onlyIfAbsent' in w && w.onlyIfAbsent === true,
+        });
+        return true;
+      } catch (err) {
+        const transient = isTransient(err);
+        accountProjectionFailures.inc({ kind: transient ? 'transient' : 'permanent' });
+        if (!transient && ++permanent >= PERMANENT_ATTEMPTS) {
+          this.poison(seq, type, err, w.bucket);
+          return false;
         }
+        if (attempt === 0)
+          this.log.warn(
+            { err: String(err), seq, event_type: type, bucket: w.bucket },
+            'projection write failed; retrying',
+          );
+        await new Promise((r) => setTimeout(r, Math.min(1_000, 50 * 2 ** attempt)));
       }
     }
-    this.appliedSeq = seq;
-    const ready = this.waiters.filter((w) => w.seq <= seq);
-    this.waiters = this.waiters.filter((w) => w.seq > seq);
-    for (const w of ready) w.resolve();
+    return true;
+  }
+
+  /** Makes a poison event visible (log + metric); returns true. Secrets never appear: only hashes exist here. */
+  private poison(seq: number, type: string, err: unknown, bucket?: string): boolean {
+    accountPoisonEvents.inc({ event_type: type });
+    this.log.error(
+      { err: String(err), seq, event_type: type, ...(bucket ? { bucket } : {}) },
+      'account event is poison: skipped after retries (see mdp_account_projection_poison_events_total)',
+    );
+    return true;
   }
 }

@@ -1,43 +1,106 @@
 /**
  * Account events → KV writes. Pure: the same events in the same order give the same writes,
  * which is what makes the projections rebuildable from the `ACCOUNTS` stream.
+ *
+ * Every written value carries the `seq` of the event that produced it, and the projector writes a
+ * record only over an older one (see conditional-write.ts): a record never moves backwards, however
+ * many projectors replay the stream. Nothing is ever deleted: a logout writes an `ended` session, a
+ * revocation a `revoked` key, so a replayed login or key creation finds a newer record and stops.
+ *
+ * Bounded records: the account record holds the profile and the last `LOGINS_KEPT` logins; each key
+ * has its own record (`account_keys`), so the account record does not grow with keys. The state
+ * kept in memory holds only active keys per account.
  */
 import {
   type AccountEvent,
+  type AccountKeyRecord,
   type AccountView,
+  type EmailIndex,
   type KeyRecord,
   LOGINS_KEPT,
+  type Projected,
+  type Scope,
   type SessionRecord,
 } from '../../contracts/accounts.ts';
 import { sha256Hex } from '../../platform/secrets.ts';
 
 export type KvWrite =
   | { bucket: 'keys'; key: string; value: KeyRecord }
-  | { bucket: 'accounts'; key: string; value: AccountView | { account_id: string } }
-  | { bucket: 'sessions'; key: string; value: SessionRecord | null };
+  | { bucket: 'accounts'; key: string; value: AccountView | (EmailIndex & Projected) }
+  | { bucket: 'accountKeys'; key: string; value: AccountKeyRecord }
+  /** `onlyIfAbsent`: a rehash must never overwrite the `ended` record a logout left. */
+  | { bucket: 'sessions'; key: string; value: SessionRecord; onlyIfAbsent?: boolean };
 
-export type AccountsState = { accounts: Map<string, AccountView> };
+/** An active key as the reducer remembers it (revoked keys are forgotten: their records say so). */
+type ActiveKey = {
+  key_id: string;
+  /** Current secret version first. */
+  hashes: string[];
+  name: string;
+  prefix: string;
+  scopes: Scope[];
+  created_at: number;
+};
+
+type AccountState = { view: AccountView; keys: Map<string, ActiveKey> };
+
+export type AccountsState = { accounts: Map<string, AccountState> };
 
 export const emptyState = (): AccountsState => ({ accounts: new Map() });
 
 /** KV key of the email index (the hash keeps it a valid KV key). */
 export const emailIndexKey = (email: string): string => `email.${sha256Hex(email.toLowerCase())}`;
 
-function keyWrite(view: AccountView, k: AccountView['keys'][number]): KvWrite {
-  const value: KeyRecord = {
-    key_id: k.key_id,
-    key_hash: k.key_hash,
-    account_id: view.account_id,
-    tier: view.plan,
-    jp_access: view.jp_access,
-    scopes: k.scopes,
-    status: k.status,
+/** KV key of one key's console record; `<account_id>.>` lists an account's keys. */
+export const accountKeyKey = (accountId: string, keyId: string): string => `${accountId}.${keyId}`;
+
+/** A key's hashes kept at most (one per secret version still in use). */
+const HASHES_KEPT = 4;
+
+function keyRecords(
+  view: AccountView,
+  k: ActiveKey,
+  seq: number,
+  status: 'active' | 'revoked' = 'active',
+  revokedAt: number | null = null,
+): KvWrite[] {
+  const edge = (hash: string): KvWrite => ({
+    bucket: 'keys',
+    key: hash,
+    value: {
+      key_id: k.key_id,
+      key_hash: hash,
+      account_id: view.account_id,
+      tier: view.plan,
+      jp_access: view.jp_access,
+      scopes: k.scopes,
+      status,
+      seq,
+    },
+  });
+  const consoleRecord: KvWrite = {
+    bucket: 'accountKeys',
+    key: accountKeyKey(view.account_id, k.key_id),
+    value: {
+      key_id: k.key_id,
+      account_id: view.account_id,
+      key_hashes: k.hashes,
+      name: k.name,
+      prefix: k.prefix,
+      scopes: k.scopes,
+      created_at: k.created_at,
+      status,
+      revoked_at: revokedAt,
+      seq,
+    },
   };
-  return { bucket: 'keys', key: k.key_hash, value };
+  return [...k.hashes.map(edge), consoleRecord];
 }
 
-export function applyAccountEvent(state: AccountsState, ev: AccountEvent): KvWrite[] {
+/** The writes of event `ev`, stored at stream sequence `seq`. */
+export function applyAccountEvent(state: AccountsState, ev: AccountEvent, seq: number): KvWrite[] {
   if (ev.type === 'registered') {
+    if (state.accounts.has(ev.account_id)) return []; // registered once; a repeat changes nothing
     const view: AccountView = {
       account_id: ev.account_id,
       email: ev.email,
@@ -47,55 +110,77 @@ export function applyAccountEvent(state: AccountsState, ev: AccountEvent): KvWri
       created_at: ev.at,
       attribution: ev.attribution,
       logins: [],
-      keys: [],
+      seq,
     };
-    state.accounts.set(ev.account_id, view);
+    state.accounts.set(ev.account_id, { view, keys: new Map() });
     return [
       { bucket: 'accounts', key: ev.account_id, value: view },
-      { bucket: 'accounts', key: emailIndexKey(ev.email), value: { account_id: ev.account_id } },
+      { bucket: 'accounts', key: emailIndexKey(ev.email), value: { account_id: ev.account_id, seq } },
     ];
   }
-  const view = state.accounts.get(ev.account_id);
-  if (!view) return []; // an event for an account this stream never registered: ignored
-  const saveView: KvWrite = { bucket: 'accounts', key: view.account_id, value: view };
+  const account = state.accounts.get(ev.account_id);
+  if (!account) return []; // an event for an account this stream never registered: ignored
+  const { view } = account;
+  const saveView = (): KvWrite => {
+    view.seq = seq;
+    return { bucket: 'accounts', key: view.account_id, value: { ...view } };
+  };
   switch (ev.type) {
     case 'login_recorded':
       view.logins = [...view.logins, { at: ev.at, attribution: ev.attribution }].slice(-LOGINS_KEPT);
       return [
-        saveView,
+        saveView(),
         {
           bucket: 'sessions',
           key: ev.session_hash,
-          value: { account_id: ev.account_id, expires_at: ev.expires_at },
+          value: { account_id: ev.account_id, expires_at: ev.expires_at, seq },
+        },
+      ];
+    case 'session_rehashed':
+      return [
+        {
+          bucket: 'sessions',
+          key: ev.session_hash,
+          value: { account_id: ev.account_id, expires_at: ev.expires_at, seq },
+          onlyIfAbsent: true,
         },
       ];
     case 'logged_out':
-      return [{ bucket: 'sessions', key: ev.session_hash, value: null }];
+      return [ev.session_hash, ...(ev.previous_hashes ?? [])].map((hash) => ({
+        bucket: 'sessions',
+        key: hash,
+        value: { account_id: ev.account_id, expires_at: 0, ended: true, seq },
+      }));
     case 'plan_changed': {
       view.plan = ev.plan;
       view.jp_access = ev.jp_access;
-      return [saveView, ...view.keys.map((k) => keyWrite(view, k))];
+      const save = saveView();
+      return [save, ...[...account.keys.values()].flatMap((k) => keyRecords(view, k, seq))];
     }
     case 'key_created': {
-      const k = {
+      if (account.keys.has(ev.key_id)) return [];
+      const k: ActiveKey = {
         key_id: ev.key_id,
-        key_hash: ev.key_hash,
+        hashes: [ev.key_hash],
         name: ev.name,
         prefix: ev.prefix,
         scopes: ev.scopes,
         created_at: ev.at,
-        status: 'active' as const,
-        revoked_at: null,
       };
-      view.keys = [...view.keys, k];
-      return [saveView, keyWrite(view, k)];
+      account.keys.set(k.key_id, k);
+      return keyRecords(view, k, seq);
+    }
+    case 'key_rehashed': {
+      const k = account.keys.get(ev.key_id);
+      if (!k || k.hashes.includes(ev.key_hash)) return [];
+      k.hashes = [ev.key_hash, ...k.hashes].slice(0, HASHES_KEPT);
+      return keyRecords(view, k, seq);
     }
     case 'key_revoked': {
-      view.keys = view.keys.map((k) =>
-        k.key_id === ev.key_id && k.status === 'active' ? { ...k, status: 'revoked', revoked_at: ev.at } : k,
-      );
-      const k = view.keys.find((x) => x.key_id === ev.key_id);
-      return k ? [saveView, keyWrite(view, k)] : [];
+      const k = account.keys.get(ev.key_id);
+      if (!k) return []; // unknown or already revoked: its record already says so
+      account.keys.delete(ev.key_id);
+      return keyRecords(view, k, seq, 'revoked', ev.at);
     }
   }
 }

@@ -21,7 +21,7 @@ export async function* readCache(
   const start = Math.max(fromSeq, manifest.first_seq);
   if (start > manifest.last_seq) return;
   const consumer = await nats.js.consumers.get(STREAMS.CACHE, {
-    filter_subjects: cacheSubject(manifest.cache_key),
+    filter_subjects: cacheSubject(manifest.account_id, manifest.cache_key),
     opt_start_seq: start,
   });
   const messages = await consumer.consume({ max_messages: 5_000 });

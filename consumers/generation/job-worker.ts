@@ -4,6 +4,8 @@
  * progress and the outcome in KV `jobs`. While generating it tells JetStream it is still working;
  * if it dies the job is redelivered to another worker, up to MAX_JOB_DELIVERIES, then failed.
  * The artifact is renamed into place only when complete, and only a `completed` record points to it.
+ * A job is not started while the artifacts disk has less than `minFreeDiskBytes` free, and a disk
+ * that fills up during a job fails it: both fail with `storage_full` (503 to a waiting client).
  */
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,6 +14,7 @@ import { nanos } from '@nats-io/transport-node';
 import { JOB_SUBJECT, type JobMessage, type JobRecord, MAX_JOB_DELIVERIES } from '../../contracts/jobs.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { decode } from '../../platform/codec.ts';
+import { freeBytes, storageFullError } from '../../platform/disk-space.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { generationJobs, generationRows, registerLagSource } from '../../platform/metrics.ts';
@@ -29,6 +32,8 @@ export type JobWorkerOptions = {
   tmpDir?: string;
   progressEveryMs?: number;
   ackWaitMs?: number;
+  /** Free bytes the artifacts disk must have for a job to start (default 0: not checked). */
+  minFreeDiskBytes?: number;
 };
 
 const DEFAULT_ACK_WAIT_MS = 30_000;
@@ -104,6 +109,14 @@ async function runJob(
     );
     return msg.term();
   }
+  const minFree = opts.minFreeDiskBytes ?? 0;
+  const free = minFree > 0 ? await freeBytes(opts.artifactsDir) : Number.POSITIVE_INFINITY;
+  if (free < minFree) {
+    const error = { code: 'storage_full', message: storageFullError(free, minFree).message };
+    await jobs.put(job.job_id, finished(record, 'failed', { attempts, error }));
+    generationJobs.inc({ status: 'failed' });
+    return msg.term();
+  }
   let current: JobRecord = { ...record, status: 'running', attempts, started_at: Date.now() };
   await jobs.put(job.job_id, current);
   const heartbeat = setInterval(() => msg.working(), (opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS) / 3);
@@ -137,9 +150,14 @@ async function runJob(
     msg.ack();
   } catch (err) {
     if (signal.aborted) return msg.nak(); // shutting down: another worker takes it
-    const message = err instanceof GenerationError ? err.message : 'generation failed unexpectedly';
+    const error = diskFull(err)
+      ? { code: 'storage_full', message: 'the artifacts disk filled up during generation' }
+      : {
+          code: 'internal',
+          message: err instanceof GenerationError ? err.message : 'generation failed unexpectedly',
+        };
     log.error({ err: String(err), job: job.job_id }, 'generation job failed');
-    await jobs.put(job.job_id, finished(current, 'failed', { error: { code: 'internal', message } }));
+    await jobs.put(job.job_id, finished(current, 'failed', { error }));
     generationJobs.inc({ status: 'failed' });
     msg.term();
   } finally {
@@ -168,6 +186,15 @@ async function sweepLeftovers(opts: JobWorkerOptions, log: Logger): Promise<void
   };
   await sweep(opts.artifactsDir, (n) => n.startsWith('.') && n.endsWith('.tmp'));
   await sweep(opts.tmpDir, (n) => n.startsWith('generation-'));
+}
+
+/** Whether `err` (or one of its causes) is the disk running out of space. */
+function diskFull(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === 'ENOSPC') return true;
+    if (/no space left on device/i.test(String((e as { message?: unknown }).message ?? e))) return true;
+  }
+  return false;
 }
 
 function finished(r: JobRecord, status: 'completed' | 'failed', extra: Partial<JobRecord>): JobRecord {

@@ -2,12 +2,16 @@
  * The edge guard behind every surface: credential → well-formed? → known? → active? → within the
  * rate limit → allowed (tier, region, scopes) → within the concurrent-stream cap. Each refusal
  * is a catalogue error; nothing about the key is ever logged but its id.
+ * The concurrent-stream cap is a live-data limit (spec "Limits": gRPC server-streaming, SSE): it
+ * counts streams of the live-data transports only, never `{base_url}` streams such as `/stream/live`.
+ * The revocation signal is taken in the same turn as the lookup that found the key active, so a
+ * revocation arriving during the later awaits is seen: as 401 here, or by the caller's signal.
  */
 import { isWellFormedApiKey } from '../../contracts/api-key-format.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import { TIER_LIMITS, type Tier } from '../../contracts/limits.ts';
 import { authFailures, rateLimitRejections } from '../../platform/metrics.ts';
-import { authorize } from './authorize.ts';
+import { authorize, liveDataTransport } from './authorize.ts';
 import { presentedCredential } from './credentials.ts';
 import {
   type Guard,
@@ -16,20 +20,25 @@ import {
   type RateDecision,
   RateLimitedError,
 } from './guard.ts';
+import { KeyFailureLimit } from './key-failure-limit.ts';
 import type { KeyStore } from './key-store.ts';
 
 export type RateLimiterPort = { check(keyId: string, tier: Tier): Promise<RateDecision> };
 
-export type ApiKeyGuardDeps = { keys: KeyStore; limiter: RateLimiterPort };
+/** `keyFailures`: the per-address limit on failed key attempts (a fresh one when absent). */
+export type ApiKeyGuardDeps = { keys: KeyStore; limiter: RateLimiterPort; keyFailures?: KeyFailureLimit };
 
 export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(keyId: string): number } {
   const streams = new Map<string, number>();
+  const keyFailures = deps.keyFailures ?? new KeyFailureLimit();
   return {
     openStreams: (keyId) => streams.get(keyId) ?? 0,
     async admit(req: GuardRequest): Promise<Principal> {
       try {
+        keyFailures.check(req.clientIp);
         return await admitOrThrow(req);
       } catch (err) {
+        if (err instanceof ApiError && err.code === 'invalid_key') keyFailures.failed(req.clientIp);
         if (err instanceof RateLimitedError) rateLimitRejections.inc({ tier: err.tier });
         else if (err instanceof ApiError && (err.row.http === 401 || err.row.http === 403))
           authFailures.inc({ code: err.code });
@@ -50,14 +59,17 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
     const rec = await deps.keys.lookup(key);
     if (!rec) throw new ApiError('invalid_key', 'unknown API key');
     if (rec.status !== 'active') throw new ApiError('key_revoked', 'this API key has been revoked');
+    const revoked = deps.keys.revocationSignal(rec.key_hash);
     // Every request of a valid key counts, refused ones included: the bucket protects the edge.
     const decision = await deps.limiter.check(rec.key_id, rec.tier);
     if (decision.unavailable) throw new ApiError('overload', 'rate limiting is unavailable; retry shortly');
     if (!decision.admitted) throw new RateLimitedError(decision, rec.tier);
     const grant = authorize(rec, { surface: req.surface, region: req.region, capability: req.capability });
+    if (revoked.aborted) throw new ApiError('key_revoked', 'this API key has been revoked');
 
-    let released = !req.stream;
-    if (req.stream) {
+    const counted = req.stream && liveDataTransport(req.surface) !== null;
+    let released = !counted;
+    if (counted) {
       const open = streams.get(rec.key_id) ?? 0;
       const cap = TIER_LIMITS[rec.tier].concurrentStreams;
       if (open >= cap)
@@ -73,7 +85,8 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
       keyId: rec.key_id,
       tier: rec.tier,
       sources: grant.sources,
-      revoked: deps.keys.revocationSignal(rec.key_hash),
+      scopes: rec.scopes,
+      revoked,
       rateLimit: decision,
       release() {
         if (released) return;

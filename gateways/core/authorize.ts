@@ -5,13 +5,15 @@
  * - a key with no scopes has everything its tier allows; a key with scopes has only their union:
  *   it needs the capability the surface asks for (`stream:read`, `generate`, …), and its `region:*`
  *   scopes, when it has any, must include the gateway's region; `chain:*` scopes restrict the sources.
+ * - `{base_url}` (the simulation service) is in no region (`region: null`): `region:*` scopes are
+ *   data-feed scopes and say nothing about it; tiers gate only the live-data transports.
  */
 import type { KeyRecord, Scope } from '../../contracts/accounts.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import { type Transport, tierAllows } from '../../contracts/limits.ts';
 import type { Surface } from './guard.ts';
 
-export type Access = { surface: Surface; region: 'us' | 'jp'; capability: Scope | null };
+export type Access = { surface: Surface; region: 'us' | 'jp' | null; capability: Scope | null };
 
 /** Sources the key may read (null = all). */
 export type Grant = { sources: ReadonlySet<string> | null };
@@ -22,6 +24,11 @@ const TRANSPORT_OF: Partial<Record<Surface, Transport>> = {
   grpc: 'grpc',
   disksync: 'disksync',
 };
+
+/** The live-data transport behind a surface, or null (`simulation`): tier caps apply to these only. */
+export function liveDataTransport(surface: Surface): Transport | null {
+  return TRANSPORT_OF[surface] ?? null;
+}
 const TIER_NEEDED: Record<Transport, string> = {
   jsonrpc: 'any tier',
   grpc: 'Pro or Quant',
@@ -44,7 +51,7 @@ export function authorize(rec: KeyRecord, access: Access): Grant {
   if (access.capability && !scopes.has(access.capability))
     throw new ApiError('forbidden', `this key lacks the ${access.capability} scope`);
   const regions = rec.scopes.filter((s) => s.startsWith('region:'));
-  if (regions.length > 0 && !scopes.has(`region:${access.region}`))
+  if (access.region !== null && regions.length > 0 && !scopes.has(`region:${access.region}`))
     throw new ApiError('forbidden', `this key is limited to ${regions.join(', ')}`);
   const chains = rec.scopes.filter((s) => s.startsWith('chain:')).map((s) => s.slice('chain:'.length));
   return { sources: chains.length > 0 ? new Set(chains) : null };

@@ -1,4 +1,9 @@
-/** The open SSE connections of one gateway: heartbeats, and terminal `reconnect` on shutdown. */
+/**
+ * The open SSE connections of one gateway: heartbeats, and terminal `reconnect` on shutdown.
+ * A connection listens on its key's revocation signal, which is shared by every stream of that key
+ * in the process and lives as long as the key: the listener is removed when the connection closes,
+ * so open/close cycles leave the signal with one listener per open connection, never more.
+ */
 
 import type { FastifyReply } from 'fastify';
 import { openStreams } from '../../platform/metrics.ts';
@@ -42,7 +47,10 @@ export class ConnectionRegistry {
     reply: FastifyReply,
     opts: { principal?: Principal | undefined; headers?: Record<string, string>; onClose?: () => void },
   ): boolean {
+    const revoked = opts.principal?.revoked;
+    const onRevoked = () => conn.terminate('key_revoked');
     const cleanup = () => {
+      revoked?.removeEventListener('abort', onRevoked);
       opts.onClose?.();
       this.remove(conn);
       opts.principal?.release();
@@ -53,9 +61,10 @@ export class ConnectionRegistry {
     }
     reply.hijack();
     conn.onClosed = cleanup;
-    opts.principal?.revoked.addEventListener('abort', () => conn.terminate('key_revoked'), { once: true });
+    revoked?.addEventListener('abort', onRevoked, { once: true });
     this.add(conn);
     conn.open(opts.headers ?? {});
+    if (revoked?.aborted) onRevoked(); // revoked before the listener was there: it never fires
     return true;
   }
 

@@ -1,9 +1,10 @@
 /**
  * A market event as the gateways hold it: decoded once per gateway process, its JSON built once,
- * then shared by every client it is fanned out to.
+ * then shared by every client it is fanned out to. `owner` comes from the subject alone (never
+ * from the payload): null for the platform's feed, the account id for an account's own event.
  */
 import type { JsMsg } from '@nats-io/jetstream';
-import { type MdSubjectParts, parseMdSubject } from '../../contracts/subjects.ts';
+import { type FeedSubjectParts, type MdSubjectParts, parseFeedSubject } from '../../contracts/subjects.ts';
 import { decode } from '../../platform/codec.ts';
 
 export type FeedEvent = {
@@ -12,6 +13,8 @@ export type FeedEvent = {
   readonly source: string;
   readonly symbol: string;
   readonly eventType: string;
+  /** The account whose own event this is; null for the platform's feed. See `visibility.ts`. */
+  readonly owner: string | null;
   /** The event JSON with `seq` first: what SSE, JSON-RPC and WebSocket clients receive. */
   readonly json: string;
   /** `process.hrtime` (ns, as a number) when the gateway received it; for latency measurement. */
@@ -26,7 +29,7 @@ export const nowNs = (): number => Number(process.hrtime.bigint());
 export function decodeFeedEvent(
   msg: JsMsg,
   receivedAtNs = nowNs(),
-  parse: (subject: string) => MdSubjectParts | null = parseMdSubject,
+  parse: (subject: string) => MdSubjectParts | FeedSubjectParts | null = parseFeedSubject,
 ): FeedEvent | null {
   const parts = parse(msg.subject);
   if (!parts) return null;
@@ -45,6 +48,7 @@ export function decodeFeedEvent(
     source: parts.source,
     symbol: parts.symbol,
     eventType: parts.eventType,
+    owner: 'owner' in parts ? parts.owner : null,
     json,
     receivedAtNs,
     wire: {},

@@ -12,13 +12,16 @@ export type Surface = 'unified' | 'jsonrpc' | 'grpc' | 'disksync' | 'simulation'
 
 export type GuardRequest = {
   surface: Surface;
-  region: 'us' | 'jp';
+  /** The edge's region; null for a surface in no region (`{base_url}`): `region:*` scopes do not apply. */
+  region: 'us' | 'jp' | null;
   headers: Record<string, string | string[] | undefined>;
   query: Record<string, unknown>;
   requestId: string;
+  /** The client's address, when the transport knows it: failed key attempts are limited per address. */
+  clientIp?: string;
   /** The scope the operation needs from a key that has scopes (null: any valid key). */
   capability: Scope | null;
-  /** Opening a stream (counts against the concurrent-stream cap until `release`). */
+  /** Opening a stream (on a live-data transport, counts against the concurrent-stream cap until `release`). */
   stream: boolean;
 };
 
@@ -38,6 +41,8 @@ export type Principal = {
   tier: Tier;
   /** Sources the key may read (chain scopes); null = all. */
   sources: ReadonlySet<string> | null;
+  /** The key's scopes ([] = everything its tier allows); see `holdsScope` in `scopes.ts`. */
+  scopes: readonly Scope[];
   /** Aborts when the key is revoked while in use (→ auth_expired, UNAUTHENTICATED, 4002). */
   revoked: AbortSignal;
   rateLimit: RateDecision | null;
@@ -59,6 +64,16 @@ export class RateLimitedError extends ApiError {
   ) {
     super('rate_limited', message ?? `rate limit exceeded; retry in ${decision.retryAfterSeconds} s`);
   }
+}
+
+/**
+ * Call in the same turn as the first byte of a stream: a key revoked between admission and then
+ * never fires the abort listener the stream adds afterwards, so it is refused here (401, before
+ * the first byte, like any failure there).
+ */
+export function assertNotRevoked(p: Principal): void {
+  if (p.revoked.aborted)
+    throw new ApiError('key_revoked', 'this API key was revoked before the stream opened');
 }
 
 /** A header value: a whole number ≥ `min`, never a fraction, NaN or Infinity. */
@@ -93,6 +108,7 @@ export const openGuard: Guard = {
       keyId: null,
       tier: 'quant',
       sources: null,
+      scopes: [],
       revoked: new AbortController().signal,
       rateLimit: null,
       release() {},

@@ -1,15 +1,23 @@
 /**
  * What every fastify surface does the same way: a request id on every request (echoed as
  * `x-request-id`), the spec's error body for every failure, JSON 404 and 405 (with `Allow`),
- * 413 for bodies over 1 MB before parsing, and no internal message in any 5xx.
+ * 413 for bodies over 1 MB before parsing, no internal message in any 5xx, `Retry-After` on every
+ * 429 and 503, request deadlines (408 / 504, see request-deadlines.ts), and an empty body with a
+ * JSON content type read as no body (it is not malformed: `DELETE` clients often send the header).
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
-import { ApiError, httpErrorBody, toApiError } from '../../contracts/errors.ts';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
+import { ApiError, httpErrorBody, retryAfterSeconds, toApiError } from '../../contracts/errors.ts';
 import { MAX_BODY_BYTES } from '../../contracts/limits.ts';
 import { redactUrl } from '../../platform/logger.ts';
 import { httpDuration, httpRequests } from '../../platform/metrics.ts';
 import type { TlsOptions } from '../../platform/tls.ts';
 import { RateLimitedError, rateLimitHeaders } from './guard.ts';
+import { type Deadlines, installDeadlines } from './request-deadlines.ts';
 import { requestIdFrom } from './request-id.ts';
 
 /** Maps fastify's own errors to the catalogue. */
@@ -38,20 +46,43 @@ function routePattern(url: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
-/** `surface` labels the request metrics; `tls` (see platform/tls.ts) makes the listener HTTPS. */
+/**
+ * `surface` labels the request metrics; `tls` (see platform/tls.ts) makes the listener HTTPS;
+ * `deadlines` (from the configuration) bound body and handler time (null: none, for benchmarks).
+ */
 export function createHttpApp(
   opts: FastifyServerOptions = {},
   surface = 'http',
   tls: TlsOptions | null = null,
+  deadlines: Deadlines | null = null,
 ): FastifyInstance {
   const app = Fastify({
     bodyLimit: MAX_BODY_BYTES,
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
     // Request lines are logged once, by the onResponse hook below, with credentials redacted.
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
+    // Failures of the router itself (a malformed path, a path segment past 100 characters) name no
+    // resource: 404 like any unknown id, with the error body like any error.
+    frameworkErrors: (err, req, reply) => {
+      const apiErr =
+        err.code === 'FST_ERR_ASYNC_CONSTRAINT'
+          ? new ApiError('internal')
+          : new ApiError('not_found', 'no such resource: malformed or overlong path segment');
+      (reply as unknown as FastifyReply)
+        .code(apiErr.row.http)
+        .header('x-request-id', req.id)
+        .type('application/json; charset=utf-8')
+        .send(httpErrorBody(apiErr, req.id));
+    },
     ...opts,
     ...(tls ? { https: tls } : {}),
   }) as unknown as FastifyInstance;
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) =>
+    body.length === 0 ? done(null, undefined) : json(req, body as string, done),
+  );
+  if (deadlines) installDeadlines(app, deadlines);
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   app.addHook('onRoute', (r) => {
     const methods = Array.isArray(r.method) ? r.method : [r.method];
@@ -78,7 +109,11 @@ export function createHttpApp(
     const apiErr = err instanceof ApiError ? err : fromFastify(err as Parameters<typeof fromFastify>[0]);
     if (apiErr.row.http >= 500) req.log.error({ err }, 'request failed');
     if (apiErr instanceof RateLimitedError) reply.headers(rateLimitHeaders(apiErr.decision));
-    reply.code(apiErr.row.http).send(httpErrorBody(apiErr, req.id));
+    const retryAfter = retryAfterSeconds(apiErr);
+    if (retryAfter !== null && !reply.hasHeader('retry-after'))
+      reply.header('retry-after', String(retryAfter));
+    // JSON whatever the route had set (an artifact's 416 was about to be Parquet).
+    reply.code(apiErr.row.http).type('application/json; charset=utf-8').send(httpErrorBody(apiErr, req.id));
   });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '/';

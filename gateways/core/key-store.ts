@@ -5,23 +5,59 @@
  * and every open stream holding that key is told through its AbortSignal. After a reconnect the
  * cache is dropped and open holders are re-checked, so a revocation missed while away still lands.
  * Last-used times are coalesced in memory and written once per flush period.
+ *
+ * Invariants:
+ * - Memory is flat: known keys, unknown keys and remembered revocations are LRUs with expiry
+ *   (`maxKnown`, `maxUnknown`, `maxRevoked` entries), so a flood of random well-formed keys only
+ *   churns the unknown-key LRU and never evicts a known key.
+ * - A revocation pushed here is remembered (by key id and by every hash) for `revokedMemoryMs`, even
+ *   when the key was not cached: a later lookup that still finds `active` in KV (the projection not
+ *   there yet) answers `revoked`. Revocation is irreversible, so remembering can never be wrong.
+ * - Rotation: a key stored under a previous secret version is still found, and a `key_rehashed`
+ *   event stores it under the current one (tried once per key per process per day; the event id
+ *   dedupes across processes; where the NATS user may not publish `acct.>`, the try just fails).
  */
+import { setMaxListeners } from 'node:events';
 import type { Subscription } from '@nats-io/transport-node';
-import type { AccountEvent, KeyRecord } from '../../contracts/accounts.ts';
+import { type AccountEvent, accountSubject, type KeyRecord } from '../../contracts/accounts.ts';
 import { KEY_CACHE_TTL_MS } from '../../contracts/limits.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { decode } from '../../platform/codec.ts';
+import { decode, encode } from '../../platform/codec.ts';
 import { BUCKET_OPTIONS, type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { Secrets } from '../../platform/secrets.ts';
+import { LruCache } from './lru-cache.ts';
 
-export type KeyStoreOptions = { cacheTtlMs?: number; unknownTtlMs?: number; usageFlushMs?: number };
+export type KeyStoreOptions = {
+  cacheTtlMs?: number;
+  unknownTtlMs?: number;
+  usageFlushMs?: number;
+  /** Known keys cached at most. */
+  maxKnown?: number;
+  /** Unknown keys cached at most (negative answers). */
+  maxUnknown?: number;
+  /** Revocations remembered at most, and for how long, ms. */
+  maxRevoked?: number;
+  revokedMemoryMs?: number;
+};
 
-type Cached = { record: KeyRecord | null; until: number };
+/** Default bounds: ~100k known keys, 10k unknown, 100k revocations remembered for 24 h. */
+export const KEY_STORE_DEFAULTS = {
+  unknownTtlMs: 5_000,
+  usageFlushMs: 30_000,
+  maxKnown: 100_000,
+  maxUnknown: 10_000,
+  maxRevoked: 100_000,
+  revokedMemoryMs: 86_400_000,
+} as const;
 
 export class KeyStore {
-  private readonly cache = new Map<string, Cached>();
+  private readonly known: LruCache<string, KeyRecord>;
+  private readonly unknown: LruCache<string, true>;
+  private readonly revokedHashes: LruCache<string, true>;
+  private readonly revokedIds: LruCache<string, true>;
+  private readonly rehashed: LruCache<string, true>;
   private readonly holders = new Map<string, AbortController>();
   private readonly usage = new Map<string, number>();
   private sub: Subscription | null = null;
@@ -29,12 +65,19 @@ export class KeyStore {
   private offReconnect: () => void = () => {};
 
   private constructor(
+    private readonly nats: Nats,
     private readonly keys: Bucket<KeyRecord>,
     private readonly usageBucket: Bucket<number>,
     private readonly secrets: Secrets,
     private readonly log: Logger,
     private readonly opts: Required<KeyStoreOptions>,
-  ) {}
+  ) {
+    this.known = new LruCache(opts.maxKnown, opts.cacheTtlMs);
+    this.unknown = new LruCache(opts.maxUnknown, opts.unknownTtlMs);
+    this.revokedHashes = new LruCache(opts.maxRevoked, opts.revokedMemoryMs);
+    this.revokedIds = new LruCache(opts.maxRevoked, opts.revokedMemoryMs);
+    this.rehashed = new LruCache(opts.maxUnknown, opts.revokedMemoryMs);
+  }
 
   static async start(
     nats: Nats,
@@ -43,22 +86,32 @@ export class KeyStore {
     opts: KeyStoreOptions = {},
   ): Promise<KeyStore> {
     const store = new KeyStore(
+      nats,
       await openBucket<KeyRecord>(nats, KV_BUCKETS.keys, BUCKET_OPTIONS[KV_BUCKETS.keys]),
       await openBucket<number>(nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]),
       secrets,
       log,
       {
+        ...KEY_STORE_DEFAULTS,
+        ...opts,
         cacheTtlMs: Math.min(opts.cacheTtlMs ?? KEY_CACHE_TTL_MS, KEY_CACHE_TTL_MS),
-        unknownTtlMs: opts.unknownTtlMs ?? 5_000,
-        usageFlushMs: opts.usageFlushMs ?? 30_000,
       },
     );
-    store.sub = nats.nc.subscribe('acct.*.*', {
+    store.sub = nats.nc.subscribe(accountSubject('*', 'key_revoked'), {
       callback: (err, msg) => {
         if (!err) store.onAccountEvent(msg.data);
       },
     });
-    store.offReconnect = nats.onReconnect(() => void store.recheck());
+    const plans = nats.nc.subscribe(accountSubject('*', 'plan_changed'), {
+      callback: (err, msg) => {
+        if (!err) store.onAccountEvent(msg.data);
+      },
+    });
+    const offReconnect = nats.onReconnect(() => void store.recheck());
+    store.offReconnect = () => {
+      offReconnect();
+      plans.unsubscribe();
+    };
     store.timer = setInterval(() => void store.flushUsage(), store.opts.usageFlushMs);
     store.timer.unref();
     return store;
@@ -68,19 +121,26 @@ export class KeyStore {
     return this.secrets.keyHash(key);
   }
 
+  /** Entries held by the lookup caches (known + unknown); bounded by `maxKnown + maxUnknown`. */
+  get cacheSize(): number {
+    return this.known.size + this.unknown.size;
+  }
+
   /** The record for a presented key (active or revoked), or null when unknown. */
   async lookup(key: string): Promise<KeyRecord | null> {
-    const hash = this.hash(key);
-    const hit = this.cache.get(hash);
-    if (hit && hit.until > Date.now()) return hit.record;
-    const record = await this.keys.get(hash);
-    // Constant-time check of what came back against what was presented (defence in depth).
-    const verified = record && this.secrets.sameHash(record.key_hash, hash) ? record : null;
-    this.cache.set(hash, {
-      record: verified,
-      until: Date.now() + (verified ? this.opts.cacheTtlMs : this.opts.unknownTtlMs),
-    });
-    return verified;
+    const [hash = '', ...previous] = this.secrets.allHashes(key);
+    const hit = this.known.get(hash);
+    if (hit) return this.withRevocations(hit);
+    if (this.unknown.has(hash)) return null;
+    let record = await this.verified(hash);
+    for (const old of previous) {
+      if (record) break;
+      record = await this.verified(old);
+      if (record) this.rehash(record, hash);
+    }
+    if (record) this.known.set(hash, record);
+    else this.unknown.set(hash, true);
+    return record ? this.withRevocations(record) : null;
   }
 
   /** Aborts when the key is revoked; shared by every stream holding the key in this process. */
@@ -88,8 +148,11 @@ export class KeyStore {
     let c = this.holders.get(hash);
     if (!c) {
       c = new AbortController();
+      // One listener per open stream of the key: bounded by the tier's stream cap, not a leak.
+      setMaxListeners(0, c.signal);
       this.holders.set(hash, c);
     }
+    if (this.revokedHashes.has(hash)) c.abort();
     return c.signal;
   }
 
@@ -104,6 +167,39 @@ export class KeyStore {
     await this.flushUsage();
   }
 
+  /** The KV record under `hash`, checked in constant time against it (defence in depth). */
+  private async verified(hash: string): Promise<KeyRecord | null> {
+    const record = await this.keys.get(hash);
+    return record && this.secrets.sameHash(record.key_hash, hash) ? record : null;
+  }
+
+  private withRevocations(record: KeyRecord): KeyRecord {
+    if (record.status !== 'active') return record;
+    return this.revokedIds.has(record.key_id) || this.revokedHashes.has(record.key_hash)
+      ? { ...record, status: 'revoked' }
+      : record;
+  }
+
+  /** Stores a key found under a previous secret under the current one (event-sourced, like every key change). */
+  private rehash(record: KeyRecord, currentHash: string): void {
+    if (record.status !== 'active' || this.rehashed.has(record.key_id)) return;
+    this.rehashed.set(record.key_id, true);
+    const ev: AccountEvent = {
+      type: 'key_rehashed',
+      account_id: record.account_id,
+      key_id: record.key_id,
+      key_hash: currentHash,
+      at: Date.now(),
+    };
+    this.nats.js
+      .publish(accountSubject(record.account_id, 'key_rehashed'), encode(ev), {
+        msgID: `key_rehashed.${record.key_id}.${currentHash}`,
+      })
+      // Not retried here: a process whose NATS user may not write `acct.>` (edge gateways) only
+      // verifies; the `{base_url}` process rehashes when the key is used there.
+      .catch((err) => this.log.warn({ err: String(err), key_id: record.key_id }, 'key rehash not published'));
+  }
+
   private onAccountEvent(data: Uint8Array): void {
     let ev: AccountEvent;
     try {
@@ -111,26 +207,25 @@ export class KeyStore {
     } catch {
       return;
     }
-    if (ev.type === 'key_revoked') this.revoked(ev.key_hash);
-    else if (ev.type === 'plan_changed') {
-      for (const [hash, c] of this.cache) if (c.record?.account_id === ev.account_id) this.cache.delete(hash);
+    if (ev.type === 'key_revoked') {
+      this.revokedIds.set(ev.key_id, true);
+      for (const hash of [ev.key_hash, ...(ev.previous_hashes ?? [])]) this.revoked(hash);
+    } else if (ev.type === 'plan_changed') {
+      for (const [hash, rec] of this.known) if (rec.account_id === ev.account_id) this.known.delete(hash);
     }
   }
 
   private revoked(hash: string): void {
-    const c = this.cache.get(hash);
-    if (c?.record)
-      this.cache.set(hash, {
-        record: { ...c.record, status: 'revoked' },
-        until: Date.now() + this.opts.cacheTtlMs,
-      });
-    else this.cache.delete(hash);
+    this.revokedHashes.set(hash, true);
+    const rec = this.known.get(hash);
+    if (rec) this.known.set(hash, { ...rec, status: 'revoked' });
     this.holders.get(hash)?.abort();
     this.holders.delete(hash);
   }
 
   private async recheck(): Promise<void> {
-    this.cache.clear();
+    this.known.clear();
+    this.unknown.clear();
     for (const hash of [...this.holders.keys()]) {
       const record = await this.keys.get(hash).catch(() => null);
       if (record?.status === 'revoked') this.revoked(hash);

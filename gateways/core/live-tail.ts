@@ -2,9 +2,18 @@
  * The one live JetStream subscription of a gateway process: an ordered consumer on every market
  * subject, fanned out in-process to all attached clients, with a ring of recent events for
  * resumes. Clients are indexed by coin so an event touches only the clients that want it.
+ * Accounts' own events (`stream: true`) travel in the same stream and ring, reach only their
+ * account's subscribers (`matches` → `visibility.ts`), and never count for feed health: the
+ * platform's known coins and stale reports are the platform's feed alone.
  */
 import { STREAMS } from '../../contracts/streams.ts';
-import { MD_ALL, type MdSubjectParts, parseMdSubject } from '../../contracts/subjects.ts';
+import {
+  type FeedSubjectParts,
+  MD_ALL,
+  MD_PLATFORM,
+  type MdSubjectParts,
+  parseFeedSubject,
+} from '../../contracts/subjects.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { registerLagSource } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -27,11 +36,19 @@ export type TailSubscriber = {
 export type FeedSpec = {
   stream: string;
   filter: string;
-  parse: (subject: string) => MdSubjectParts | null;
+  /** The platform's own subjects within `filter` (default: all of it): the coins known at start. */
+  platformFilter?: string;
+  parse: (subject: string) => MdSubjectParts | FeedSubjectParts | null;
   coinToken: number;
 };
 
-export const MD_FEED: FeedSpec = { stream: STREAMS.MD, filter: MD_ALL, parse: parseMdSubject, coinToken: 2 };
+export const MD_FEED: FeedSpec = {
+  stream: STREAMS.MD,
+  filter: MD_ALL,
+  platformFilter: MD_PLATFORM,
+  parse: parseFeedSubject,
+  coinToken: 2,
+};
 
 const YIELD_EVERY = 2_048;
 const YIELD_AFTER_MS = 5;
@@ -74,7 +91,9 @@ export class LiveTail {
   /** Starts tailing from the stream's current end; coins already in the stream are known at once. */
   static async start(nats: Nats, log: Logger, opts: LiveTailOptions): Promise<LiveTail> {
     const feed = opts.feed ?? MD_FEED;
-    const info = await nats.jsm.streams.info(feed.stream, { subjects_filter: feed.filter });
+    const info = await nats.jsm.streams.info(feed.stream, {
+      subjects_filter: feed.platformFilter ?? feed.filter,
+    });
     const coins = new Set<string>();
     for (const subject of Object.keys(info.state.subjects ?? {})) {
       const coin = subject.split('.')[feed.coinToken];
@@ -149,7 +168,7 @@ export class LiveTail {
   private receive(ev: FeedEvent | null): void {
     if (!ev) return;
     this.ring.push(ev);
-    this.health.saw(ev.symbol);
+    if (ev.owner === null) this.health.saw(ev.symbol);
     const subs = this.byCoin.get(ev.symbol);
     if (subs) for (const s of subs) this.offer(s, ev);
     for (const s of this.anyCoin) this.offer(s, ev);

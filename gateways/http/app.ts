@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { openJobsBucket } from '../../consumers/generation/job-worker.ts';
+import { type RetentionSweep, startRetentionSweep } from '../../consumers/generation/retention-sweep.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
 import type { Config } from '../../platform/config.ts';
 import { BUCKET_OPTIONS, openBucket } from '../../platform/kv.ts';
@@ -22,7 +23,7 @@ import { registerCacheRoutes } from './caches/cache-routes.ts';
 import { cacheTools } from './caches/cache-tools.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
 import { type DashboardProxyDeps, registerDashboardProxy } from './dashboard-proxy.ts';
-import { GenerationService } from './generation/generation-service.ts';
+import { GenerationService, generationOptions } from './generation/generation-service.ts';
 import { registerGenerationRoutes } from './generation/routes.ts';
 import { createHealth } from './health.ts';
 import { registerLiveRoute } from './live-sim/live-route.ts';
@@ -40,7 +41,7 @@ export type HttpAppDeps = {
   log: Logger;
   tls?: TlsOptions | null;
   /** The dashboard proxy `/api/v1/unified/*` (session in, service key out); absent: not served. */
-  dashboard?: Omit<DashboardProxyDeps, 'accounts'>;
+  dashboard?: Omit<DashboardProxyDeps, 'accounts' | 'nats'>;
 };
 
 export type HttpApp = {
@@ -49,6 +50,8 @@ export type HttpApp = {
   registry: ConnectionRegistry;
   generation: GenerationService;
   caches: CacheStore;
+  /** Deletes artifacts and cache exports older than ARTIFACT_RETENTION_S. */
+  retention: RetentionSweep;
   /** The address the app answers on, once listening (used in links when PUBLIC_BASE_URL is unset). */
   setListenAddress(url: string): void;
   shutdown(): Promise<void>;
@@ -63,6 +66,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     { loggerInstance: deps.log.child({ surface: 'http' }), forceCloseConnections: true },
     'http',
     deps.tls ?? null,
+    { bodyMs: config.HTTP_BODY_TIMEOUT_MS, handlerMs: config.HTTP_HANDLER_TIMEOUT_MS },
   );
   let listenAddress = `http://127.0.0.1:${config.HTTP_PORT}`;
   const configured = config.PUBLIC_BASE_URL?.replace(/\/$/, '');
@@ -79,7 +83,13 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   };
   const jobs = await openJobsBucket(nats);
   const sessions = await SimSessions.start(nats, deps.log);
-  const generation = new GenerationService(nats, jobs);
+  const generation = new GenerationService(nats, jobs, generationOptions(config, artifactsDirOf(config)));
+  const retention = startRetentionSweep({
+    dirs: [artifactsDirOf(config), join(artifactsDirOf(config), 'cache-exports')],
+    maxAgeMs: config.ARTIFACT_RETENTION_S * 1_000,
+    intervalMs: config.ARTIFACT_SWEEP_INTERVAL_S * 1_000,
+    log: deps.log,
+  });
   const caches = await CacheStore.open(nats);
 
   registerConsoleRoutes(
@@ -95,7 +105,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     baseUrl,
   });
   registerLiveRoute(app, { sessions, requireKey, registry, connection: sse });
-  if (deps.dashboard) registerDashboardProxy(app, { ...deps.dashboard, accounts: deps.accounts });
+  if (deps.dashboard) registerDashboardProxy(app, { ...deps.dashboard, accounts: deps.accounts, nats });
   registerMcpRoutes(app, {
     requireKey,
     generation,
@@ -125,11 +135,14 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     registry,
     generation,
     caches,
+    retention,
     setListenAddress(url) {
       listenAddress = url;
     },
     async shutdown() {
       registry.closeAll('server shutting down; reconnect');
+      await retention.stop();
+      await generation.close();
       await sessions.stop();
       await app.close();
     },

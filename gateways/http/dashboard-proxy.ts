@@ -3,60 +3,141 @@
  * console session, not an API key, and the unified stream host refuses session tokens. This route
  * takes the session, checks the account's plan, and forwards to the unified stream with the
  * process's service-level key, streaming the answer back (backpressure through `pipe`).
+ *
+ * The session is held to the same standard as a key for the whole stream, as revocation is: the
+ * account's events are watched from before the last check, so a plan change to one without the
+ * unified stream ends it (terminal `tier_restricted`), and a logout ends it too: `auth_expired`
+ * when the session is already seen ended, else `reconnect` (the projection may lag the event, or
+ * another session of the account logged out): the client comes back with Last-Event-ID and is
+ * checked again, so an ended session gets its 401 and a live one resumes without a gap.
+ * Upstream sees this request's id, so a forwarded error body and `x-request-id` agree.
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../contracts/errors.ts';
+import { ApiError, toApiError } from '../../contracts/errors.ts';
 import { tierAllows } from '../../contracts/limits.ts';
+import type { Nats } from '../../platform/nats.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
+import { watchAccount } from '../core/account-events.ts';
 import { bearerToken } from '../core/credentials.ts';
+import { sseErrorMessage, wholeMessages } from '../core/sse-frames.ts';
 
 export type DashboardProxyDeps = {
   accounts: AccountsService;
+  nats: Nats;
   /** Base URL of a unified stream gateway (read per request: it may be known only after start). */
   upstream: () => string;
   /** The service-level API key the proxy presents upstream (never sent to the browser). */
   serviceKey: () => string | null;
 };
 
-const FORWARDED_HEADERS = ['content-type', 'cache-control', 'x-request-id', 'retry-after'];
+const FORWARDED_HEADERS = ['content-type', 'cache-control', 'retry-after'];
+
+/** The session's account, if the session is live and its plan includes the unified stream. */
+async function admitSession(accounts: AccountsService, token: string | null): Promise<string> {
+  const accountId = await accounts.sessionAccount(token);
+  const account = await accounts.account(accountId);
+  if (!account) throw new ApiError('session_invalid');
+  if (!tierAllows(account.plan, 'unified'))
+    throw new ApiError(
+      'tier_restricted',
+      `the unified stream needs Pro or Quant; this account's plan is ${account.plan}`,
+    );
+  return accountId;
+}
 
 export function registerDashboardProxy(app: FastifyInstance, deps: DashboardProxyDeps): void {
   app.get('/api/v1/unified/*', async (req, reply) => {
-    const accountId = await deps.accounts.sessionAccount(bearerToken(req.headers.authorization));
-    const account = await deps.accounts.account(accountId);
-    if (!account) throw new ApiError('session_invalid');
-    if (!tierAllows(account.plan, 'unified'))
-      throw new ApiError(
-        'tier_restricted',
-        `the unified stream needs Pro or Quant; this account's plan is ${account.plan}`,
-      );
+    const token = bearerToken(req.headers.authorization);
+    const accountId = await admitSession(deps.accounts, token);
     const key = deps.serviceKey();
     if (!key) throw new ApiError('feed_unavailable', 'the dashboard proxy is not ready');
 
     const abort = new AbortController();
+    let ended: ApiError | null = null;
+    let onEnd: (err: ApiError) => void = () => {};
+    const end = (err: ApiError) => {
+      if (ended) return;
+      ended = err;
+      abort.abort();
+      onEnd(err);
+    };
+    /** True when the session may no longer stream (and the stream has been ended). */
+    const recheck = async (): Promise<boolean> => {
+      try {
+        await admitSession(deps.accounts, token);
+        return false;
+      } catch (err) {
+        end(toApiError(err));
+        return true;
+      }
+    };
+    const watch = watchAccount(deps.nats, accountId, {
+      event(ev) {
+        if (ev.type === 'plan_changed' && !tierAllows(ev.plan, 'unified'))
+          end(new ApiError('tier_restricted', `this account's plan is now ${ev.plan}`));
+        else if (ev.type === 'logged_out')
+          void recheck().then((gone) => {
+            if (!gone)
+              end(new ApiError('reconnect', 'a session of this account ended; reconnect to continue'));
+          });
+      },
+      reconnected: () => void recheck(),
+    });
+    try {
+      await watch.ready;
+      await admitSession(deps.accounts, token); // anything before the watch is in the projections
+    } catch (err) {
+      watch.stop();
+      throw err;
+    }
+
     const upstream = await fetch(`${deps.upstream()}${req.url}`, {
       headers: {
         'x-api-key': key,
+        'x-request-id': req.id,
         ...(req.headers['last-event-id'] ? { 'last-event-id': String(req.headers['last-event-id']) } : {}),
       },
       signal: abort.signal,
     }).catch(() => null);
-    if (!upstream) throw new ApiError('upstream_unavailable', 'the unified stream is unreachable');
+    if (!upstream || ended || reply.sent) {
+      watch.stop();
+      abort.abort();
+      if (reply.sent) return;
+      throw ended ?? new ApiError('upstream_unavailable', 'the unified stream is unreachable');
+    }
     reply.hijack();
     const headers: Record<string, string> = { 'x-request-id': req.id };
     for (const h of FORWARDED_HEADERS) {
       const v = upstream.headers.get(h);
-      if (v && h !== 'x-request-id') headers[h] = v;
+      if (v) headers[h] = v;
     }
     reply.raw.writeHead(upstream.status, headers);
-    if (!upstream.body) return void reply.raw.end();
+    if (!upstream.body) {
+      watch.stop();
+      return void reply.raw.end();
+    }
     const body = Readable.fromWeb(upstream.body as import('node:stream/web').ReadableStream);
-    body.on('error', () => reply.raw.destroy());
+    if (!/^text\/event-stream/.test(upstream.headers.get('content-type') ?? '')) {
+      watch.stop(); // an error body: relayed whole
+      body.on('error', () => reply.raw.destroy());
+      return void body.pipe(reply.raw);
+    }
+    const messages = wholeMessages();
+    onEnd = (err) => {
+      body.unpipe(messages);
+      messages.unpipe(reply.raw);
+      body.destroy();
+      reply.raw.end(sseErrorMessage(err, req.id));
+    };
+    body.on('error', () => {
+      if (!ended) reply.raw.destroy();
+    });
     reply.raw.on('close', () => {
+      watch.stop();
       abort.abort();
       body.destroy();
     });
-    body.pipe(reply.raw);
+    body.pipe(messages).pipe(reply.raw);
   });
 }

@@ -1,27 +1,36 @@
 /**
  * `normalize_events` and `POST /mcp/normalize`: source-native payloads → canonical events, then
- * optionally published to `MD` (message ids from the content, so a repeated request publishes
- * nothing twice) and/or cached. When no element is usable: 422 with every rejection, and nothing
- * is published or cached.
+ * optionally published and/or cached, both as the caller's account's own: `stream: true` goes to
+ * the account's subject space (never the platform's shared feed; once per content, at any
+ * distance in time: `AccountPublisher`), `enable_cache: true` to a cache only that account sees.
+ * When no element is usable: 422 with every rejection, and nothing is published or cached.
  */
 
-import { contentHash } from '../../contracts/caches.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import { NORMALIZE_EVENTS } from '../../contracts/mcp-data-tools.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { AccountPublisher } from '../../producers/account-publish.ts';
 import type { CacheStore } from '../../producers/caches/cache-store.ts';
 import { isNormalizeError, NORMALIZER_VERSION, normalizeBatch } from '../../producers/normalizer/index.ts';
-import { nowUs, publishEvents } from '../../producers/publish.ts';
+import { ownerOf } from './caches/cache-tools.ts';
 import { defineTool, type ToolDefinition } from './mcp/tool-registry.ts';
 
 export type NormalizeToolDeps = { nats: Nats; caches: CacheStore; log: Logger };
 
 export function normalizeTool(deps: NormalizeToolDeps): ToolDefinition {
+  let publisher: Promise<AccountPublisher> | null = null;
+  const accountPublisher = () => {
+    publisher ??= AccountPublisher.open(deps.nats, deps.log).catch((err) => {
+      publisher = null;
+      throw err;
+    });
+    return publisher;
+  };
   return defineTool({
     spec: NORMALIZE_EVENTS,
     legacy: { method: 'POST', url: '/mcp/normalize', access: 'mcp' },
-    run: async (body) => {
+    run: async (body, ctx) => {
       let result: ReturnType<typeof normalizeBatch>;
       try {
         result = normalizeBatch({ source: body.source, symbol: body.symbol, events: body.events });
@@ -49,10 +58,12 @@ export function normalizeTool(deps: NormalizeToolDeps): ToolDefinition {
         events,
         rejected,
       };
-      if (body.enable_cache) {
+      const account = body.enable_cache || body.stream ? ownerOf(ctx.principal) : null;
+      if (account && body.enable_cache) {
         const symbol = body.symbol ?? events[0]?.symbol ?? 'unknown';
         const rawJsonBytes = Buffer.byteLength(JSON.stringify(body.events.map((e) => e.payload)));
         const manifest = await deps.caches.store({
+          accountId: account,
           source: body.source,
           symbol,
           events,
@@ -61,14 +72,8 @@ export function normalizeTool(deps: NormalizeToolDeps): ToolDefinition {
         });
         out.cache_key = manifest.cache_key;
       }
-      if (body.stream) {
-        const id = contentHash(events).slice('sha256:'.length, 'sha256:'.length + 24);
-        const at = nowUs();
-        out.published = await publishEvents(
-          deps.nats.js,
-          events.map((event, i) => ({ event, id: `norm.${id}.${i}`, ingestUs: at })),
-          deps.log,
-        );
+      if (account && body.stream) {
+        out.published = (await (await accountPublisher()).publish(account, events)).published;
       }
       return out;
     },

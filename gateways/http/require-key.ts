@@ -39,10 +39,11 @@ export function installKeyAuth(app: FastifyInstance, guard: Guard): RequireKey {
     async function requireKey(req, reply) {
       const principal = await guard.admit({
         surface: 'simulation',
-        region: 'us',
+        region: null, // {base_url} is in no region: `region:*` scopes do not apply here
         headers: req.headers,
         query: (req.query ?? {}) as Record<string, unknown>,
         requestId: req.id,
+        clientIp: req.ip,
         capability,
         stream: opts.stream ?? false,
       });

@@ -41,6 +41,7 @@ export function buildUnifiedApp(deps: UnifiedAppDeps): UnifiedApp {
     },
     `unified-${deps.region}`,
     deps.tls ?? null,
+    { bodyMs: config.HTTP_BODY_TIMEOUT_MS, handlerMs: config.HTTP_HANDLER_TIMEOUT_MS },
   );
   const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, `unified-${deps.region}`);
   registerHealthRoute(app, deps.nats);

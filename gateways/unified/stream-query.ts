@@ -1,10 +1,11 @@
 /**
  * Query and resume position of `GET /api/v1/unified/stream`, validated with zod. Unknown
- * parameters and values are refused with field details; a position must be a stream sequence.
+ * parameters and values are refused with field details (400, core/validate.ts); a position must
+ * be a stream sequence.
  */
 import { z } from 'zod';
-import { ApiError } from '../../contracts/errors.ts';
 import { EventType, Source, SymbolName } from '../../contracts/events.ts';
+import { parseWith } from '../core/validate.ts';
 
 const commaList = <T extends z.ZodType<string, string>>(item: T) =>
   z
@@ -40,36 +41,20 @@ export type StreamRequest = {
   lastEventId: number | null;
 };
 
-function invalid(issues: z.core.$ZodIssue[], fieldOverride?: string): ApiError {
-  const first = issues[0];
-  const field =
-    fieldOverride ??
-    (first?.code === 'unrecognized_keys' ? first.keys.join(',') : String(first?.path[0] ?? 'query'));
-  const reason =
-    first?.code === 'unrecognized_keys'
-      ? 'unknown query parameter (allowed: coin, event_type, source, last_event_id)'
-      : (first?.message ?? 'invalid');
-  return new ApiError('invalid_params', `invalid ${field}: ${reason}`, { field, reason });
-}
-
 /** The `Last-Event-ID` header wins over `last_event_id`: EventSource sends the header on reconnect. */
 export function parseStreamRequest(
   query: unknown,
   lastEventIdHeader: string | string[] | undefined,
 ): StreamRequest {
-  const q = UnifiedStreamQuery.safeParse(query ?? {});
-  if (!q.success) throw invalid(q.error.issues);
-  let lastEventId = q.data.last_event_id ?? null;
+  const q = parseWith(UnifiedStreamQuery, query ?? {}, 'text');
+  let lastEventId = q.last_event_id ?? null;
   const header = Array.isArray(lastEventIdHeader) ? lastEventIdHeader[0] : lastEventIdHeader;
-  if (header !== undefined && header.trim() !== '') {
-    const h = position.safeParse(header.trim());
-    if (!h.success) throw invalid(h.error.issues, 'Last-Event-ID');
-    lastEventId = h.data;
-  }
+  if (header !== undefined && header.trim() !== '')
+    lastEventId = parseWith(position, header.trim(), 'text', 'Last-Event-ID');
   return {
-    coins: q.data.coin ? [...new Set(q.data.coin)] : null,
-    eventTypes: q.data.event_type ?? null,
-    sources: q.data.source ?? null,
+    coins: q.coin ? [...new Set(q.coin)] : null,
+    eventTypes: q.event_type ?? null,
+    sources: q.source ?? null,
     lastEventId,
   };
 }

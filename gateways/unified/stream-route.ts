@@ -6,11 +6,13 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
 import type { ConnectionRegistry } from '../core/connection-registry.ts';
-import { type Guard, rateLimitHeaders } from '../core/guard.ts';
+import { assertNotRevoked, type Guard, rateLimitHeaders } from '../core/guard.ts';
+import { ownsCoin } from '../core/own-coins.ts';
 import { type FeedDeps, type FeedSubscription, openFeed } from '../core/replay-source.ts';
 import { type Selection, selectionKey } from '../core/selection.ts';
 import type { SseConnectionOptions } from '../core/sse-connection.ts';
 import { SseConnection } from '../core/sse-connection.ts';
+import { viewerOf } from '../core/visibility.ts';
 import { parseStreamRequest } from './stream-query.ts';
 
 export type StreamRouteDeps = FeedDeps & {
@@ -20,12 +22,21 @@ export type StreamRouteDeps = FeedDeps & {
   connection: Omit<SseConnectionOptions, 'requestId'>;
 };
 
-/** Splits requested coins into tracked and unknown ones (exact spelling first, then upper case). */
-function resolveCoins(deps: StreamRouteDeps, coins: string[]): { known: string[]; unknown: string[] } {
+/**
+ * Splits requested coins into tracked and unknown ones (exact spelling first, then upper case):
+ * the platform's known coins, then coins the viewer's own account has published.
+ */
+async function resolveCoins(
+  deps: StreamRouteDeps,
+  coins: string[],
+  viewer: string | null,
+): Promise<{ known: string[]; unknown: string[] }> {
   const known: string[] = [];
   const unknown: string[] = [];
   for (const c of coins) {
-    const hit = [c, c.toUpperCase()].find((x) => deps.tail.health.knows(x));
+    const spellings = [...new Set([c, c.toUpperCase()])];
+    let hit = spellings.find((x) => deps.tail.health.knows(x));
+    for (const x of spellings) if (!hit && (await ownsCoin(deps.nats, viewer, x))) hit = x;
     if (hit) known.push(hit);
     else unknown.push(c);
   }
@@ -54,19 +65,21 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
       headers: req.headers,
       query: req.query as Record<string, unknown>,
       requestId: req.id,
+      clientIp: req.ip,
       capability: 'stream:read',
       stream: true,
     });
     let selection: Selection;
     let coins: { known: string[]; unknown: string[] } | null;
     try {
-      coins = request.coins ? resolveCoins(deps, request.coins) : null;
+      coins = request.coins ? await resolveCoins(deps, request.coins, viewerOf(principal)) : null;
       if (coins && coins.known.length === 0)
         throw new ApiError('coin_not_found', `not tracked: ${coins.unknown.join(', ')}`);
       selection = {
         coins: coins ? new Set(coins.known) : null,
         eventTypes: request.eventTypes ? new Set(request.eventTypes) : null,
         sources: allowedSources(request.sources, principal.sources),
+        viewer: viewerOf(principal),
       };
     } catch (err) {
       principal.release();
@@ -87,6 +100,13 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
       principal.release();
       req.log.warn({ err: String(err) }, 'cannot position stream');
       throw new ApiError('feed_unavailable', 'market data log unreachable; retry shortly');
+    }
+    try {
+      assertNotRevoked(principal);
+    } catch (err) {
+      sub.close();
+      principal.release();
+      throw err;
     }
     const headers = principal.rateLimit ? rateLimitHeaders(principal.rateLimit) : {};
     if (!deps.registry.start(conn, reply, { principal, headers, onClose: () => sub.close() })) return;

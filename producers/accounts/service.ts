@@ -1,26 +1,37 @@
 /**
- * Account commands: validate, publish an event on `ACCOUNTS`, wait until the projection shows it.
- * Reads come from the KV projections. Secrets leave this file only as hashes: the API key is
- * returned to the caller once, in `createKey`'s result, and never stored or logged.
+ * Account commands: validate, publish an event on `ACCOUNTS`, wait (at most `projectionDeadlineMs`)
+ * until the projection shows it. Reads come from the KV projections. Secrets leave this file only as
+ * hashes: the API key is returned to the caller once, in `createKey`'s result, and never stored or
+ * logged. Policy kept here: self-service plans only where configured, at most
+ * `MAX_ACTIVE_KEYS_PER_ACCOUNT` active keys, plan changes by operators only, and tokens hashed under
+ * a previous secret still accepted (and stored again under the current one).
  */
 import { randomBytes } from 'node:crypto';
 import type { AccountBuckets, AccountsProjector } from '../../consumers/accounts/projector.ts';
-import { emailIndexKey } from '../../consumers/accounts/reducer.ts';
+import { accountKeyKey, emailIndexKey } from '../../consumers/accounts/reducer.ts';
 import {
   type AccountEvent,
+  type AccountKeyRecord,
   type AccountView,
   ATTRIBUTION_FIELDS,
   type Attribution,
+  accountSubject,
   type CreateKeyBody,
+  type EmailIndex,
   type LoginBody,
+  MAX_ACTIVE_KEYS_PER_ACCOUNT,
+  type Plan,
   type RegisterBody,
   type SessionRecord,
+  type SetPlanBody,
 } from '../../contracts/accounts.ts';
 import { generateApiKey, keyDisplayPrefix, newAccountId, newKeyId } from '../../contracts/api-key-format.ts';
-import { ApiError } from '../../contracts/errors.ts';
+import { ApiError, isApiError } from '../../contracts/errors.ts';
 import { encode } from '../../platform/codec.ts';
+import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { hashPassword, type Secrets, verifyPassword } from '../../platform/secrets.ts';
+import { claimEmail, registrationPublished } from './email-claim.ts';
 
 export type AccountsServiceDeps = {
   nats: Nats;
@@ -28,7 +39,17 @@ export type AccountsServiceDeps = {
   buckets: AccountBuckets;
   secrets: Secrets;
   sessionTtlMs: number;
+  /** Longest a command waits for its projection before 503 `account_update_pending`, ms. */
+  projectionDeadlineMs?: number;
+  /** Registration may choose the plan and Japan access (else: Basic, no Japan). */
+  selfServicePlans?: boolean;
+  /** Emails of operator accounts: they may change any account's plan. */
+  operatorEmails?: readonly string[];
+  log?: Logger;
 };
+
+/** Default projection deadline, ms. */
+export const PROJECTION_DEADLINE_MS = 5_000;
 
 export type CreatedKey = {
   key_id: string;
@@ -40,6 +61,9 @@ export type CreatedKey = {
   created_at: number;
 };
 
+/** Internal callers (service key, demo account, operators, tests) pass `trusted`: no plan or key-cap policy. */
+export type CommandOrigin = { trusted?: boolean };
+
 const pickAttribution = (body: Attribution): Attribution =>
   Object.fromEntries(ATTRIBUTION_FIELDS.filter((f) => body[f] !== undefined).map((f) => [f, body[f]]));
 
@@ -47,45 +71,87 @@ const pickAttribution = (body: Attribution): Attribution =>
 const DUMMY_HASH = hashPassword(randomBytes(16).toString('hex'));
 
 export class AccountsService {
-  constructor(private readonly deps: AccountsServiceDeps) {}
+  private readonly operators: ReadonlySet<string>;
+
+  constructor(private readonly deps: AccountsServiceDeps) {
+    this.operators = new Set((deps.operatorEmails ?? []).map((e) => e.toLowerCase()));
+  }
 
   private async publish(ev: AccountEvent, msgId?: string): Promise<void> {
     const ack = await this.deps.nats.js.publish(
-      `acct.${ev.account_id}.${ev.type}`,
+      accountSubject(ev.account_id, ev.type),
       encode(ev),
       msgId ? { msgID: msgId } : {},
     );
-    await this.deps.projector.applied(ack.seq);
+    await this.deps.projector.applied(ack.seq, this.deps.projectionDeadlineMs ?? PROJECTION_DEADLINE_MS);
   }
 
-  async register(body: RegisterBody): Promise<{ account_id: string; plan: string; jp_access: boolean }> {
+  async register(
+    body: RegisterBody,
+    origin: CommandOrigin = {},
+  ): Promise<{ account_id: string; plan: Plan; jp_access: boolean }> {
     const accountId = newAccountId();
-    const indexKey = emailIndexKey(body.email);
-    try {
-      // Atomic claim of the email before the event: two registrations cannot both win.
-      await this.deps.buckets.accounts.raw.create(indexKey, encode({ account_id: accountId }));
-    } catch {
-      throw new ApiError('email_taken', 'an account with this email already exists');
-    }
+    const claim = await claimEmail(
+      this.deps.nats,
+      this.deps.buckets.accounts.raw,
+      emailIndexKey(body.email),
+      accountId,
+    );
+    const choose = origin.trusted === true || this.deps.selfServicePlans === true;
+    const plan: Plan = choose ? body.plan : 'basic';
+    const jpAccess = choose ? body.jp_access : false;
     const ev: AccountEvent = {
       type: 'registered',
       account_id: accountId,
       email: body.email,
       password_hash: await hashPassword(body.password),
-      plan: body.plan,
-      jp_access: body.jp_access,
+      plan,
+      jp_access: jpAccess,
       attribution: pickAttribution(body),
       at: Date.now(),
     };
-    await this.publish(ev, `registered.${accountId}`);
-    return { account_id: accountId, plan: body.plan, jp_access: body.jp_access };
+    let ack: { seq: number };
+    try {
+      ack = await this.deps.nats.js.publish(accountSubject(accountId, 'registered'), encode(ev), {
+        msgID: `registered.${accountId}`,
+      });
+    } catch (err) {
+      // Not registered: give the email back (unless the event landed after all).
+      const landed = await registrationPublished(this.deps.nats, accountId).catch(() => true);
+      if (!landed) await claim.release().catch(() => {});
+      throw err;
+    }
+    await this.deps.projector.applied(ack.seq, this.deps.projectionDeadlineMs ?? PROJECTION_DEADLINE_MS);
+    return { account_id: accountId, plan, jp_access: jpAccess };
+  }
+
+  /**
+   * The account of a system email (demo, service), registering it if absent. Processes starting
+   * together race for the email: the loser waits for the winner's registration to be projected.
+   */
+  async ensureSystemAccount(body: RegisterBody): Promise<string> {
+    const deadline = Date.now() + (this.deps.projectionDeadlineMs ?? PROJECTION_DEADLINE_MS);
+    for (;;) {
+      const existing = await this.accountIdOf(body.email);
+      if (existing) return existing;
+      try {
+        return (await this.register(body, { trusted: true })).account_id;
+      } catch (err) {
+        if (!isApiError(err) || err.code !== 'email_taken' || Date.now() > deadline) throw err;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** The account id owning `email` once its registration is projected, else null. */
+  async accountIdOf(email: string): Promise<string | null> {
+    const index = (await this.deps.buckets.accounts.get(emailIndexKey(email))) as EmailIndex | null;
+    return index && (await this.account(index.account_id)) ? index.account_id : null;
   }
 
   async login(body: LoginBody): Promise<{ session_token: string; expires_at: string }> {
-    const index = (await this.deps.buckets.accounts.get(emailIndexKey(body.email))) as {
-      account_id: string;
-    } | null;
-    const view = index ? await this.account(index.account_id) : null;
+    const accountId = await this.accountIdOf(body.email);
+    const view = accountId ? await this.account(accountId) : null;
     const ok = await verifyPassword(body.password, view?.password_hash ?? (await DUMMY_HASH));
     if (!view || !ok) throw new ApiError('invalid_credentials');
     const token = `mds_${randomBytes(24).toString('base64url')}`;
@@ -101,21 +167,46 @@ export class AccountsService {
     return { session_token: token, expires_at: new Date(expiresAt).toISOString() };
   }
 
-  /** The account a session token belongs to; throws 401 when missing, unknown or expired. */
+  /**
+   * The account a session token belongs to; throws 401 when missing, unknown, ended or expired. A
+   * session stored under a previous secret still counts, and is stored again under the current one.
+   */
   async sessionAccount(token: string | null): Promise<string> {
-    const record = token
-      ? ((await this.deps.buckets.sessions.get(this.deps.secrets.keyHash(token))) as SessionRecord | null)
-      : null;
-    if (!record || record.expires_at <= Date.now()) throw new ApiError('session_invalid');
-    return record.account_id;
+    if (!token) throw new ApiError('session_invalid');
+    const [current = '', ...previous] = this.deps.secrets.allHashes(token);
+    const sessions = this.deps.buckets.sessions;
+    const record = (await sessions.get(current)) as SessionRecord | null;
+    if (record) return live(record);
+    for (const hash of previous) {
+      const old = (await sessions.get(hash)) as SessionRecord | null;
+      if (!old) continue;
+      const accountId = live(old);
+      void this.deps.nats.js
+        .publish(
+          accountSubject(accountId, 'session_rehashed'),
+          encode({
+            type: 'session_rehashed',
+            account_id: accountId,
+            session_hash: current,
+            expires_at: old.expires_at,
+            at: Date.now(),
+          } satisfies AccountEvent),
+          { msgID: `session_rehashed.${current}` },
+        )
+        .catch((err) => this.deps.log?.warn({ err: String(err) }, 'session rehash not published'));
+      return accountId;
+    }
+    throw new ApiError('session_invalid');
   }
 
   async logout(token: string): Promise<void> {
     const accountId = await this.sessionAccount(token);
+    const [current = '', ...previous] = this.deps.secrets.allHashes(token);
     await this.publish({
       type: 'logged_out',
       account_id: accountId,
-      session_hash: this.deps.secrets.keyHash(token),
+      session_hash: current,
+      ...(previous.length > 0 ? { previous_hashes: previous } : {}),
       at: Date.now(),
     });
   }
@@ -124,9 +215,28 @@ export class AccountsService {
     return (await this.deps.buckets.accounts.get(accountId)) as AccountView | null;
   }
 
-  async createKey(accountId: string, body: CreateKeyBody): Promise<CreatedKey> {
+  /** Every key of the account (active and revoked), oldest first. */
+  async listKeys(accountId: string): Promise<AccountKeyRecord[]> {
+    const kv = this.deps.buckets.accountKeys;
+    const out: AccountKeyRecord[] = [];
+    for await (const k of await kv.raw.keys(`${accountId}.>`)) {
+      const rec = (await kv.get(k)) as AccountKeyRecord | null;
+      if (rec) out.push(rec);
+    }
+    return out.sort((a, b) => a.created_at - b.created_at || a.key_id.localeCompare(b.key_id));
+  }
+
+  async createKey(accountId: string, body: CreateKeyBody, origin: CommandOrigin = {}): Promise<CreatedKey> {
     const view = await this.account(accountId);
     if (!view) throw new ApiError('session_invalid');
+    if (!origin.trusted) {
+      const active = (await this.listKeys(accountId)).filter((k) => k.status === 'active').length;
+      if (active >= MAX_ACTIVE_KEYS_PER_ACCOUNT)
+        throw new ApiError(
+          'key_limit',
+          `this account has ${active} active keys (the limit is ${MAX_ACTIVE_KEYS_PER_ACCOUNT}); revoke one first`,
+        );
+    }
     const key = generateApiKey();
     const ev = {
       type: 'key_created' as const,
@@ -151,13 +261,53 @@ export class AccountsService {
   }
 
   async revokeKey(accountId: string, keyId: string): Promise<void> {
-    const view = await this.account(accountId);
-    const entry = view?.keys.find((k) => k.key_id === keyId);
-    if (!view || !entry) throw new ApiError('not_found', `no key ${keyId} on this account`);
+    const entry = (await this.deps.buckets.accountKeys.get(
+      accountKeyKey(accountId, keyId),
+    )) as AccountKeyRecord | null;
+    if (!entry) throw new ApiError('not_found', `no key ${keyId} on this account`);
     if (entry.status === 'revoked') return;
+    const [keyHash = '', ...previous] = entry.key_hashes;
     await this.publish(
-      { type: 'key_revoked', account_id: accountId, key_id: keyId, key_hash: entry.key_hash, at: Date.now() },
+      {
+        type: 'key_revoked',
+        account_id: accountId,
+        key_id: keyId,
+        key_hash: keyHash,
+        ...(previous.length > 0 ? { previous_hashes: previous } : {}),
+        at: Date.now(),
+      },
       `revoked.${keyId}`,
     );
   }
+
+  /** Whether the account is an operator's (its email is listed in the configuration). */
+  async isOperator(accountId: string): Promise<boolean> {
+    const view = await this.account(accountId);
+    return view !== null && this.operators.has(view.email.toLowerCase());
+  }
+
+  /** An operator changes an account's plan; anyone else gets 403. */
+  async setPlan(
+    operatorId: string,
+    accountId: string,
+    body: SetPlanBody,
+  ): Promise<{ account_id: string; plan: Plan; jp_access: boolean }> {
+    if (!(await this.isOperator(operatorId)))
+      throw new ApiError('forbidden', 'only operator accounts may change plans');
+    if (!(await this.account(accountId))) throw new ApiError('not_found', `no account ${accountId}`);
+    await this.publish({
+      type: 'plan_changed',
+      account_id: accountId,
+      plan: body.plan,
+      jp_access: body.jp_access,
+      by: operatorId,
+      at: Date.now(),
+    });
+    return { account_id: accountId, plan: body.plan, jp_access: body.jp_access };
+  }
+}
+
+function live(record: SessionRecord): string {
+  if (record.ended || record.expires_at <= Date.now()) throw new ApiError('session_invalid');
+  return record.account_id;
 }

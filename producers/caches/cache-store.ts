@@ -1,16 +1,31 @@
 /**
- * Writes and removes caches: events → MessagePack messages on `cache.<cache_key>`, then the
- * manifest in KV `caches`. The manifest is written last, so a cache is visible only when all its
- * events are stored; storing content that is already cached returns the existing manifest.
+ * Writes, reads and removes caches, always through their owner: events → MessagePack messages on
+ * `cache.<account_id>.<cache_key>`, then the manifest in KV `caches` under
+ * `<account_id>.<cache_key>`. Every method takes the caller's account and addresses only that
+ * account's keys and subjects, so another account's cache is simply absent (null / false / not
+ * listed) and clearing all purges one account's subject space. The manifest is written last, so
+ * a cache is visible only when all its events are stored; storing content that is already
+ * cached (by the same account) returns the existing manifest.
  */
-import { type CacheManifest, cacheKeyOf, cacheSubject, contentHash } from '../../contracts/caches.ts';
+import {
+  accountCacheFilter,
+  accountCacheManifests,
+  type CacheManifest,
+  cacheKeyOf,
+  cacheManifestKey,
+  cacheSubject,
+  contentHash,
+  isCacheKey,
+} from '../../contracts/caches.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
-import { encode } from '../../platform/codec.ts';
+import { decode, encode } from '../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 export type StoreRequest = {
+  /** The owner: the account of the key that asked. */
+  accountId: string;
   source: string;
   symbol: string;
   events: readonly MarketEvent[];
@@ -32,9 +47,10 @@ export class CacheStore {
 
   async store(req: StoreRequest): Promise<CacheManifest> {
     const hash = contentHash(req.events);
-    const key = cacheKeyOf(req.source, req.symbol, hash);
-    const existing = await this.manifests.get(key);
+    const key = cacheKeyOf(req.accountId, req.source, req.symbol, hash);
+    const existing = await this.get(req.accountId, key);
     if (existing) return existing;
+    const subject = cacheSubject(req.accountId, key);
     // A store attempt has its own ids: a cache deleted and stored again within the duplicate
     // window must not be dropped as a duplicate of its former self.
     const attempt = Date.now().toString(36);
@@ -46,7 +62,7 @@ export class CacheStore {
         req.events.slice(i, i + BATCH).map((ev, j) => {
           const data = encode(ev);
           stored += data.length;
-          return this.nats.js.publish(cacheSubject(key), data, { msgID: `${key}.${attempt}.${i + j}` });
+          return this.nats.js.publish(subject, data, { msgID: `${key}.${attempt}.${i + j}` });
         }),
       );
       if (i === 0) firstSeq = acks[0]?.seq ?? 0;
@@ -61,6 +77,7 @@ export class CacheStore {
     }
     const manifest: CacheManifest = {
       cache_key: key,
+      account_id: req.accountId,
       source: req.source,
       symbol: req.symbol,
       created_at: new Date().toISOString(),
@@ -74,33 +91,39 @@ export class CacheStore {
       first_seq: firstSeq,
       last_seq: lastSeq,
     };
-    await this.manifests.put(key, manifest);
+    await this.manifests.put(cacheManifestKey(req.accountId, key), manifest);
     return manifest;
   }
 
-  get(key: string): Promise<CacheManifest | null> {
-    return this.manifests.get(key);
+  /** The account's cache `key`; null when it has none by that name (malformed keys included). */
+  get(accountId: string, key: string): Promise<CacheManifest | null> {
+    if (!isCacheKey(key)) return Promise.resolve(null);
+    return this.manifests.get(cacheManifestKey(accountId, key));
   }
 
-  async list(): Promise<CacheManifest[]> {
-    return [...(await this.manifests.entries()).values()].sort((a, b) =>
-      a.created_at.localeCompare(b.created_at),
-    );
+  /** The account's caches, oldest first. */
+  async list(accountId: string): Promise<CacheManifest[]> {
+    const out: CacheManifest[] = [];
+    for await (const k of await this.manifests.raw.keys(accountCacheManifests(accountId))) {
+      const e = await this.manifests.raw.get(k);
+      if (e && e.operation === 'PUT' && e.value.length > 0) out.push(decode<CacheManifest>(e.value));
+    }
+    return out.sort((a, b) => a.created_at.localeCompare(b.created_at));
   }
 
-  /** Removes one cache; false when it does not exist. */
-  async delete(key: string): Promise<boolean> {
-    if (!(await this.manifests.get(key))) return false;
-    await this.manifests.delete(key);
-    await this.nats.jsm.streams.purge(STREAMS.CACHE, { filter: cacheSubject(key) });
+  /** Removes one of the account's caches; false when the account has no such cache. */
+  async delete(accountId: string, key: string): Promise<boolean> {
+    if (!(await this.get(accountId, key))) return false;
+    await this.manifests.delete(cacheManifestKey(accountId, key));
+    await this.nats.jsm.streams.purge(STREAMS.CACHE, { filter: cacheSubject(accountId, key) });
     return true;
   }
 
-  /** Removes every cache; returns how many there were. */
-  async deleteAll(): Promise<number> {
-    const all = await this.manifests.entries();
-    for (const key of all.keys()) await this.manifests.delete(key);
-    await this.nats.jsm.streams.purge(STREAMS.CACHE);
-    return all.size;
+  /** Removes every cache of the account (no other's); returns how many there were. */
+  async deleteAll(accountId: string): Promise<number> {
+    const mine = await this.list(accountId);
+    for (const m of mine) await this.manifests.delete(cacheManifestKey(accountId, m.cache_key));
+    await this.nats.jsm.streams.purge(STREAMS.CACHE, { filter: accountCacheFilter(accountId) });
+    return mine.length;
   }
 }

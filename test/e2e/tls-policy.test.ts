@@ -1,90 +1,201 @@
 /**
- * The TLS policy on every edge listener of the real service (self-signed certificate): TLS 1.0/1.1
- * refused, non-ECDHE and CBC suites refused, ECDHE AES-GCM / ChaCha20 on TLS 1.2 and TLS 1.3
- * accepted — checked with `openssl s_client`, as a client outside Node would connect.
+ * The TLS policy on every edge listener of the real service, with an EC (self-signed) and with an
+ * RSA certificate (files): TLS 1.0/1.1 refused with the `protocol version` alert; RSA key exchange,
+ * DHE and ECDHE-CBC refused with `handshake failure` (no shared cipher); ECDHE AES-GCM / ChaCha20
+ * on TLS 1.2 and TLS 1.3 accepted — checked with `openssl s_client`, as a client outside Node
+ * would connect. A positive control proves each refusal is the server's: the same openssl
+ * invocations complete a handshake with a permissive local server (so a missing binary, a wrong
+ * port or an unsupported flag cannot pass as a refusal).
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { type ServiceProcess, startService } from '../support/process.ts';
 
 let nats: TestNats;
-let svc: ServiceProcess;
-const dataDir = mkdtempSync(join(tmpdir(), 'mdp-tls-'));
+const services: ServiceProcess[] = [];
+const dir = mkdtempSync(join(tmpdir(), 'mdp-tls-'));
 const listeners: Record<string, string> = {};
+let permissive: Server;
 
-beforeAll(async () => {
-  nats = await startTestNats();
-  svc = startService([], {
+type Handshake = { ok: boolean; cipher: string; alert: string };
+
+/** `openssl s_client` against 127.0.0.1:port; what it negotiated, or the alert it received. */
+function handshake(url: string, args: string[]): Promise<Handshake> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const c = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, ...args]);
+    let out = '';
+    let err = '';
+    c.stdout.on('data', (d: Buffer) => (out += d));
+    c.stderr.on('data', (d: Buffer) => (err += d));
+    c.on('error', reject);
+    c.stdin.end();
+    const timer = setTimeout(() => c.kill(), 10_000);
+    c.on('close', (status) => {
+      clearTimeout(timer);
+      const cipher = out.match(/Cipher is (\S+)/)?.[1] ?? '';
+      resolve({
+        ok: status === 0 && cipher !== '' && cipher !== '(NONE)',
+        cipher,
+        alert: err.match(/alert ([a-z ]+)/)?.[1]?.trim() ?? err.slice(0, 200),
+      });
+    });
+  });
+}
+
+async function startEdge(name: string, env: Record<string, string>): Promise<void> {
+  const svc = startService([], {
     NATS_URL: nats.url,
     NODE_ENV: 'test',
     API_KEY_SECRET: testConfig().API_KEY_SECRET,
-    DATA_DIR: dataDir,
-    TLS_SELF_SIGNED: 'true',
+    DATA_DIR: join(dir, name),
     HTTP_PORT: '0',
     UNIFIED_PORT_US: '0',
     UNIFIED_PORT_JP: '0',
+    ...env,
   });
-  listeners.http = (await svc.waitForLog((l) => l.msg === 'http (console) listening')).url as string;
-  listeners.us = (await svc.waitForLog((l) => l.msg === 'unified stream listening' && l.region === 'us'))
+  services.push(svc);
+  listeners[`${name}/http`] = (await svc.waitForLog((l) => l.msg === 'http (console) listening'))
     .url as string;
-  listeners.jp = (await svc.waitForLog((l) => l.msg === 'unified stream listening' && l.region === 'jp'))
-    .url as string;
+  for (const region of ['us', 'jp'])
+    listeners[`${name}/${region}`] = (
+      await svc.waitForLog((l) => l.msg === 'unified stream listening' && l.region === region)
+    ).url as string;
+}
+
+beforeAll(async () => {
+  nats = await startTestNats();
+  const key = join(dir, 'rsa.key');
+  const cert = join(dir, 'rsa.crt');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=localhost',
+    ],
+    { stdio: 'ignore' },
+  );
+  permissive = createServer(
+    {
+      key: readFileSync(key),
+      cert: readFileSync(cert),
+      minVersion: 'TLSv1',
+      ciphers: 'ALL:@SECLEVEL=0',
+      dhparam: 'auto',
+    },
+    (s) => s.end(),
+  );
+  await new Promise<void>((r) => permissive.listen(0, '127.0.0.1', r));
+  const addr = permissive.address();
+  listeners.control = `https://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  await Promise.all([
+    startEdge('ec', { TLS_SELF_SIGNED: 'true' }),
+    startEdge('rsa', { TLS_CERT_FILE: cert, TLS_KEY_FILE: key }),
+  ]);
 });
 
 afterAll(async () => {
-  svc?.child.kill('SIGTERM');
-  await svc?.exited;
+  permissive?.close();
+  for (const svc of services) {
+    svc.child.kill('SIGTERM');
+    await svc.exited;
+  }
   await nats?.cleanup();
-  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
 });
 
-function handshake(url: string, args: string[]): boolean {
-  const { port } = new URL(url);
-  const r = spawnSync('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, ...args], {
-    input: '',
-    timeout: 10_000,
-    encoding: 'utf8',
-  });
-  return r.status === 0 && /Cipher is (?!\(NONE\))/.test(r.stdout);
-}
-
-describe.each(['http', 'us', 'jp'])('listener %s', (name) => {
-  it('is HTTPS', () => {
-    expect(listeners[name]).toMatch(/^https:\/\//);
-  });
-
-  it.each([
-    ['TLS 1.0', ['-tls1', '-cipher', 'DEFAULT:@SECLEVEL=0']],
-    ['TLS 1.1', ['-tls1_1', '-cipher', 'DEFAULT:@SECLEVEL=0']],
-    ['TLS 1.2 RSA key exchange, CBC', ['-tls1_2', '-cipher', 'AES128-SHA:@SECLEVEL=0']],
+const OLD = 'DEFAULT:@SECLEVEL=0';
+/** Refusals by certificate kind: suites that the certificate could serve, were they allowed. */
+const REFUSED: Record<'ec' | 'rsa', [string, string[], string][]> = {
+  ec: [
+    ['TLS 1.0', ['-tls1', '-cipher', OLD], 'protocol version'],
+    ['TLS 1.1', ['-tls1_1', '-cipher', OLD], 'protocol version'],
     [
-      'TLS 1.2 ECDHE with CBC',
-      ['-tls1_2', '-cipher', 'ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES256-SHA384:ECDHE-ECDSA-AES128-SHA'],
+      'TLS 1.2 ECDHE-ECDSA with CBC',
+      ['-tls1_2', '-cipher', 'ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES128-SHA'],
+      'handshake failure',
     ],
-    ['TLS 1.2 DHE', ['-tls1_2', '-cipher', 'DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384']],
-  ])('refuses %s', (_label, args) => {
-    expect(handshake(listeners[name] as string, args)).toBe(false);
-  });
-
-  it.each([
+  ],
+  rsa: [
+    ['TLS 1.0', ['-tls1', '-cipher', OLD], 'protocol version'],
+    ['TLS 1.1', ['-tls1_1', '-cipher', OLD], 'protocol version'],
+    [
+      'TLS 1.2 RSA key exchange',
+      ['-tls1_2', '-cipher', 'AES128-SHA:AES128-GCM-SHA256:@SECLEVEL=0'],
+      'handshake failure',
+    ],
+    [
+      'TLS 1.2 DHE-RSA',
+      ['-tls1_2', '-cipher', 'DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384'],
+      'handshake failure',
+    ],
+    [
+      'TLS 1.2 ECDHE-RSA with CBC',
+      ['-tls1_2', '-cipher', 'ECDHE-RSA-AES128-SHA256:ECDHE-RSA-AES128-SHA'],
+      'handshake failure',
+    ],
+  ],
+};
+const ACCEPTED: Record<'ec' | 'rsa', [string, string[]][]> = {
+  ec: [
     ['TLS 1.2 ECDHE AES-128-GCM', ['-tls1_2', '-cipher', 'ECDHE-ECDSA-AES128-GCM-SHA256']],
     ['TLS 1.2 ECDHE AES-256-GCM', ['-tls1_2', '-cipher', 'ECDHE-ECDSA-AES256-GCM-SHA384']],
     ['TLS 1.2 ECDHE ChaCha20-Poly1305', ['-tls1_2', '-cipher', 'ECDHE-ECDSA-CHACHA20-POLY1305']],
     ['TLS 1.3', ['-tls1_3']],
-  ])('accepts %s', (_label, args) => {
-    expect(handshake(listeners[name] as string, args)).toBe(true);
+  ],
+  rsa: [
+    ['TLS 1.2 ECDHE AES-128-GCM', ['-tls1_2', '-cipher', 'ECDHE-RSA-AES128-GCM-SHA256']],
+    ['TLS 1.2 ECDHE ChaCha20-Poly1305', ['-tls1_2', '-cipher', 'ECDHE-RSA-CHACHA20-POLY1305']],
+    ['TLS 1.3', ['-tls1_3']],
+  ],
+};
+
+describe('positive control: a permissive server completes every handshake the policy refuses', () => {
+  it.each(REFUSED.rsa)('%s', async (_label, args) => {
+    expect(await handshake(listeners.control as string, args)).toMatchObject({ ok: true });
   });
 });
 
+for (const kind of ['ec', 'rsa'] as const)
+  describe.each(['http', 'us', 'jp'])(`${kind} certificate, listener %s`, (name) => {
+    const url = () => listeners[`${kind}/${name}`] as string;
+
+    it('is HTTPS', () => {
+      expect(url()).toMatch(/^https:\/\//);
+    });
+
+    it.each(REFUSED[kind])('refuses %s', async (_label, args, alert) => {
+      const h = await handshake(url(), args);
+      expect(h.ok).toBe(false);
+      expect(h.alert).toBe(alert);
+    });
+
+    it.each(ACCEPTED[kind])('accepts %s', async (_label, args) => {
+      expect((await handshake(url(), args)).ok).toBe(true);
+    });
+  });
+
 it('serves the unified health check over HTTPS', async () => {
   const status = await new Promise<number>((resolve, reject) => {
-    get(`${new URL(listeners.us as string).origin}/healthz`, { rejectUnauthorized: false }, (res) => {
+    get(`${new URL(listeners['ec/us'] as string).origin}/healthz`, { rejectUnauthorized: false }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     }).on('error', reject);

@@ -46,11 +46,17 @@ const open = async (gw: TestGateway, headers: Record<string, string>, query = ''
   return { res, close: () => ctl.abort() };
 };
 
+/** The key with its last (checksum) character replaced by a different one: never the original. */
+function corruptChecksum(key: string): string {
+  const last = key.at(-1);
+  return `${key.slice(0, -1)}${last === '0' ? '1' : '0'}`;
+}
+
 describe('401: who are you', () => {
   it.each([
     ['no key', {}, 'invalid_key'],
     ['a malformed key', { 'x-api-key': 'mdp_not-a-key' }, 'invalid_key'],
-    ['a key with a bad checksum', { 'x-api-key': `${generateApiKey().slice(0, -1)}0` }, 'invalid_key'],
+    ['a key with a bad checksum', { 'x-api-key': corruptChecksum(generateApiKey()) }, 'invalid_key'],
     ['an unknown well-formed key', { 'x-api-key': generateApiKey() }, 'invalid_key'],
     ['a session token', { authorization: 'Bearer mds_abcdefghijklmnop' }, 'invalid_key'],
   ])('%s → 401 %s', async (_name, headers, code) => {

@@ -111,7 +111,14 @@ describe('registration and login', () => {
   });
 
   it.each([
+    [{ plan: 'pro' }, 'email'],
     [{ email: 'x@example.com', plan: 'pro' }, 'password'],
+    [{ email: 'x@example.com', password: 12345678901, plan: 'pro' }, 'password'],
+  ])('refuses %j (a field missing or of the wrong type) with 400 naming %s', async (body, field) => {
+    await expectError(await post('/register', body), 400, 'invalid_params', field);
+  });
+
+  it.each([
     [{ email: 'x@example.com', password: 'short', plan: 'pro' }, 'password'],
     [{ email: 'x@example.com', password: 'lowercase12', plan: 'pro' }, 'password'],
     [{ email: 'not-an-email', password: 'C0rrect-Horse-Battery', plan: 'pro' }, 'email'],

@@ -1,9 +1,13 @@
 /**
  * Dashboard proxy `{base_url}/api/v1/unified/*`: a console session (not an API key) gets the unified
  * stream through the proxy, which presents the process's service key upstream; the unified host
- * itself still refuses the session token; plans without the unified stream get 403.
+ * itself still refuses the session token; plans without the unified stream get 403. A session is
+ * held to a key's standard for the whole stream: a logout or a downgrade to Basic ends an open
+ * stream with a terminal error, and the next attempt gets 401 / 403.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { accountSubject } from '../../contracts/accounts.ts';
+import { encode } from '../../platform/codec.ts';
 import { createServiceKey, type ServiceKey } from '../../platform/service-key.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -23,7 +27,7 @@ beforeAll(async () => {
   server = await startTestNats();
   unified = await startTestGateway(server.url, {}, { guard: 'keys' });
   accounts = await startTestAccounts(unified.nats, unified.config);
-  service = await createServiceKey(accounts.service, accounts.buckets);
+  service = await createServiceKey(accounts.service);
   http = await startTestHttp(unified.nats, unified.config, accounts, {
     upstream: () => unified.url,
     serviceKey: () => service.key,
@@ -85,3 +89,68 @@ it('refuses a missing or bad session with 401 and a Basic plan with 403', async 
     'tier_restricted',
   );
 });
+
+/** A Pro session's proxied stream, open and delivering; `ended` resolves with the last message. */
+async function openProxied(token: string) {
+  const got: SseMessage[] = [];
+  let first: () => void = () => {};
+  const flowing = new Promise<void>((r) => (first = r));
+  const s = await openSse(
+    `${http.url}/api/v1/unified/stream?coin=BTC`,
+    (m) => {
+      got.push(m);
+      if (m.event === 'message') first();
+    },
+    { authorization: `Bearer ${token}` },
+  );
+  expect(s.status).toBe(200);
+  const publisher = publishAtRate(unified.nats.js, ['BTC'], 100);
+  await flowing;
+  return {
+    async ended(): Promise<SseMessage | undefined> {
+      await s.done;
+      await publisher.stop();
+      return got.at(-1);
+    },
+  };
+}
+
+async function accountOf(token: string): Promise<string> {
+  return accounts.service.sessionAccount(token);
+}
+
+it('ends an open proxied stream when its session logs out; the session then gets 401', async () => {
+  const token = await session('pro');
+  const stream = await openProxied(token);
+  await accounts.service.logout(token);
+  const last = await stream.ended();
+  expect(last?.event).toBe('error');
+  const data = JSON.parse(last?.data ?? '{}');
+  expect(data.terminal).toBe(true);
+  expect(['auth_expired', 'reconnect']).toContain(data.code);
+  expect(data.request_id).toMatch(/^req_/);
+  await expectError(
+    await fetch(`${http.url}/api/v1/unified/stream`, { headers: { authorization: `Bearer ${token}` } }),
+    401,
+    'session_invalid',
+  );
+}, 30_000);
+
+it('ends an open proxied stream when the plan drops to Basic (tier_restricted); the session then gets 403', async () => {
+  const token = await session('pro');
+  const accountId = await accountOf(token);
+  const stream = await openProxied(token);
+  const ack = await unified.nats.js.publish(
+    accountSubject(accountId, 'plan_changed'),
+    encode({ type: 'plan_changed', account_id: accountId, plan: 'basic', jp_access: false, at: Date.now() }),
+  );
+  const last = await stream.ended();
+  expect(last?.event).toBe('error');
+  expect(JSON.parse(last?.data ?? '{}')).toMatchObject({ code: 'tier_restricted', terminal: true });
+  await accounts.projector.applied(ack.seq);
+  await expectError(
+    await fetch(`${http.url}/api/v1/unified/stream`, { headers: { authorization: `Bearer ${token}` } }),
+    403,
+    'tier_restricted',
+  );
+}, 30_000);

@@ -63,10 +63,11 @@ describe('POST /data/generate', () => {
     expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.slice(4, 100));
     const tail = await fetch(out.download_url, { headers: { 'x-api-key': key, range: 'bytes=-4' } });
     expect(new TextDecoder().decode(await tail.arrayBuffer())).toBe('PAR1');
-    expect(
-      (await fetch(out.download_url, { headers: { 'x-api-key': key, range: `bytes=${bytes.length}-` } }))
-        .status,
-    ).toBe(416);
+    const beyond = await fetch(out.download_url, {
+      headers: { 'x-api-key': key, range: `bytes=${bytes.length}-` },
+    });
+    await expectError(beyond, 416, 'range_unsatisfiable'); // every error has the error body
+    expect(beyond.headers.get('content-range')).toBe(`bytes */${out.content_length_bytes}`);
     await expectError(await fetch(out.download_url), 401, 'invalid_key');
     const stranger = (await stack.accounts.key('pro', { scopes: ['generate'] })).key;
     await expectError(
@@ -102,13 +103,14 @@ describe('POST /data/generate', () => {
   it.each([
     ['{"config": ', 400, 'parse_error', undefined],
     [[1, 2], 400, 'invalid_params', 'body'],
-    [{ config: { seed: 1 }, duration_seconds: 60 }, 422, 'unprocessable', 'config.symbol'],
+    [{}, 400, 'invalid_params', 'config'],
+    [{ config: { seed: 1 }, duration_seconds: 60 }, 400, 'invalid_params', 'config.symbol'],
     [{ config: { symbol: 'BTC' }, duration_seconds: 0 }, 422, 'unprocessable', 'duration_seconds'],
     [{ config: { symbol: 'BTC' }, duration_seconds: 604_801 }, 422, 'unprocessable', 'duration_seconds'],
     [
       { config: { symbol: 'BTC', volatility_annual: 'high' }, duration_seconds: 60 },
-      422,
-      'unprocessable',
+      400,
+      'invalid_params',
       'config.volatility_annual',
     ],
     [

@@ -8,16 +8,12 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../contracts/errors.ts';
-import {
-  manifestFieldErrors,
-  manifestHash,
-  manifestJsonSchema,
-  normalizeManifest,
-} from '../../contracts/manifest.ts';
+import type { ZodError } from 'zod';
+import { manifestHash, manifestJsonSchema, normalizeManifest } from '../../contracts/manifest.ts';
 import { MCP_PROTOCOL_VERSION, SERVER_INFO, SERVICE_VERSION } from '../../contracts/mcp-tools.ts';
 import { findPreset, PRESET_NAMES } from '../../contracts/presets.ts';
 import { createHttpApp } from '../../gateways/core/http-hygiene.ts';
+import { invalidInput } from '../../gateways/core/validate.ts';
 import { registerMcpRoutes } from '../../gateways/http/mcp/routes.ts';
 import type { GenerationPort, HealthPort } from '../../gateways/http/ports.ts';
 import { installKeyAuth } from '../../gateways/http/require-key.ts';
@@ -36,7 +32,7 @@ let accounts: TestAccounts;
 let guardPart: Stoppable;
 let app: FastifyInstance;
 let base = '';
-const keys = { full: '', mcp: '', generateOnly: '' };
+const keys = { full: '', mcp: '', generateOnly: '', metricsOnly: '' };
 const generateCalls: { async: boolean; keyId: string | null }[] = [];
 
 /** Deterministic, spec-shaped generation: validates like the real port, derives ids from the hash. */
@@ -46,8 +42,7 @@ const generation: GenerationPort = {
     try {
       normalized = normalizeManifest(body);
     } catch (e) {
-      const errors = manifestFieldErrors(e as Parameters<typeof manifestFieldErrors>[0]);
-      throw new ApiError('unprocessable', 'invalid manifest', { ...errors[0], issues: errors });
+      throw invalidInput(e as ZodError, body);
     }
     generateCalls.push({ async: ctx.async, keyId: ctx.principal?.keyId ?? null });
     const hash = manifestHash(normalized);
@@ -86,6 +81,7 @@ beforeAll(async () => {
   keys.full = (await accounts.key('quant')).key;
   keys.mcp = (await accounts.key('quant', { scopes: ['mcp'] })).key;
   keys.generateOnly = (await accounts.key('quant', { scopes: ['generate'] })).key;
+  keys.metricsOnly = (await accounts.key('basic', { scopes: ['metrics'] })).key;
 });
 
 afterAll(async () => {
@@ -177,20 +173,21 @@ describe('the official MCP SDK client', () => {
 
   it('gets isError with a JSON error for bad arguments of every tool', async () => {
     const client = await sdkClient(keys.full);
-    const bad: [string, Record<string, unknown>, string][] = [
-      ['get_health', { verbose: true }, 'verbose'],
-      ['get_presets', { venue: 'binance' }, 'venue'],
-      ['get_config_schema', { format: 'yaml' }, 'format'],
-      ['validate_config', { config: 'BTC' }, 'config'],
-      ['generate_dataset', { symbol: 'BTC', seed: -1 }, 'seed'],
-      ['generate_dataset', { preset: 'no-such-preset' }, 'preset'],
-      ['generate_dataset', { duration_seconds: 60 }, 'config.symbol'],
+    // A missing field or a wrong type is invalid_params (400); a wrong value unprocessable (422).
+    const bad: [string, Record<string, unknown>, string, string][] = [
+      ['get_health', { verbose: true }, 'verbose', 'unprocessable'],
+      ['get_presets', { venue: 'binance' }, 'venue', 'unprocessable'],
+      ['get_config_schema', { format: 'yaml' }, 'format', 'unprocessable'],
+      ['validate_config', { config: 'BTC' }, 'config', 'invalid_params'],
+      ['generate_dataset', { symbol: 'BTC', seed: -1 }, 'seed', 'unprocessable'],
+      ['generate_dataset', { preset: 'no-such-preset' }, 'preset', 'unprocessable'],
+      ['generate_dataset', { duration_seconds: 60 }, 'config.symbol', 'invalid_params'],
     ];
-    for (const [name, args, field] of bad) {
+    for (const [name, args, field, error] of bad) {
       const r = (await client.callTool({ name, arguments: args })) as ToolResult;
       expect({ name, isError: r.isError }).toEqual({ name, isError: true });
       const body = textOf(r);
-      expect(body).toMatchObject({ error: 'unprocessable', request_id: expect.stringMatching(/^req_/) });
+      expect(body).toMatchObject({ error, request_id: expect.stringMatching(/^req_/) });
       expect(body.details.field).toBe(field);
     }
     await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({
@@ -321,21 +318,73 @@ describe('legacy endpoints', () => {
   it('answer bad bodies with the error body and the field', async () => {
     await expectError(
       await post('/mcp/config/validate', { config: 1 }, keys.mcp),
-      422,
-      'unprocessable',
+      400,
+      'invalid_params',
       'config',
     );
     await expectError(
       await post('/mcp/generate_dataset', { seed: 'x' }, keys.mcp),
+      400,
+      'invalid_params',
+      'seed',
+    );
+    await expectError(
+      await post('/mcp/generate_dataset', { seed: -1 }, keys.mcp),
       422,
       'unprocessable',
       'seed',
     );
   });
 
-  it('leave POST /mcp open to any valid key, whatever its scopes', async () => {
-    const client = await sdkClient(keys.generateOnly);
-    expect((await client.callTool({ name: 'get_presets', arguments: {} })).isError).toBe(false);
-    await client.close();
+  it('leave initialize, tools/list and ping open to any valid key; tools/call needs the tool scope', async () => {
+    const generateOnly = await sdkClient(keys.generateOnly);
+    const metricsOnly = await sdkClient(keys.metricsOnly);
+    const mcpOnly = await sdkClient(keys.mcp);
+    try {
+      for (const client of [generateOnly, metricsOnly, mcpOnly]) {
+        await expect(client.ping()).resolves.toEqual({});
+        expect((await client.listTools()).tools).toHaveLength(5);
+        // get_health's legacy route is public: any valid key may call the tool.
+        expect((await client.callTool({ name: 'get_health', arguments: {} })).isError).toBe(false);
+      }
+      const denied = { code: -32002, message: expect.stringMatching(/lacks the mcp scope/) };
+      for (const client of [generateOnly, metricsOnly]) {
+        await expect(client.callTool({ name: 'get_presets', arguments: {} })).rejects.toMatchObject(denied);
+        await expect(
+          client.callTool({ name: 'validate_config', arguments: { config: { symbol: 'BTC' } } }),
+        ).rejects.toMatchObject(denied);
+      }
+      expect((await mcpOnly.callTool({ name: 'get_presets', arguments: {} })).isError).toBe(false);
+
+      const before = generateCalls.length;
+      const dataset = { name: 'generate_dataset', arguments: { symbol: 'BTC', duration_seconds: 60 } };
+      for (const client of [mcpOnly, metricsOnly])
+        await expect(client.callTool(dataset)).rejects.toMatchObject({
+          code: -32002,
+          message: expect.stringMatching(/lacks the generate scope/),
+        });
+      expect(generateCalls.length).toBe(before);
+      expect((await generateOnly.callTool(dataset)).isError).toBe(false);
+      expect(generateCalls.length).toBe(before + 1);
+    } finally {
+      await Promise.all([generateOnly.close(), metricsOnly.close(), mcpOnly.close()]);
+    }
+  });
+
+  it('refuse tools/call over plain JSON-RPC with the error object and no result', async () => {
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': keys.metricsOnly },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'get_presets', arguments: {} },
+      }),
+    });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32002 } });
+    expect(body).not.toHaveProperty('result');
   });
 });

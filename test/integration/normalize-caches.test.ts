@@ -1,13 +1,19 @@
 /**
  * Normalization and caches on the real app: the cache lifecycle (create → stats → manifest →
- * Parquet export read back by hyparquet → SSE replay resumed midway → delete → 404), publishing
- * to the live stream, and bad input that caches and publishes nothing.
+ * Parquet export read back by hyparquet → SSE replay resumed midway → delete → 404), caches that
+ * belong to their account (another account's key gets 404 everywhere and clears only its own),
+ * publishing into the caller's own subject space (never the platform's feed, once per content
+ * at any distance in time), and bad input that caches and publishes nothing.
  */
+import { Kvm } from '@nats-io/kv';
 import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentHash } from '../../contracts/caches.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
-import { STREAMS } from '../../contracts/streams.ts';
+import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
+import { accountMdFilter, accountMdSubject, MD_PLATFORM } from '../../contracts/subjects.ts';
+import { encode } from '../../platform/codec.ts';
 import { parseMarketModelConfig } from '../../producers/simulator/config.ts';
 import { simulateBlock } from '../../producers/simulator/market.ts';
 import { expectError } from '../support/http.ts';
@@ -16,6 +22,11 @@ import { startStack, type TestStack } from '../support/stack.ts';
 
 let stack: TestStack;
 let key: string;
+let accountId: string;
+/** Another account's key with the same scope. */
+let otherKey: string;
+/** The issue's attacker: a Basic key whose only scope is `metrics`. */
+let metricsKey: string;
 const simulated: MarketEvent[] = simulateBlock(parseMarketModelConfig({ symbol: 'BTC', seed: 4 }), 0).slice(
   0,
   400,
@@ -23,21 +34,72 @@ const simulated: MarketEvent[] = simulateBlock(parseMarketModelConfig({ symbol: 
 
 beforeAll(async () => {
   stack = await startStack();
-  key = (await stack.accounts.key('pro', { scopes: ['mcp'] })).key;
+  ({ key, accountId } = await stack.accounts.key('pro', { scopes: ['mcp'] }));
+  otherKey = (await stack.accounts.key('quant', { scopes: ['mcp'] })).key;
+  metricsKey = (await stack.accounts.key('basic', { scopes: ['metrics'] })).key;
 });
 
 afterAll(async () => {
   await stack?.close();
 });
 
-const req = (method: string, path: string, body?: unknown) =>
+const req = (method: string, path: string, body?: unknown, as = key) =>
   fetch(`${stack.http.url}${path}`, {
     method,
-    headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: { 'x-api-key': as, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
 const normalize = (body: unknown) => req('POST', '/mcp/normalize', body);
 const mdLastSeq = async () => (await stack.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
+/** Messages stored on the `MD` stream under `filter`. */
+const storedOn = async (filter: string) => {
+  const subjects = (await stack.nats.jsm.streams.info(STREAMS.MD, { subjects_filter: filter })).state
+    .subjects;
+  return Object.values(subjects ?? {}).reduce((n, c) => n + c, 0);
+};
+
+/** `tools/call` over plain JSON-RPC: the JSON-RPC response, with the tool's result parsed. */
+async function callTool(as: string, name: string, args: Record<string, unknown>) {
+  const res = await fetch(`${stack.http.url}/mcp`, {
+    method: 'POST',
+    headers: { 'x-api-key': as, 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  expect(res.status).toBe(200);
+  const body = await res.json();
+  const text = body.result?.content?.[0]?.text;
+  return { error: body.error, isError: body.result?.isError, value: text ? JSON.parse(text) : undefined };
+}
+
+/** A Binance trade at `price` (the issue's forged BTCUSDT print at 1.00). */
+const binanceTrade = (t: number, price = '1.00') => ({
+  payload: {
+    e: 'trade',
+    E: 1_700_000_000_000 + t,
+    s: 'BTCUSDT',
+    t,
+    p: price,
+    q: '0.5',
+    T: 1_700_000_000_000 + t,
+    m: false,
+  },
+});
+
+/**
+ * Shrinks MD's duplicate window and waits (polling, no fixed sleep) until a probe message id is
+ * accepted again: from then on JetStream itself would store any repeated message id.
+ */
+async function outliveDuplicateWindow(): Promise<void> {
+  const info = await stack.nats.jsm.streams.info(STREAMS.MD);
+  await stack.nats.jsm.streams.update(STREAMS.MD, { ...info.config, duplicate_window: 100_000_000 });
+  const probe = `probe-${Date.now()}`;
+  await stack.nats.js.publish('md.synthetic.PROBE.trade', encode({}), { msgID: probe });
+  const deadline = Date.now() + 10_000;
+  while ((await stack.nats.js.publish('md.synthetic.PROBE.trade', encode({}), { msgID: probe })).duplicate) {
+    if (Date.now() > deadline) throw new Error('the duplicate window did not pass');
+    await new Promise((r) => setImmediate(r));
+  }
+}
 
 /** SSE messages of a replay, until it ends or `stopAfter` events have arrived (then cut). */
 async function replay(cacheKey: string, lastEventId?: number, stopAfter = Infinity): Promise<SseMessage[]> {
@@ -207,5 +269,186 @@ describe('normalize', () => {
       413,
       'payload_too_large',
     );
+  });
+});
+
+describe('caches belong to their account', () => {
+  it("hides one account's caches from another: stats, manifest, export, stream, delete and clear-all", async () => {
+    const mine = (
+      await (
+        await normalize({
+          source: 'synthetic',
+          events: simulated.slice(0, 20).map((payload) => ({ payload })),
+          enable_cache: true,
+        })
+      ).json()
+    ).cache_key as string;
+    // The other account caches the very same events: a cache of its own, under another key.
+    const theirs = (
+      await (
+        await req(
+          'POST',
+          '/mcp/normalize',
+          {
+            source: 'synthetic',
+            events: simulated.slice(0, 20).map((payload) => ({ payload })),
+            enable_cache: true,
+          },
+          otherKey,
+        )
+      ).json()
+    ).cache_key as string;
+    expect(theirs).not.toBe(mine);
+
+    const listed = async (as: string) =>
+      (
+        (await (await req('GET', '/mcp/caches/stats', undefined, as)).json()).caches as {
+          cache_key: string;
+        }[]
+      ).map((c) => c.cache_key);
+    expect(await listed(key)).toContain(mine);
+    expect(await listed(key)).not.toContain(theirs);
+    expect(await listed(otherKey)).toEqual([theirs]);
+
+    for (const path of [
+      `/mcp/caches/${mine}/manifest`,
+      `/mcp/caches/export/${mine}`,
+      `/mcp/caches/stream/${mine}`,
+    ])
+      await expectError(await req('GET', path, undefined, otherKey), 404, 'not_found');
+    await expectError(await req('DELETE', `/mcp/caches/${mine}`, undefined, otherKey), 404, 'not_found');
+    for (const tool of ['get_cache_manifest', 'export_cache', 'stream_cache', 'delete_cache'])
+      expect(await callTool(otherKey, tool, { cache_key: mine })).toMatchObject({
+        isError: true,
+        value: { error: 'not_found' },
+      });
+
+    const cleared = await req('DELETE', '/mcp/caches?confirm=true', undefined, otherKey);
+    expect(await cleared.json()).toEqual({ deleted: 1 });
+    expect(await listed(otherKey)).toEqual([]);
+    const manifest = await req('GET', `/mcp/caches/${mine}/manifest`);
+    expect(manifest.status).toBe(200);
+    const replayed = (await replay(mine)).filter((m) => m.event === 'message');
+    expect(replayed).toHaveLength(20);
+  });
+
+  it('answers an unknown or malformed cache key with 404 and the error body on every route and tool', async () => {
+    const keys = [
+      'cache_0123456789abcdef0123456789abcdef',
+      'nope',
+      'cache_XYZ',
+      'CACHE_0123456789ABCDEF0123456789ABCDEF',
+    ];
+    for (const k of keys) {
+      for (const path of [`/mcp/caches/${k}/manifest`, `/mcp/caches/export/${k}`, `/mcp/caches/stream/${k}`])
+        await expectError(await req('GET', path), 404, 'not_found');
+      await expectError(await req('DELETE', `/mcp/caches/${k}`), 404, 'not_found');
+      for (const tool of ['get_cache_manifest', 'export_cache', 'stream_cache', 'delete_cache'])
+        expect(await callTool(key, tool, { cache_key: k })).toMatchObject({
+          isError: true,
+          value: { error: 'not_found', request_id: expect.stringMatching(/^req_/) },
+        });
+    }
+  });
+
+  it("gives export_cache a download URL that the calling key may fetch and no other account's key", async () => {
+    const cacheKey = (
+      await (
+        await normalize({
+          source: 'synthetic',
+          events: simulated.slice(0, 30).map((payload) => ({ payload })),
+          enable_cache: true,
+        })
+      ).json()
+    ).cache_key as string;
+    const { value } = await callTool(key, 'export_cache', { cache_key: cacheKey });
+    expect(value.download_url).toBe(`${stack.http.url}/mcp/caches/export/${cacheKey}`);
+    const file = await fetch(value.download_url, { headers: { 'x-api-key': key } });
+    expect(file.status).toBe(200);
+    expect(await parquetReadObjects({ file: await file.arrayBuffer(), compressors })).toHaveLength(30);
+    await expectError(
+      await fetch(value.download_url, { headers: { 'x-api-key': otherKey } }),
+      404,
+      'not_found',
+    );
+    // A key without `mcp` can neither ask for the link nor use it.
+    expect((await callTool(metricsKey, 'export_cache', { cache_key: cacheKey })).error).toMatchObject({
+      code: -32002,
+    });
+  });
+});
+
+describe("the platform's feed carries only the platform's producers", () => {
+  it("refuses the issue's attack: a metrics-only Basic key cannot call normalize_events", async () => {
+    const before = await mdLastSeq();
+    const r = await callTool(metricsKey, 'normalize_events', {
+      source: 'binance',
+      events: [binanceTrade(1)],
+      stream: true,
+    });
+    expect(r.error).toMatchObject({ code: -32002, message: expect.stringMatching(/mcp scope/) });
+    expect(await mdLastSeq()).toBe(before);
+  });
+
+  it("publishes a caller's events into its account's subject space, none on the platform's subjects", async () => {
+    const platformBefore = await storedOn(MD_PLATFORM);
+    const mineBefore = await storedOn(accountMdFilter(accountId));
+    const r = await callTool(key, 'normalize_events', {
+      source: 'binance',
+      events: [binanceTrade(2), binanceTrade(3)],
+      stream: true,
+    });
+    expect(r.value.published).toBe(2);
+    expect(await storedOn(MD_PLATFORM)).toBe(platformBefore);
+    expect(await storedOn(accountMdFilter(accountId))).toBe(mineBefore + 2);
+    expect(await storedOn(`md.binance.BTCUSDT.trade.${accountId}`)).toBeGreaterThanOrEqual(2);
+  });
+
+  it('publishes a repeated request nothing twice, even after the duplicate window has passed', async () => {
+    const body = {
+      source: 'binance',
+      events: [binanceTrade(10), binanceTrade(11), binanceTrade(12)],
+      stream: true,
+    };
+    expect((await (await normalize(body)).json()).published).toBe(3);
+    const after = await mdLastSeq();
+    await outliveDuplicateWindow();
+    const probes = await mdLastSeq();
+    expect(probes).toBeGreaterThan(after);
+    const again = [
+      await (await normalize(body)).json(),
+      (await callTool(key, 'normalize_events', body)).value,
+    ];
+    expect(await mdLastSeq()).toBe(probes);
+    expect(again.map((r) => r.published)).toEqual([0, 0]);
+  });
+
+  it('finishes a publish that another request left half done, storing only the missing events', async () => {
+    const body = {
+      source: 'binance',
+      events: [binanceTrade(20), binanceTrade(21), binanceTrade(22)],
+      stream: true,
+    };
+    // What a request that died after one event leaves behind: its pending record and one message.
+    const { events } = await (await normalize({ ...body, stream: false })).json();
+    const batchId = contentHash(events).slice(7, 39);
+    const kv = await new Kvm(stack.nats.js).open(KV_BUCKETS.publishedBatches);
+    const fromSeq = (await mdLastSeq()) + 1;
+    await kv.create(
+      `${accountId}.${batchId}`,
+      encode({ state: 'pending', from_seq: fromSeq, at: Date.now() }),
+    );
+    await stack.nats.js.publish(
+      accountMdSubject(accountId, 'binance', 'BTCUSDT', 'trade'),
+      encode(events[0]),
+      {
+        msgID: `norm.${accountId}.${batchId}.0`,
+      },
+    );
+    await outliveDuplicateWindow();
+    const mineBefore = await storedOn(accountMdFilter(accountId));
+    expect((await (await normalize(body)).json()).published).toBe(2);
+    expect(await storedOn(accountMdFilter(accountId))).toBe(mineBefore + 2);
+    expect((await (await normalize(body)).json()).published).toBe(0);
   });
 });

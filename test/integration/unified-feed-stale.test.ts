@@ -1,16 +1,22 @@
-/** feed_stale: a coin silent for longer than the threshold is reported (non-terminal), then its recovery. */
+/**
+ * feed_stale is per coin, not per connection: on a stream of BTC and ETH where only BTC keeps
+ * flowing, BTC events go on, exactly one non-terminal `feed_stale` names ETH (none names BTC), no
+ * earlier than the threshold after ETH's last event, and ETH's return is announced as
+ * `feed_recovered` before its first event.
+ */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
 
+const STALE_MS = 300;
 let nats: TestNats;
 let gw: TestGateway;
 
 beforeAll(async () => {
   nats = await startTestNats();
-  gw = await startTestGateway(nats.url, { COINS: 'BTC,ETH', SSE_FEED_STALE_MS: '300' });
+  gw = await startTestGateway(nats.url, { COINS: 'BTC,ETH', SSE_FEED_STALE_MS: String(STALE_MS) });
 });
 
 afterAll(async () => {
@@ -18,29 +24,52 @@ afterAll(async () => {
   await nats?.cleanup();
 });
 
-const until = async (cond: () => boolean) => {
-  while (!cond()) await new Promise((r) => setTimeout(r, 10));
-};
+/** Polls `cond` every 10 ms; fails naming `what` after `ms`. */
+async function until(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
-it('reports a silent coin as feed_stale, keeps the stream open, and reports recovery', async () => {
-  const got: SseMessage[] = [];
-  const s = await openSse(`${gw.url}/api/v1/unified/stream?coin=ETH`, (m) => got.push(m));
-  const btcOnly = publishAtRate(gw.nats.js, ['BTC'], 200);
-  await until(() => got.some((m) => m.event === 'error'));
-  await btcOnly.stop();
-  const eth = publishAtRate(gw.nats.js, ['ETH'], 200);
-  await until(() => got.some((m) => m.event === 'message'));
-  await eth.stop();
-  s.abort();
+type Received = SseMessage & { at: number; body: Record<string, unknown> };
 
-  const stale = JSON.parse(got.find((m) => m.event === 'error')?.data ?? '{}');
-  expect(stale).toMatchObject({ code: 'feed_stale', terminal: false, coin: 'ETH' });
-  expect(stale.request_id).toMatch(/^req_/);
-  const recovered = got.findIndex(
-    (m) => m.event === 'notice' && JSON.parse(m.data).code === 'feed_recovered',
+it('reports only the silent coin, once, after the threshold, while the other flows; then its recovery', async () => {
+  const got: Received[] = [];
+  const s = await openSse(`${gw.url}/api/v1/unified/stream?coin=BTC,ETH`, (m) =>
+    got.push({ ...m, at: Date.now(), body: JSON.parse(m.data) }),
   );
-  const firstEvent = got.findIndex((m) => m.event === 'message');
-  expect(recovered).toBeGreaterThan(0);
-  expect(recovered).toBeLessThan(firstEvent);
-  expect(got.filter((m) => m.event === 'error').every((m) => JSON.parse(m.data).coin === 'ETH')).toBe(true);
+  const isEvent = (m: Received, coin: string) => m.event === 'message' && m.body.symbol === coin;
+  const stales = () => got.filter((m) => m.event === 'error' && m.body.code === 'feed_stale');
+
+  const btc = publishAtRate(gw.nats.js, ['BTC'], 200);
+  const eth = publishAtRate(gw.nats.js, ['ETH'], 200);
+  await until('an ETH event', () => got.some((m) => isEvent(m, 'ETH')));
+  await eth.stop();
+  await until('feed_stale', () => stales().length > 0);
+  const staleAt = stales()[0]?.at as number;
+  // Twice the threshold more of BTC: no second report, and BTC kept flowing after the report.
+  await until('BTC after the report', () =>
+    got.some((m) => isEvent(m, 'BTC') && m.at > staleAt + 2 * STALE_MS),
+  );
+  await btc.stop();
+
+  const lastEthAt = Math.max(...got.filter((m) => isEvent(m, 'ETH')).map((m) => m.at));
+  expect(stales()).toHaveLength(1);
+  expect(stales()[0]?.body).toMatchObject({ code: 'feed_stale', terminal: false, coin: 'ETH' });
+  expect(String(stales()[0]?.body.request_id)).toMatch(/^req_/);
+  expect(staleAt - lastEthAt).toBeGreaterThanOrEqual(STALE_MS);
+  expect(got.some((m) => m.event === 'error' && m.body.coin === 'BTC')).toBe(false);
+
+  const before = got.length;
+  const back = publishAtRate(gw.nats.js, ['ETH'], 200);
+  await until('ETH again', () => got.slice(before).some((m) => isEvent(m, 'ETH')));
+  await back.stop();
+  s.abort();
+  const after = got.slice(before);
+  const recovered = after.findIndex((m) => m.event === 'notice' && m.body.code === 'feed_recovered');
+  expect(recovered).toBeGreaterThanOrEqual(0);
+  expect(after[recovered]?.body).toMatchObject({ coin: 'ETH' });
+  expect(recovered).toBeLessThan(after.findIndex((m) => isEvent(m, 'ETH')));
 });

@@ -1,4 +1,8 @@
-/** Real accounts (projector + service) in the test process, to make accounts and keys. */
+/**
+ * Real accounts (projector + service) in the test process, to make accounts and keys. Configured
+ * like `startHttpGateway` does, except that self-service plans are on unless the test's
+ * configuration sets `SELF_SERVICE_PLANS` (tests make accounts of every plan).
+ */
 import { randomBytes } from 'node:crypto';
 import {
   type AccountBuckets,
@@ -6,16 +10,17 @@ import {
   openAccountBuckets,
 } from '../../consumers/accounts/projector.ts';
 import type { Plan, Scope } from '../../contracts/accounts.ts';
-import type { Config } from '../../platform/config.ts';
+import { type Config, previousSecrets, selfServicePlans } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { createSecrets } from '../../platform/secrets.ts';
-import { AccountsService } from '../../producers/accounts/service.ts';
+import { createSecrets, type Secrets } from '../../platform/secrets.ts';
+import { AccountsService, type AccountsServiceDeps } from '../../producers/accounts/service.ts';
 
 export type TestAccounts = {
   service: AccountsService;
   projector: AccountsProjector;
   buckets: AccountBuckets;
+  secrets: Secrets;
   /** Registers an account and returns one API key of it. */
   key(
     plan: Plan,
@@ -24,16 +29,36 @@ export type TestAccounts = {
   stop(): void;
 };
 
-export async function startTestAccounts(nats: Nats, config: Config): Promise<TestAccounts> {
+export async function startTestAccounts(
+  nats: Nats,
+  config: Config,
+  overrides: Partial<AccountsServiceDeps> = {},
+): Promise<TestAccounts> {
   const log = createLogger(config.LOG_LEVEL, 'accounts');
   const projector = await AccountsProjector.start(nats, log);
   const buckets = await openAccountBuckets(nats);
-  const secrets = createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION);
-  const service = new AccountsService({ nats, projector, buckets, secrets, sessionTtlMs: 3_600_000 });
+  const secrets = createSecrets(
+    config.API_KEY_SECRET,
+    config.API_KEY_SECRET_VERSION,
+    previousSecrets(config),
+  );
+  const service = new AccountsService({
+    nats,
+    projector,
+    buckets,
+    secrets,
+    sessionTtlMs: 3_600_000,
+    projectionDeadlineMs: config.ACCOUNT_PROJECTION_DEADLINE_MS,
+    selfServicePlans: config.SELF_SERVICE_PLANS === undefined || selfServicePlans(config),
+    operatorEmails: config.OPERATOR_EMAILS,
+    log,
+    ...overrides,
+  });
   return {
     service,
     projector,
     buckets,
+    secrets,
     async key(plan, opts = {}) {
       const email = `t-${randomBytes(6).toString('hex')}@example.com`;
       const { account_id } = await service.register({

@@ -4,11 +4,17 @@ import { redactUrl } from '../../platform/logger.ts';
 
 describe('config', () => {
   it('has local defaults for everything', () => {
-    const c = loadConfig({});
+    const c = loadConfig({ NODE_ENV: 'development' });
     expect(c.UNIFIED_PORT_US).toBe(8081);
     expect(c.UNIFIED_PORT_JP).toBe(9081);
     expect(c.COINS).toEqual(['BTC', 'ETH', 'SOL', 'HYPE']);
     expect(c.NATS_URL).toBeUndefined();
+  });
+
+  it('applies production rules when NODE_ENV is unset: the default secret is refused', () => {
+    expect(() => loadConfig({})).toThrow(/API_KEY_SECRET/);
+    expect(loadConfig({ API_KEY_SECRET: 'a-secret-of-our-own-1234' }).NODE_ENV).toBe('production');
+    expect(loadConfig({ NODE_ENV: 'development' }).NODE_ENV).toBe('development');
   });
 
   it('names every bad variable', () => {

@@ -11,6 +11,7 @@ import {
   httpErrorBody,
   isApiError,
   JSON_RPC_CODES,
+  retryAfterSeconds,
   SSE_CODES,
   type SseCode,
   sseErrorData,
@@ -35,7 +36,7 @@ const SPEC_CROSS_PROTOCOL = [
 // Copied from SPEC.md "Errors": the codes of each table.
 const SPEC_HTTP = [200, 201, 204, 400, 401, 403, 404, 405, 408, 413, 422, 429, 500, 502, 503, 504];
 /** Statuses the platform adds to the spec's table, each documented in errors.ts. */
-const EXTENSION_HTTP = [409];
+const EXTENSION_HTTP = [409, 416];
 const ALL_HTTP = [...SPEC_HTTP, ...EXTENSION_HTTP].sort((a, b) => a - b);
 const SPEC_JSON_RPC: Record<number, string> = {
   [-32700]: 'Parse Error',
@@ -240,6 +241,24 @@ describe('httpErrorBody', () => {
     const body = httpErrorBody(new ApiError('forbidden'), 'req-42');
     expect(body.request_id).toBe('req-42');
     expect(new Date(body.timestamp).toISOString()).toBe(body.timestamp);
+  });
+});
+
+describe('retryAfterSeconds', () => {
+  it('gives every 429 and 503 a whole number of seconds ≥ 1, and nothing else one', () => {
+    for (const row of rows) {
+      const seconds = retryAfterSeconds(new ApiError(row.code));
+      if (row.http === 429 || row.http === 503) {
+        expect(Number.isInteger(seconds), row.code).toBe(true);
+        expect(seconds, row.code).toBeGreaterThanOrEqual(1);
+      } else expect(seconds, row.code).toBeNull();
+    }
+  });
+
+  it("prefers the error's own figure", () => {
+    const err = new ApiError('overload');
+    err.retryAfterSeconds = 7;
+    expect(retryAfterSeconds(err)).toBe(7);
   });
 });
 

@@ -7,6 +7,7 @@ const ev = (seq: number): FeedEvent => ({
   source: 'synthetic',
   symbol: 'BTC',
   eventType: 'trade',
+  owner: null,
   json: '{}',
   receivedAtNs: 0,
   wire: {},

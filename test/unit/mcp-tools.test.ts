@@ -5,6 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { Scope } from '../../contracts/accounts.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import { manifestHash, normalizeManifest, SimulationManifest } from '../../contracts/manifest.ts';
 import {
@@ -14,12 +15,36 @@ import {
   VALIDATE_CONFIG,
 } from '../../contracts/mcp-tools.ts';
 import { findPreset } from '../../contracts/presets.ts';
+import type { Principal } from '../../gateways/core/guard.ts';
+import { coreTools } from '../../gateways/http/mcp/core-tools.ts';
 import { datasetRequest, validateConfig } from '../../gateways/http/mcp/tool-args.ts';
-import { createToolRegistry, defineTool, type ToolContext } from '../../gateways/http/mcp/tool-registry.ts';
+import {
+  createToolRegistry,
+  defineTool,
+  scopeOf,
+  type ToolContext,
+} from '../../gateways/http/mcp/tool-registry.ts';
 import { GenerationModelConfigFields } from '../../producers/simulator/config.ts';
 
 const silentLog = { error() {} } as unknown as ToolContext['log'];
-const ctx: ToolContext = { principal: null, requestId: 'req_test', baseUrl: 'http://x', log: silentLog };
+/** A key with the given scopes ([] = everything its tier allows). */
+const principal = (scopes: Scope[]): Principal => ({
+  accountId: 'acc_test',
+  keyId: 'key_test',
+  tier: 'pro',
+  sources: null,
+  scopes,
+  revoked: new AbortController().signal,
+  rateLimit: null,
+  release() {},
+});
+const ctxOf = (scopes: Scope[]): ToolContext => ({
+  principal: principal(scopes),
+  requestId: 'req_test',
+  baseUrl: 'http://x',
+  log: silentLog,
+});
+const ctx = ctxOf([]);
 /** The JSON Schema properties of a core tool's listing. */
 const props = (name: string) =>
   CORE_TOOL_SPECS.map(toolListing).find((t) => t.name === name)?.inputSchema.properties as Record<
@@ -118,13 +143,15 @@ describe('the registry', () => {
   });
 
   it('turns bad arguments into isError with the HTTP error body naming the field', async () => {
-    const r = await registry.call('echo', { n: 'x' }, ctx);
+    const r = await registry.call('echo', { n: 'x' }, ctx); // a wrong type: malformed (400 rule)
     expect(r.isError).toBe(true);
     expect(parse(r)).toMatchObject({
-      error: 'unprocessable',
+      error: 'invalid_params',
       details: { field: 'n' },
       request_id: 'req_test',
     });
+    const bad = await registry.call('echo', { n: 1.5 }, ctx); // the right type, a wrong value (422 rule)
+    expect(parse(bad)).toMatchObject({ error: 'unprocessable', details: { field: 'n' } });
   });
 
   it('hides the internals of a failing handler', async () => {
@@ -138,5 +165,44 @@ describe('the registry', () => {
     await expect(registry.call('nope', {}, ctx)).rejects.toMatchObject({ code: 'invalid_params' });
     await expect(registry.invoke('nope', {}, ctx)).rejects.toBeInstanceOf(ApiError);
     expect(() => createToolRegistry([echo, echo])).toThrow(/twice/);
+  });
+
+  it('refuses tools/call before the tool runs when the key lacks the tool scope', async () => {
+    let ran = 0;
+    const counted = defineTool({
+      spec: { name: 'counted', description: 'counted', input: z.object({}).strict() },
+      run: () => ++ran,
+      legacy: { method: 'GET', url: '/counted', access: 'mcp' },
+    });
+    const open = defineTool({
+      spec: { name: 'open', description: 'open', input: z.object({}).strict() },
+      run: () => 'ok',
+      legacy: { method: 'GET', url: '/open', access: 'public' },
+    });
+    const r = createToolRegistry([counted, open]);
+    for (const scopes of [['metrics'], ['generate'], ['stream:read']] as Scope[][])
+      await expect(r.call('counted', {}, ctxOf(scopes))).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(r.call('counted', {}, { ...ctx, principal: null })).rejects.toMatchObject({
+      code: 'forbidden',
+    });
+    expect(ran).toBe(0);
+    expect((await r.call('counted', {}, ctxOf(['mcp']))).isError).toBe(false);
+    expect((await r.call('counted', {}, ctxOf([]))).isError).toBe(false);
+    expect((await r.call('open', {}, ctxOf(['metrics']))).isError).toBe(false);
+    expect(ran).toBe(2);
+  });
+
+  it('asks generate_dataset for generate and every other core tool for what its legacy route asks', () => {
+    const stub = { generate: async () => ({}), health: async () => ({}) } as never;
+    const scopes = Object.fromEntries(
+      coreTools({ generation: stub, health: stub }).map((t) => [t.spec.name, scopeOf(t)]),
+    );
+    expect(scopes).toEqual({
+      get_health: null,
+      get_presets: 'mcp',
+      get_config_schema: 'mcp',
+      validate_config: 'mcp',
+      generate_dataset: 'generate',
+    });
   });
 });

@@ -13,7 +13,7 @@ type Fixture = {
 type FixtureFile = { sources: Record<Source, Fixture[]> };
 
 const file = JSON.parse(
-  readFileSync(new URL('../../../shared/fixtures/normalize-public.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/normalize-public.json', import.meta.url), 'utf8'),
 ) as FixtureFile;
 
 /** When the payloads "arrived": the time of payloads that carry none (fixture `timestamp_ms: null`). */

@@ -1,7 +1,8 @@
 /**
  * Cache routes that are not plain tool calls (scope `mcp`): the Parquet export (written once per
  * cache key, then streamed), the SSE replay (id = stream sequence, resumable with
- * Last-Event-ID, ends with `event: end`), and clearing every cache (`?confirm=true` exactly).
+ * Last-Event-ID, ends with `event: end`), and clearing every cache of the caller's account
+ * (`?confirm=true` exactly). Each sees only the caller's account's caches: others' are 404.
  */
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
@@ -15,7 +16,7 @@ import { nowNs } from '../../core/feed-event.ts';
 import { SseConnection, type SseConnectionOptions } from '../../core/sse-connection.ts';
 import { parseStreamRequest } from '../../unified/stream-query.ts';
 import type { RequireKey } from '../require-key.ts';
-import { existingCache } from './cache-tools.ts';
+import { existingCache, ownerOf } from './cache-tools.ts';
 
 export type CacheRouteDeps = {
   nats: Nats;
@@ -31,7 +32,7 @@ export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps):
   const mcp = { preHandler: deps.requireKey('mcp') };
 
   app.get<{ Params: { cache_key: string } }>('/mcp/caches/export/:cache_key', mcp, async (req, reply) => {
-    const manifest = await existingCache(deps.caches, req.params.cache_key);
+    const manifest = await existingCache(deps.caches, ownerOf(req.principal), req.params.cache_key);
     const file = await exportedCacheFile(deps.nats, manifest, deps.exportDir);
     const stream = createReadStream(file.path);
     reply.header('content-type', 'application/vnd.apache.parquet');
@@ -41,7 +42,7 @@ export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps):
   });
 
   app.get<{ Params: { cache_key: string } }>('/mcp/caches/stream/:cache_key', mcp, async (req, reply) => {
-    const manifest = await existingCache(deps.caches, req.params.cache_key);
+    const manifest = await existingCache(deps.caches, ownerOf(req.principal), req.params.cache_key);
     const { lastEventId } = parseStreamRequest({}, req.headers['last-event-id']);
     const conn = new SseConnection(
       reply.raw,
@@ -66,6 +67,7 @@ export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps):
           source: event.source,
           symbol: event.symbol,
           eventType: event.event_type,
+          owner: manifest.account_id,
           json,
           receivedAtNs: nowNs(),
           wire: {},
@@ -85,11 +87,11 @@ export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps):
   app.delete<{ Querystring: Record<string, string> }>('/mcp/caches', mcp, async (req) => {
     const extra = Object.keys(req.query ?? {}).filter((k) => k !== 'confirm');
     if (req.query?.confirm !== 'true' || extra.length > 0) {
-      throw new ApiError('invalid_params', 'clearing every cache needs ?confirm=true (exactly)', {
+      throw new ApiError('invalid_params', 'clearing all your caches needs ?confirm=true (exactly)', {
         field: 'confirm',
         reason: 'must be exactly "true"',
       });
     }
-    return { deleted: await deps.caches.deleteAll() };
+    return { deleted: await deps.caches.deleteAll(ownerOf(req.principal)) };
   });
 }

@@ -1,10 +1,11 @@
 /**
  * Cache tools and their legacy routes (stats, manifest, export link, replay, delete), one handler
- * each for MCP and REST.
+ * each for MCP and REST. Every handler works on the caller's account only (`ownerOf`): another
+ * account's cache, like an unknown or malformed key, is a 404 with the error body.
  */
 
 import { readCache } from '../../../consumers/caches/cache-reader.ts';
-import { CACHE_KEY, type CacheManifest } from '../../../contracts/caches.ts';
+import type { CacheManifest } from '../../../contracts/caches.ts';
 import { ApiError } from '../../../contracts/errors.ts';
 import {
   DELETE_CACHE,
@@ -15,6 +16,7 @@ import {
 } from '../../../contracts/mcp-data-tools.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import type { CacheStore } from '../../../producers/caches/cache-store.ts';
+import type { Principal } from '../../core/guard.ts';
 import { defineTool, type ToolDefinition } from '../mcp/tool-registry.ts';
 
 export type CacheToolDeps = { nats: Nats; caches: CacheStore };
@@ -22,9 +24,20 @@ export type CacheToolDeps = { nats: Nats; caches: CacheStore };
 const ratio = (raw: number, stored: number) =>
   stored > 0 ? Math.round((raw / stored) * 1_000) / 1_000 : null;
 
-/** The manifest of an existing cache, or 404. */
-export async function existingCache(caches: CacheStore, key: string): Promise<CacheManifest> {
-  const m = CACHE_KEY.test(key) ? await caches.get(key) : null;
+/** The caller's account: caches belong to one. A principal without an account has none to use. */
+export function ownerOf(principal: Principal | null | undefined): string {
+  const account = principal?.accountId;
+  if (!account) throw new ApiError('forbidden', 'caches belong to an account; this caller has none');
+  return account;
+}
+
+/** The manifest of one of the account's caches, or 404 (unknown, malformed or another's). */
+export async function existingCache(
+  caches: CacheStore,
+  accountId: string,
+  key: string,
+): Promise<CacheManifest> {
+  const m = await caches.get(accountId, key);
   if (!m) throw new ApiError('not_found', `no cache ${key}`);
   return m;
 }
@@ -61,18 +74,19 @@ export function cacheTools(deps: CacheToolDeps): ToolDefinition[] {
   return [
     defineTool({
       spec: GET_CACHE_STATS,
-      run: async () => cacheStats(await deps.caches.list()),
+      run: async (_args, ctx) => cacheStats(await deps.caches.list(ownerOf(ctx.principal))),
       legacy: { method: 'GET', url: '/mcp/caches/stats', access: 'mcp' },
     }),
     defineTool({
       spec: GET_CACHE_MANIFEST,
-      run: (args) => existingCache(deps.caches, args.cache_key),
+      run: (args, ctx) => existingCache(deps.caches, ownerOf(ctx.principal), args.cache_key),
       legacy: { method: 'GET', url: '/mcp/caches/:cache_key/manifest', access: 'mcp' },
     }),
     defineTool({
       spec: EXPORT_CACHE,
+      // The download route needs `mcp` and the owner's account: what this tool needs to run.
       run: async (args, ctx) => {
-        const m = await existingCache(deps.caches, args.cache_key);
+        const m = await existingCache(deps.caches, ownerOf(ctx.principal), args.cache_key);
         return {
           cache_key: m.cache_key,
           events: m.event_count,
@@ -84,7 +98,7 @@ export function cacheTools(deps: CacheToolDeps): ToolDefinition[] {
     defineTool({
       spec: STREAM_CACHE,
       run: async (args, ctx) => {
-        const m = await existingCache(deps.caches, args.cache_key);
+        const m = await existingCache(deps.caches, ownerOf(ctx.principal), args.cache_key);
         const events: unknown[] = [];
         if (args.limit > 0) {
           for await (const { seq, event } of readCache(deps.nats, m, args.after_seq + 1)) {
@@ -104,8 +118,8 @@ export function cacheTools(deps: CacheToolDeps): ToolDefinition[] {
     }),
     defineTool({
       spec: DELETE_CACHE,
-      run: async (args) => {
-        if (!(await deps.caches.delete(args.cache_key)))
+      run: async (args, ctx) => {
+        if (!(await deps.caches.delete(ownerOf(ctx.principal), args.cache_key)))
           throw new ApiError('not_found', `no cache ${args.cache_key}`);
         return { deleted: true, cache_key: args.cache_key };
       },

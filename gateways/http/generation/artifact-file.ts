@@ -1,10 +1,12 @@
 /**
  * Serves a local artifact with single-range support (RFC 9110): `Range: bytes=a-b`, `a-`, `-n` →
- * 206 with Content-Range; an unsatisfiable range → 416; otherwise 200 with the whole file.
+ * 206 with Content-Range; an unsatisfiable range → 416 with the error body and a Content-Range
+ * naming the size; otherwise 200 with the whole file.
  * Content-Length always equals the bytes sent.
  */
 import { createReadStream } from 'node:fs';
 import type { FastifyReply } from 'fastify';
+import { ApiError } from '../../../contracts/errors.ts';
 
 export type ByteRange = { start: number; end: number };
 
@@ -32,13 +34,17 @@ export function sendFile(
   filename: string,
 ): FastifyReply {
   reply.header('accept-ranges', 'bytes');
-  reply.header('content-type', 'application/vnd.apache.parquet');
-  reply.header('content-disposition', `attachment; filename="${filename}"`);
   const range = parseRange(rangeHeader, size);
   if (range === 'unsatisfiable') {
+    // An error like any other: the error body, with the size the client may ask within.
     reply.header('content-range', `bytes */${size}`);
-    return reply.code(416).send();
+    throw new ApiError(
+      'range_unsatisfiable',
+      `range ${rangeHeader} is outside the ${size} bytes of ${filename}`,
+    );
   }
+  reply.header('content-type', 'application/vnd.apache.parquet');
+  reply.header('content-disposition', `attachment; filename="${filename}"`);
   if (range === null) {
     reply.header('content-length', String(size));
     return reply.code(200).send(createReadStream(path));

@@ -1,17 +1,26 @@
 /**
- * `POST /data/generate` behind the routes and the MCP tool: validate the manifest, record the job
- * (KV `jobs`, state queued), put it on the `JOBS` work queue, and, unless asynchronous, wait for
- * a worker to finish it. The answer is the spec's batch generation response.
+ * `POST /data/generate` behind the routes and the MCP tool: validate the manifest, check the
+ * artifacts disk and the account's quotas, record the job (KV `jobs`, state queued), put it on the
+ * `JOBS` work queue, and, unless asynchronous, wait for a worker to finish it. The answer is the
+ * spec's batch generation response. A synchronous wait is bounded three ways: a deadline (then
+ * 504 `generation_timeout` naming the job to poll), the caller's signal (its client left), and a
+ * cap on waits per process (503 beyond); in every case the job itself goes on.
  */
 import { ZodError } from 'zod';
 import { estimateRows } from '../../../consumers/generation/windows.ts';
 import { ApiError } from '../../../contracts/errors.ts';
 import { JOB_SUBJECT, type JobMessage, type JobRecord, newJobId } from '../../../contracts/jobs.ts';
-import { manifestFieldErrors, manifestHash, normalizeManifest } from '../../../contracts/manifest.ts';
-import { decode, encode } from '../../../platform/codec.ts';
+import { manifestHash, normalizeManifest } from '../../../contracts/manifest.ts';
+import { encode } from '../../../platform/codec.ts';
+import type { Config } from '../../../platform/config.ts';
+import { DISK_RETRY_AFTER_S, ensureFreeDisk } from '../../../platform/disk-space.ts';
 import type { Bucket } from '../../../platform/kv.ts';
 import type { Nats } from '../../../platform/nats.ts';
+import { invalidInput } from '../../core/validate.ts';
 import type { GenerateResponse, GenerationPort, JobAccepted } from '../ports.ts';
+import { JobQuota } from './job-quota.ts';
+import { JobWaiters } from './job-waiters.ts';
+import type { QuotaLimits } from './quota-ledger.ts';
 
 export function completedResponse(job: JobRecord, baseUrl: string): GenerateResponse {
   const a = job.artifact as NonNullable<JobRecord['artifact']>;
@@ -37,9 +46,7 @@ function parseManifest(body: unknown) {
     return normalizeManifest(body);
   } catch (err) {
     if (!(err instanceof ZodError)) throw err;
-    const issues = manifestFieldErrors(err);
-    const first = issues[0] ?? { field: 'body', reason: 'invalid' };
-    throw new ApiError('unprocessable', `invalid ${first.field}: ${first.reason}`, { ...first, issues });
+    throw invalidInput(err, body); // 400 for a missing field or wrong type, else 422 (core/validate.ts)
   }
 }
 
@@ -60,25 +67,90 @@ function checkBudget(normalized: ReturnType<typeof normalizeManifest>): void {
   }
 }
 
+export type GenerationOptions = {
+  /** Where workers write artifacts: its disk must keep `minFreeDiskBytes` free. */
+  artifactsDir: string;
+  minFreeDiskBytes: number;
+  /** Longest a synchronous request waits for its job, ms. */
+  syncDeadlineMs: number;
+  /** Synchronous requests this process waits on at once. */
+  maxSyncWaiters: number;
+  quota: QuotaLimits;
+};
+
+/** The generation request context, plus the signal of the client's connection. */
+export type GenerationContext = Parameters<GenerationPort['generate']>[1] & { signal?: AbortSignal };
+
+/** 504: the job did not finish in time; it goes on, at `statusUrl`. */
+export class GenerationTimeoutError extends ApiError {
+  constructor(
+    readonly jobId: string,
+    readonly statusUrl: string,
+    deadlineMs: number,
+  ) {
+    super('generation_timeout', `job ${jobId} still running after ${deadlineMs} ms; poll ${statusUrl}`);
+  }
+}
+
+/** Retry-After of a refusal because this process already waits on its maximum of jobs, seconds. */
+const WAITERS_RETRY_AFTER_S = 5;
+
 export class GenerationService implements GenerationPort {
+  private readonly quota: JobQuota;
+  private readonly waiters: JobWaiters;
+  private syncInFlight = 0;
+
   constructor(
     private readonly nats: Nats,
     private readonly jobs: Bucket<JobRecord>,
-  ) {}
+    private readonly opts: GenerationOptions,
+  ) {
+    this.quota = new JobQuota(jobs, opts.quota);
+    this.waiters = new JobWaiters(jobs);
+  }
 
-  async generate(
-    body: unknown,
-    ctx: Parameters<GenerationPort['generate']>[1],
-  ): Promise<GenerateResponse | JobAccepted> {
+  /** Synchronous requests waiting on their job in this process. */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
+  async generate(body: unknown, ctx: GenerationContext): Promise<GenerateResponse | JobAccepted> {
     const normalized = parseManifest(body);
     checkBudget(normalized);
+    await ensureFreeDisk(this.opts.artifactsDir, this.opts.minFreeDiskBytes);
+    if (ctx.async) return this.enqueue(normalized, ctx);
+    if (this.syncInFlight >= this.opts.maxSyncWaiters) {
+      const err = new ApiError('overload', `${this.syncInFlight} synchronous generations already waiting`);
+      err.retryAfterSeconds = WAITERS_RETRY_AFTER_S;
+      throw err;
+    }
+    this.syncInFlight++;
+    try {
+      const queued = await this.enqueue(normalized, ctx);
+      const done = await this.waiters.wait(queued.job_id, this.opts.syncDeadlineMs, ctx.signal);
+      if (done === 'deadline')
+        throw new GenerationTimeoutError(queued.job_id, queued.status_url, this.opts.syncDeadlineMs);
+      if (done === 'aborted') throw new ApiError('cancelled', 'the client closed the connection');
+      if (done.status === 'failed') throw failure(done);
+      return completedResponse(done, ctx.baseUrl);
+    } finally {
+      this.syncInFlight--;
+    }
+  }
+
+  private async enqueue(
+    normalized: ReturnType<typeof normalizeManifest>,
+    ctx: GenerationContext,
+  ): Promise<JobAccepted> {
     const hash = manifestHash(normalized);
     const jobId = newJobId();
     const now = Date.now();
     const { manifest } = normalized;
+    const accountId = ctx.principal?.accountId ?? null;
+    if (accountId) await this.quota.admit(accountId, jobId);
     const record: JobRecord = {
       job_id: jobId,
-      account_id: ctx.principal?.accountId ?? null,
+      account_id: accountId,
       status: 'queued',
       manifest_hash: hash,
       duration_seconds: manifest.duration_seconds,
@@ -91,39 +163,55 @@ export class GenerationService implements GenerationPort {
       artifact: null,
       error: null,
     };
-    await this.jobs.put(jobId, record);
     const msg: JobMessage = {
       job_id: jobId,
-      account_id: record.account_id,
+      account_id: accountId,
       manifest,
       manifest_hash: hash,
       requested_at: now,
     };
-    await this.nats.js.publish(JOB_SUBJECT, encode(msg), { msgID: jobId });
-    if (ctx.async)
-      return {
-        status: 'queued',
-        job_id: jobId,
-        status_url: `${ctx.baseUrl}/data/jobs/${jobId}`,
-        manifest_hash: hash,
-      };
-    const done = await this.finished(jobId);
-    if (done.status === 'failed') throw new ApiError('generation_failed', done.error?.message);
-    return completedResponse(done, ctx.baseUrl);
+    try {
+      await this.jobs.put(jobId, record);
+      await this.nats.js.publish(JOB_SUBJECT, encode(msg), { msgID: jobId });
+    } catch (err) {
+      if (accountId) await this.quota.release(accountId, jobId).catch(() => {});
+      throw err;
+    }
+    return {
+      status: 'queued',
+      job_id: jobId,
+      status_url: `${ctx.baseUrl}/data/jobs/${jobId}`,
+      manifest_hash: hash,
+    };
   }
 
-  /** Resolves with the job's record once it is completed or failed (watches its KV key). */
-  async finished(jobId: string): Promise<JobRecord> {
-    const watch = await this.jobs.raw.watch({ key: jobId });
-    try {
-      for await (const e of watch) {
-        if (e.operation !== 'PUT' || e.value.length === 0) continue;
-        const r = decode<JobRecord>(e.value);
-        if (r.status === 'completed' || r.status === 'failed') return r;
-      }
-    } finally {
-      watch.stop();
-    }
-    throw new ApiError('internal');
+  /** Stops waiting on jobs (process shutdown): waiters still there end at their deadline. */
+  close(): Promise<void> {
+    return this.waiters.close();
   }
+}
+
+/** The error a failed job answers with: 503 when it failed for lack of disk, else 500. */
+function failure(job: JobRecord): ApiError {
+  if (job.error?.code === 'storage_full') {
+    const err = new ApiError('storage_full', job.error.message);
+    err.retryAfterSeconds = DISK_RETRY_AFTER_S;
+    return err;
+  }
+  return new ApiError('generation_failed', job.error?.message);
+}
+
+/** The service's options from the configuration. */
+export function generationOptions(config: Config, artifactsDir: string): GenerationOptions {
+  return {
+    artifactsDir,
+    minFreeDiskBytes: config.MIN_FREE_DISK_BYTES,
+    syncDeadlineMs: config.GENERATE_SYNC_DEADLINE_MS,
+    maxSyncWaiters: config.GENERATE_SYNC_MAX_WAITERS,
+    quota: {
+      maxActiveJobs: config.JOB_QUOTA_ACTIVE,
+      maxStoredBytes: config.ARTIFACT_QUOTA_BYTES,
+      retentionMs: config.ARTIFACT_RETENTION_S * 1_000,
+    },
+  };
 }

@@ -1,17 +1,21 @@
 /**
  * `POST /data/generate` (sync, or async with `Prefer: respond-async` / `?async=true`),
  * `GET /data/jobs/{job_id}` (status and progress), `GET /artifacts/{file}` (the Parquet, with
- * Range). All need scope `generate`; a job and its artifact are visible to their account only.
+ * Range). Generation and status need scope `generate`; an artifact may be downloaded with either
+ * scope that can create one (`generate`, or `mcp` through `generate_dataset`). A job and its
+ * artifact are visible to their account only (another account gets 404). A synchronous request
+ * stops waiting when its client disconnects, and at the deadline answers 504 with the job to poll.
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../../../contracts/errors.ts';
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { ApiError, httpErrorBody } from '../../../contracts/errors.ts';
 import { JOB_ID, type JobRecord } from '../../../contracts/jobs.ts';
 import type { Bucket } from '../../../platform/kv.ts';
+import { holdsScope } from '../../core/scopes.ts';
 import type { RequireKey } from '../require-key.ts';
 import { sendFile } from './artifact-file.ts';
-import { completedResponse, type GenerationService } from './generation-service.ts';
+import { completedResponse, type GenerationService, GenerationTimeoutError } from './generation-service.ts';
 
 export type GenerationRouteDeps = {
   service: GenerationService;
@@ -38,14 +42,29 @@ export function registerGenerationRoutes(app: FastifyInstance, deps: GenerationR
 
   app.post('/data/generate', guard, async (req, reply) => {
     const isAsync = wantsAsync(req);
-    const out = await deps.service.generate(req.body, {
-      principal: req.principal ?? null,
-      requestId: req.id,
-      baseUrl: deps.baseUrl(req),
-      async: isAsync,
-    });
-    if (out.status === 'queued') return reply.code(202).header('location', out.status_url).send(out);
-    return out;
+    // The response closing before it was written means the client left: stop waiting for it.
+    const left = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableEnded) left.abort();
+    };
+    reply.raw.once('close', onClose);
+    try {
+      const out = await deps.service.generate(req.body, {
+        principal: req.principal ?? null,
+        requestId: req.id,
+        baseUrl: deps.baseUrl(req),
+        async: isAsync,
+        signal: left.signal,
+      });
+      if (out.status === 'queued') return reply.code(202).header('location', out.status_url).send(out);
+      return out;
+    } catch (err) {
+      if (!(err instanceof GenerationTimeoutError)) throw err;
+      const body = { ...httpErrorBody(err, req.id), job_id: err.jobId, status_url: err.statusUrl };
+      return reply.code(err.row.http).header('location', err.statusUrl).send(body);
+    } finally {
+      reply.raw.off('close', onClose);
+    }
   });
 
   app.get<{ Params: { job_id: string } }>('/data/jobs/:job_id', guard, async (req) => {
@@ -70,5 +89,27 @@ export function registerGenerationRoutes(app: FastifyInstance, deps: GenerationR
       throw new ApiError('not_found', `artifact ${job.artifact.file} is no longer stored`);
     return sendFile(reply, path, size, req.headers.range, job.artifact.file);
   };
-  app.get<{ Params: { file: string } }>('/artifacts/:file', guard, serve); // HEAD comes with it
+  app.get<{ Params: { file: string } }>(
+    '/artifacts/:file',
+    { preHandler: creatorKey(deps.requireKey) },
+    serve,
+  ); // HEAD comes with it
 }
+
+/**
+ * A key with `generate` or with `mcp`: either can create an artifact (POST /data/generate and
+ * `tools/call generate_dataset` need `generate`, POST /mcp/generate_dataset needs `mcp`), so either
+ * may download it. One admission (one token); the scope is checked on the admitted principal.
+ */
+function creatorKey(requireKey: RequireKey): preHandlerAsyncHookHandler {
+  const anyKey = requireKey(null);
+  return async function creator(this: FastifyInstance, req, reply) {
+    await anyKey.call(this, req, reply);
+    const scopes = req.principal?.scopes ?? [];
+    if (!ARTIFACT_CREATORS.some((s) => holdsScope(scopes, s)))
+      throw new ApiError('forbidden', `this key lacks the ${ARTIFACT_CREATORS.join(' or the ')} scope`);
+  };
+}
+
+/** Scopes that can create an artifact. */
+const ARTIFACT_CREATORS = ['generate', 'mcp'] as const;

@@ -1,11 +1,13 @@
 /**
  * `GET /stream/live?symbol=&seed=` (scope `stream`): unnamed `data:` messages, each a trade or book
- * event of the live synthetic session (symbol, seed); `id:` is the SIM stream sequence.
+ * event of the live synthetic session (symbol, seed); `id:` is the SIM stream sequence. A key
+ * revoked while the session was being joined is refused (401) before the first byte.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { SymbolName } from '../../../contracts/events.ts';
 import type { ConnectionRegistry } from '../../core/connection-registry.ts';
+import { assertNotRevoked } from '../../core/guard.ts';
 import { SseConnection, type SseConnectionOptions } from '../../core/sse-connection.ts';
 import { parseWith } from '../../core/validate.ts';
 import type { RequireKey } from '../require-key.ts';
@@ -31,7 +33,7 @@ export type LiveRouteDeps = {
 
 export function registerLiveRoute(app: FastifyInstance, deps: LiveRouteDeps): void {
   app.get('/stream/live', { preHandler: deps.requireKey('stream', { stream: true }) }, async (req, reply) => {
-    const { symbol, seed } = parseWith(LiveQuery, req.query ?? {}, 'invalid_params');
+    const { symbol, seed } = parseWith(LiveQuery, req.query ?? {}, 'text');
     const conn = new SseConnection(
       reply.raw,
       { ...deps.connection, requestId: req.id },
@@ -42,6 +44,10 @@ export function registerLiveRoute(app: FastifyInstance, deps: LiveRouteDeps): vo
       feedStale: () => {},
       feedRecovered: () => {},
     });
+    if (req.principal?.revoked.aborted) {
+      detach();
+      assertNotRevoked(req.principal);
+    }
     deps.registry.start(conn, reply, {
       principal: req.principal,
       headers: reply.getHeaders() as Record<string, string>,

@@ -50,6 +50,8 @@ export function coreTools(deps: CoreToolDeps): ToolDefinition[] {
           async: false,
         }),
       legacy: { method: 'POST', url: '/mcp/generate_dataset', access: 'mcp' },
+      // Through tools/call it generates like POST /data/generate, so it needs what that needs.
+      scope: 'generate',
     }),
   ];
 }

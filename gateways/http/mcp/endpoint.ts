@@ -2,11 +2,13 @@
  * POST /mcp: MCP over Streamable HTTP in JSON mode, stateless (no session id, no SSE). Any valid
  * key may call it. The body is read as text so that malformed JSON is answered as JSON-RPC
  * -32700 (fastify's parser would answer 400); bodies over 1 MB stay 413. JSON-RPC errors travel
- * with HTTP 200; a body of notifications only gets 202 and no body.
+ * with HTTP 200; a body of notifications only gets 202 and no body. Every call of a batch takes
+ * a rate-limit token (batch-charge.ts): calls past the key's tokens are answered -32000, not run.
  */
 import type { FastifyInstance } from 'fastify';
-import { toApiError } from '../../../contracts/errors.ts';
+import { type ApiError, toApiError } from '../../../contracts/errors.ts';
 import type { RequireKey } from '../require-key.ts';
+import { chargeBatch } from './batch-charge.ts';
 import {
   decodeBody,
   errorResponse,
@@ -23,21 +25,39 @@ export type McpEndpointDeps = { registry: ToolRegistry; requireKey: RequireKey; 
 
 export function registerMcpEndpoint(app: FastifyInstance, deps: McpEndpointDeps): void {
   const methods = createMethods(deps.registry);
+  const admit = deps.requireKey(null);
   app.register(async (scope) => {
     // Scoped to this plugin: every other route keeps fastify's JSON parser.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
-    scope.post('/mcp', { preHandler: deps.requireKey(null) }, async (req, reply) => {
+    scope.post('/mcp', { preHandler: admit }, async (req, reply) => {
       const decoded = decodeBody(typeof req.body === 'string' ? req.body : '');
       if (!decoded.ok) return errorResponse(null, decoded.error, req.id);
+      // The preHandler's admission paid for the first item; each further one is admitted again.
+      const charge = await chargeBatch(decoded.items.length, async () => {
+        await admit.call(scope, req, reply);
+      });
       const ctx = contextOf(req, deps.baseUrl());
       const style = responseStyle(req.headers.accept);
-      const answers = await Promise.all(decoded.items.map((item) => answer(methods, item, ctx, style)));
+      const answers = await Promise.all(
+        decoded.items.map((item, i) =>
+          i < charge.admitted || !charge.refusal
+            ? answer(methods, item, ctx, style)
+            : refuse(item, charge.refusal, ctx.requestId),
+        ),
+      );
       const responses = answers.filter((a): a is JsonRpcResponse => a !== null);
       if (responses.length === 0) return reply.code(202).send();
       return decoded.batch ? responses : responses[0];
     });
   });
+}
+
+/** The answer to an item that was not admitted (never run); null for a notification. */
+function refuse(item: unknown, refusal: ApiError, requestId: string): JsonRpcResponse | null {
+  const call = readCall(item);
+  if ('error' in call) return errorResponse(call.id, call.error, requestId);
+  return call.notification ? null : errorResponse(call.id, refusal, requestId);
 }
 
 /** The response to one item of the body; null for a notification (never answered). */

@@ -3,12 +3,16 @@
  * its handler and, optionally, the legacy REST route that serves the same handler. `tools/list`,
  * `/mcp/tools/list`, `/mcp/manifest` and `/.well-known/mcp.json` all read `listing`; `tools/call`
  * and the legacy routes both go through `invoke`, so a tool answers the same everywhere.
+ * `tools/call` checks the tool's scope (`scopeOf`) before it runs: one endpoint that any valid key
+ * may call must not open a door that the tool's own route keeps shut.
  */
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import type { Scope } from '../../../contracts/accounts.ts';
 import { ApiError, httpErrorBody, toApiError } from '../../../contracts/errors.ts';
 import { type McpToolListing, type McpToolSpec, toolListing } from '../../../contracts/mcp-tools.ts';
 import type { Principal } from '../../core/guard.ts';
+import { requireScope } from '../../core/scopes.ts';
 import { parseWith } from '../../core/validate.ts';
 
 /** What a handler knows about the request that runs it. */
@@ -37,7 +41,18 @@ export type ToolDefinition<S extends z.ZodType = z.ZodType> = {
   /** Runs with parsed arguments; throws ApiError for failures the caller should see. */
   run(args: z.output<S>, ctx: ToolContext): unknown;
   legacy?: LegacyRoute;
+  /**
+   * The scope `tools/call` needs (null: any valid key). Default: what the legacy route needs
+   * (`public` → null), else `mcp`.
+   */
+  scope?: Scope | null;
 };
+
+/** The scope a key needs to call `tool` through `tools/call`. */
+export function scopeOf(tool: ToolDefinition): Scope | null {
+  if (tool.scope !== undefined) return tool.scope;
+  return tool.legacy?.access === 'public' ? null : 'mcp';
+}
 
 /** The `tools/call` result (MCP CallToolResult): the value as JSON text, or the error body. */
 export type CallToolResult = { content: { type: 'text'; text: string }[]; isError: boolean };
@@ -49,7 +64,10 @@ export type ToolRegistry = {
   has(name: string): boolean;
   /** Parses `args` with the tool's schema and runs it; throws ApiError (422 on bad arguments). */
   invoke(name: string, args: unknown, ctx: ToolContext): Promise<unknown>;
-  /** `tools/call`: tool failures become `isError: true`; only an unknown tool name throws (-32602). */
+  /**
+   * `tools/call`: tool failures become `isError: true`; an unknown tool name (-32602) and a key
+   * without the tool's scope (403 `forbidden`, -32002) throw before anything runs.
+   */
   call(name: string, args: unknown, ctx: ToolContext): Promise<CallToolResult>;
 };
 
@@ -88,6 +106,7 @@ export function createToolRegistry(tools: readonly ToolDefinition[]): ToolRegist
     invoke: async (name, args, ctx) => run(lookup(name), args, ctx),
     async call(name, args, ctx) {
       const tool = lookup(name);
+      requireScope(ctx.principal, scopeOf(tool));
       try {
         return { content: text(await run(tool, args, ctx)), isError: false };
       } catch (e) {

@@ -1,0 +1,48 @@
+/**
+ * Abuse limits of the console (`/api/v1/console`) and of failed API-key attempts, per process.
+ * Each is a token bucket (burst, then `rate` per second) keyed by client address or by account
+ * (the email for register and login, the account id for key creation); failed logins add an
+ * exponential lock. Every refusal is 429 `rate_limited` with `Retry-After`. Pure data.
+ */
+import type { BucketSpec } from './limits.ts';
+
+const perHour = (n: number, burst = n): BucketSpec => ({ rate: n / 3_600, burst });
+const perMinute = (n: number, burst = n): BucketSpec => ({ rate: n / 60, burst });
+
+export const CONSOLE_LIMITS = {
+  /** Registrations per client address: 10 per hour. */
+  registerPerAddress: perHour(10),
+  /** Registration attempts per email: 3 per hour. */
+  registerPerEmail: perHour(3),
+  /** Login attempts per client address: 30 per minute. */
+  loginPerAddress: perMinute(30),
+  /** Login attempts per email: 10 per minute. */
+  loginPerEmail: perMinute(10),
+  /** Key creations per account: burst 10, then 20 per hour. */
+  keysPerAccount: perHour(20, 10),
+  /** Key creations per client address: burst 30, then 60 per hour. */
+  keysPerAddress: perHour(60, 30),
+} as const satisfies Record<string, BucketSpec>;
+
+/**
+ * Failed logins per email: 5 free, then a lock of 1 s doubling with each further failure (2 s,
+ * 4 s, …) up to 15 min; a success clears it; an hour without failures forgets them.
+ */
+export const LOGIN_BACKOFF_PER_EMAIL = {
+  freeFailures: 5,
+  baseMs: 1_000,
+  maxMs: 15 * 60_000,
+  forgetAfterMs: 3_600_000,
+} as const;
+
+/** Failed logins per client address: the same, with 20 free (one address may front many users). */
+export const LOGIN_BACKOFF_PER_ADDRESS = { ...LOGIN_BACKOFF_PER_EMAIL, freeFailures: 20 } as const;
+
+/**
+ * Failed API-key attempts (missing, malformed, unknown) per client address at the edge guard: 30
+ * at once, then one every 2 s (30 per minute). Valid keys never spend it.
+ */
+export const KEY_FAILURES_PER_ADDRESS = perMinute(30);
+
+/** Subjects (addresses, emails, accounts) each limiter tracks at most: an LRU, so memory stays flat. */
+export const LIMITER_MAX_SUBJECTS = 100_000;

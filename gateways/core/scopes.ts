@@ -1,0 +1,20 @@
+/**
+ * Whether a principal holds a capability, for operations that choose their scope after the edge
+ * guard has admitted the request (one endpoint, many operations: `tools/call` picks the tool's
+ * scope). Same rule as the guard (`authorize.ts`, spec "Authentication" §4): a key without scopes
+ * has everything its tier allows; a key with scopes has only their union. Pure.
+ */
+import type { Scope } from '../../contracts/accounts.ts';
+import { ApiError } from '../../contracts/errors.ts';
+import type { Principal } from './guard.ts';
+
+export function holdsScope(scopes: readonly Scope[], capability: Scope | null): boolean {
+  return capability === null || scopes.length === 0 || scopes.includes(capability);
+}
+
+/** Throws 403 `forbidden` unless `principal` holds `capability` (null: any admitted key). */
+export function requireScope(principal: Pick<Principal, 'scopes'> | null, capability: Scope | null): void {
+  if (capability === null) return;
+  if (!principal || !holdsScope(principal.scopes, capability))
+    throw new ApiError('forbidden', `this key lacks the ${capability} scope`);
+}

@@ -1,0 +1,72 @@
+/**
+ * The console's abuse limits (numbers in `contracts/console-limits.ts`), per process: token buckets
+ * per client address and per account for register, login and key creation, and an exponential lock
+ * after failed logins (per email and per address). Each refusal is a `RateLimitedError`: 429
+ * `rate_limited` with `Retry-After`. All state is LRU-bounded (`LIMITER_MAX_SUBJECTS` per limiter).
+ */
+import {
+  CONSOLE_LIMITS,
+  LIMITER_MAX_SUBJECTS,
+  LOGIN_BACKOFF_PER_ADDRESS,
+  LOGIN_BACKOFF_PER_EMAIL,
+} from '../../contracts/console-limits.ts';
+import { retryAfterSeconds } from '../../contracts/limits.ts';
+import { FailureBackoff } from '../core/failure-backoff.ts';
+import { RateLimitedError } from '../core/guard.ts';
+import { KeyedBuckets } from '../core/keyed-buckets.ts';
+
+type Limit = keyof typeof CONSOLE_LIMITS;
+
+/** A 429 with only `Retry-After` (these limits are not a key's tier quota, so no X-RateLimit-*). */
+export function tooMany(retryAfterMs: number, what: string): RateLimitedError {
+  const seconds = retryAfterSeconds(retryAfterMs);
+  return new RateLimitedError(
+    { admitted: false, limit: Infinity, remaining: 0, resetSeconds: seconds, retryAfterSeconds: seconds },
+    'basic',
+    `${what}; retry in ${seconds} s`,
+  );
+}
+
+export class ConsoleLimits {
+  private readonly buckets = Object.fromEntries(
+    Object.entries(CONSOLE_LIMITS).map(([name, spec]) => [
+      name,
+      new KeyedBuckets(spec, LIMITER_MAX_SUBJECTS),
+    ]),
+  ) as Record<Limit, KeyedBuckets>;
+  private readonly failedByEmail = new FailureBackoff(LOGIN_BACKOFF_PER_EMAIL, LIMITER_MAX_SUBJECTS);
+  private readonly failedByAddress = new FailureBackoff(LOGIN_BACKOFF_PER_ADDRESS, LIMITER_MAX_SUBJECTS);
+
+  /** Takes one token from `limit` for `subject`, or throws 429. */
+  take(limit: Limit, subject: string, what: string): void {
+    const d = this.buckets[limit].take(subject);
+    if (!d.admitted) throw tooMany(d.retryAfterMs, what);
+  }
+
+  register(address: string, email: string): void {
+    this.take('registerPerAddress', address, 'too many registrations from this address');
+    this.take('registerPerEmail', email, 'too many registration attempts for this email');
+  }
+
+  /** Before a login attempt: refused while a failed-login lock holds, or over the attempt rates. */
+  login(address: string, email: string): void {
+    const wait = Math.max(this.failedByEmail.waitMs(email), this.failedByAddress.waitMs(address));
+    if (wait > 0) throw tooMany(wait, 'too many failed logins; wait before trying again');
+    this.take('loginPerAddress', address, 'too many login attempts from this address');
+    this.take('loginPerEmail', email, 'too many login attempts for this email');
+  }
+
+  loginFailed(address: string, email: string): void {
+    this.failedByEmail.fail(email);
+    this.failedByAddress.fail(address);
+  }
+
+  loginSucceeded(email: string): void {
+    this.failedByEmail.succeed(email);
+  }
+
+  createKey(address: string, accountId: string): void {
+    this.take('keysPerAddress', address, 'too many keys created from this address');
+    this.take('keysPerAccount', accountId, 'too many keys created for this account');
+  }
+}

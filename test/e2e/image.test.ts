@@ -1,0 +1,149 @@
+/**
+ * The container image, with or without a Docker engine. Without one, the image is rebuilt the way
+ * its Dockerfile says, as files: the build context that `.dockerignore` lets through is copied to
+ * a fresh directory, `npm ci --omit=dev` installs what the image would, and the Dockerfile's own
+ * ENTRYPOINT + CMD run there with its ENV against a private nats-server, until the process says
+ * `running` and answers /healthz. With an engine, `docker build` runs too.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+
+const root = join(import.meta.dirname, '..', '..');
+const dockerfile = readFileSync(join(root, 'compose', 'Dockerfile'), 'utf8');
+const hasDocker = spawnSync('docker', ['version'], { stdio: 'ignore' }).status === 0;
+
+/** A `.dockerignore` line as a path matcher (the subset of Docker's syntax this file uses). */
+function ignoreMatcher(text: string): (path: string) => boolean {
+  const patterns = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map((p) => {
+      const anyDepth = p.startsWith('**/');
+      const body = (anyDepth ? p.slice(3) : p).replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*');
+      return new RegExp(`^${anyDepth ? '(.*/)?' : ''}${body}(/.*)?$`);
+    });
+  return (path) => patterns.some((re) => re.test(path));
+}
+
+/** JSON-form instructions of the Dockerfile (`ENTRYPOINT ["a","b"]`), and its ENV pairs. */
+function instruction(name: string): string[] {
+  const line = dockerfile.split('\n').find((l) => l.startsWith(`${name} `));
+  if (!line) throw new Error(`Dockerfile has no ${name}`);
+  return JSON.parse(line.slice(name.length + 1));
+}
+function envOf(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of dockerfile.split('\n').filter((l) => l.startsWith('ENV ')))
+    for (const pair of line.slice(4).trim().split(/\s+/)) {
+      const [k, v] = pair.split('=');
+      if (k && v !== undefined) env[k] = v;
+    }
+  return env;
+}
+
+describe('the container image', () => {
+  const ignored = ignoreMatcher(readFileSync(join(root, '.dockerignore'), 'utf8'));
+
+  it('keeps local state, history and host packages out of the build context', () => {
+    for (const p of ['.data/demo-api-key', '.data/nats/jetstream/x', '.git/HEAD', 'node_modules/x/index.js'])
+      expect(ignored(p), p).toBe(true);
+    for (const p of ['platform/main.ts', 'package.json', 'package-lock.json', 'contracts/errors.ts'])
+      expect(ignored(p), p).toBe(false);
+  });
+
+  it('installs before NODE_ENV=production can change what npm installs', () => {
+    const lines = dockerfile.split('\n');
+    const install = lines.findIndex((l) => /RUN npm ci/.test(l));
+    const prodEnv = lines.findIndex((l) => /^ENV .*NODE_ENV=production/.test(l));
+    expect(install).toBeGreaterThanOrEqual(0);
+    expect(prodEnv).toBeGreaterThan(install);
+  });
+
+  describe('rebuilt as files and started with its own entrypoint', () => {
+    let nats: TestNats;
+    let dir: string;
+    const stops: (() => void)[] = [];
+
+    beforeAll(async () => {
+      nats = await startTestNats();
+      dir = mkdtempSync(join(tmpdir(), 'mdp-image-'));
+      const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], { cwd: root })
+        .toString()
+        .split('\n')
+        .filter((f) => f && !ignored(f));
+      for (const f of files) {
+        mkdirSync(dirname(join(dir, f)), { recursive: true });
+        try {
+          copyFileSync(join(root, f), join(dir, f));
+        } catch {} // listed but deleted in the work tree
+      }
+      execFileSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline'], {
+        cwd: dir,
+        stdio: 'ignore',
+      });
+    }, 180_000);
+
+    afterAll(async () => {
+      for (const stop of stops) stop();
+      await nats?.cleanup();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('runs every role in production mode and answers /healthz', async () => {
+      const [exe, ...args] = [...instruction('ENTRYPOINT'), ...instruction('CMD')];
+      expect(exe).toBe('node');
+      const child = spawn(process.execPath, args, {
+        cwd: dir,
+        env: {
+          PATH: process.env.PATH ?? '',
+          ...envOf(),
+          DATA_DIR: join(dir, '.state'),
+          NATS_URL: nats.url,
+          API_KEY_SECRET: 'image-test-secret-0123456789',
+          HTTP_PORT: '0',
+          UNIFIED_PORT_US: '0',
+          UNIFIED_PORT_JP: '0',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      stops.push(() => child.kill('SIGKILL'));
+      let stderr = '';
+      child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+      const lines: Record<string, unknown>[] = [];
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no "running": ${stderr.slice(-2_000)}`)), 60_000);
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${stderr.slice(-2_000)}`)));
+        createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (l) => {
+          try {
+            lines.push(JSON.parse(l));
+          } catch {}
+          if (lines.at(-1)?.msg === 'running') {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      const unified = lines.find((l) => l.msg === 'unified stream listening')?.url as string;
+      const health = await fetch(new URL('/healthz', unified));
+      expect(health.status).toBe(200);
+      // Production: no demo key was made.
+      expect(lines.some((l) => String(l.msg).includes('demo'))).toBe(false);
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    });
+  });
+
+  it.skipIf(!hasDocker)('builds with docker (skipped: no Docker engine on this machine)', () => {
+    execFileSync('docker', ['build', '-f', 'compose/Dockerfile', '-t', 'mdp:test', '.'], {
+      cwd: root,
+      stdio: 'inherit',
+    });
+  });
+});

@@ -1,0 +1,179 @@
+/**
+ * Events a caller normalizes with `stream: true` are its account's own, on the unified stream:
+ * delivered live, from the ring and from JetStream history to keys of that account only, never
+ * to another account's key, and never counted among the platform's known coins (so never in a
+ * stale-feed report). The issue's attack is the scenario: a forged Binance BTCUSDT print at 1.00.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STREAMS } from '../../contracts/streams.ts';
+import { LiveTail } from '../../gateways/core/live-tail.ts';
+import { replayStats } from '../../gateways/core/replay-source.ts';
+import { createLogger } from '../../platform/logger.ts';
+import { nowUs, publishEvents } from '../../producers/publish.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { trade } from '../support/publisher.ts';
+import { openSse, type SseMessage, type SseStream } from '../support/sse.ts';
+import { startStack, type TestStack } from '../support/stack.ts';
+
+const RING = 16;
+let stack: TestStack;
+let gw: TestGateway;
+/** The account that publishes its own events (and a second key of the same account). */
+const owner = { key: '', secondKey: '', accountId: '' };
+/** Another account, Quant, with every scope. */
+let otherKey = '';
+let sentinel = 0;
+
+beforeAll(async () => {
+  stack = await startStack();
+  gw = await startTestGateway(stack.server.url, { SSE_RING_SIZE: String(RING) }, { guard: 'keys' });
+  const a = await stack.accounts.key('pro', { scopes: ['mcp', 'stream:read'] });
+  Object.assign(owner, { key: a.key, accountId: a.accountId });
+  owner.secondKey = (await stack.accounts.service.createKey(a.accountId, { name: 'second', scopes: [] })).key;
+  otherKey = (await stack.accounts.key('quant')).key;
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await stack?.close();
+});
+
+/** The issue's forged print: a Binance BTCUSDT trade at 1.00, unique per call. */
+let forged = 0;
+async function publishForged(): Promise<void> {
+  forged++;
+  const payload = {
+    e: 'trade',
+    s: 'BTCUSDT',
+    t: forged,
+    p: '1.00',
+    q: '0.5',
+    T: 1_700_000_000_000 + forged,
+    m: false,
+  };
+  const res = await fetch(`${stack.http.url}/mcp/normalize`, {
+    method: 'POST',
+    headers: { 'x-api-key': owner.key, 'content-type': 'application/json' },
+    body: JSON.stringify({ source: 'binance', events: [{ payload }], stream: true }),
+  });
+  expect(await res.json()).toMatchObject({ published: 1 });
+}
+
+/** `n` platform events (synthetic BTC trades); resolves with the last one's trade id. */
+async function publishPlatform(n: number): Promise<string> {
+  const batch = Array.from({ length: n }, () => {
+    sentinel++;
+    return { event: trade('BTC', 1_000_000 + sentinel), id: `sentinel.${sentinel}`, ingestUs: nowUs() };
+  });
+  await publishEvents(stack.nats.js, batch, createLogger('silent'));
+  return `trd_BTC_${1_000_000 + sentinel}`;
+}
+
+type Reader = { got: Record<string, unknown>[]; stream: SseStream };
+
+async function read(key: string, lastEventId?: number, query = ''): Promise<Reader> {
+  const got: Record<string, unknown>[] = [];
+  const stream = await openSse(
+    `${gw.url}/api/v1/unified/stream${query}`,
+    (m: SseMessage) => {
+      if (m.event === 'message') got.push(JSON.parse(m.data));
+    },
+    { 'x-api-key': key, ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }) },
+  );
+  expect(stream.status).toBe(200);
+  return { got, stream };
+}
+
+/** Polls (no fixed sleep) until every reader has received the platform event `tradeId`. */
+async function until(readers: Reader[], tradeId: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!readers.every((r) => r.got.some((e) => e.trade_id === tradeId))) {
+    if (Date.now() > deadline) throw new Error(`${tradeId} did not arrive`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  for (const r of readers) r.stream.abort();
+}
+
+const forgedIn = (r: Reader) => r.got.filter((e) => e.source === 'binance' && e.symbol === 'BTCUSDT');
+const mdLastSeq = async () => (await stack.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
+
+describe("an account's own events on the unified stream", () => {
+  it("reach that account's keys live, and no other account's", async () => {
+    const mine = await read(owner.key);
+    const mineToo = await read(owner.secondKey);
+    const theirs = await read(otherKey);
+    await publishForged();
+    await until([mine, mineToo, theirs], await publishPlatform(1));
+    expect(forgedIn(mine)).toEqual([
+      expect.objectContaining({ price: 1, source: 'binance', symbol: 'BTCUSDT' }),
+    ]);
+    expect(forgedIn(mineToo)).toHaveLength(1);
+    expect(forgedIn(theirs)).toEqual([]);
+  });
+
+  it.each([
+    { path: 'the ring', platformAfter: 1, via: 'fromRing' as const },
+    { path: 'JetStream history', platformAfter: RING * 3, via: 'fromStream' as const },
+  ])('reach only that account when a client resumes from $path', async ({ platformAfter, via }) => {
+    const from = await mdLastSeq();
+    const resumedBefore = replayStats[via];
+    await publishForged();
+    const last = await publishPlatform(platformAfter);
+    // Resumed readers start after `from`: the forged event is behind them in the stream.
+    const readers = [
+      await read(owner.key, from),
+      await read(otherKey, from),
+      await read(otherKey, from, '?source=binance,synthetic'),
+    ];
+    await until(readers.slice(0, 2), last);
+    const [mine, theirs, theirsFiltered] = readers as [Reader, Reader, Reader];
+    expect(forgedIn(mine)).toHaveLength(1);
+    expect(forgedIn(theirs)).toEqual([]);
+    // Nothing of the platform's is missing for either: the same events, minus the forged one.
+    expect(theirs.got.map((e) => e.seq)).toEqual(
+      mine.got.filter((e) => e.source !== 'binance').map((e) => e.seq),
+    );
+    const deadline = Date.now() + 10_000;
+    while (!theirsFiltered.got.some((e) => e.trade_id === last) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
+    theirsFiltered.stream.abort();
+    expect(forgedIn(theirsFiltered)).toEqual([]);
+    expect(replayStats[via]).toBe(resumedBefore + 3);
+  });
+
+  it("never count among the platform's known coins, so never in a stale-feed report", async () => {
+    await publishForged();
+    const mine = await read(owner.key);
+    await publishForged();
+    await until([mine], await publishPlatform(1));
+    expect(forgedIn(mine)).toHaveLength(1);
+    expect(gw.tail.health.knows('BTCUSDT')).toBe(false);
+    expect(gw.tail.health.coins()).not.toContain('BTCUSDT');
+    // A gateway starting now reads the coins already in the stream: still not this one.
+    const fresh = await LiveTail.start(gw.nats, createLogger('silent'), {
+      ringSize: 16,
+      staleAfterMs: 60_000,
+      expectedCoins: [],
+    });
+    try {
+      expect(fresh.health.knows('BTC')).toBe(true);
+      expect(fresh.health.knows('BTCUSDT')).toBe(false);
+    } finally {
+      fresh.stop();
+    }
+    const res = await fetch(`${gw.url}/api/v1/unified/stream?coin=BTCUSDT`, {
+      headers: { 'x-api-key': otherKey },
+    });
+    expect({ status: res.status, error: (await res.json()).error }).toEqual({
+      status: 404,
+      error: 'coin_not_found',
+    });
+    // Its owner may filter by it (any spelling); to another account it does not exist.
+    const own = await read(owner.key, undefined, '?coin=btcusdt');
+    await publishForged();
+    const deadline = Date.now() + 10_000;
+    while (forgedIn(own).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    own.stream.abort();
+    expect(forgedIn(own)).toHaveLength(1);
+  });
+});
