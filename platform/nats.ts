@@ -38,6 +38,8 @@ export async function connectNats(
     reconnectTimeWait: 250,
     reconnectJitter: 100,
     pingInterval: 10_000,
+    // The first connection: a refused TLS handshake can go silent; fail start-up, never hang it.
+    timeout: 10_000,
     noAsyncTraces: true,
   });
   let connected = true;

@@ -22,7 +22,7 @@ export type RetentionSweepOptions = {
 };
 
 export type RetentionSweep = {
-  /** Runs one sweep now (or joins the one running); resolves with the paths removed. */
+  /** Runs one sweep now (after the one running, if any); resolves with the paths it removed. */
   sweep(): Promise<string[]>;
   stop(): Promise<void>;
 };
@@ -47,8 +47,9 @@ export async function removeFilesOlderThan(dirs: readonly string[], cutoff: numb
 export function startRetentionSweep(opts: RetentionSweepOptions): RetentionSweep {
   const now = opts.now ?? Date.now;
   let running: Promise<string[]> | null = null;
-  const sweep = (): Promise<string[]> => {
-    running ??= removeFilesOlderThan(opts.dirs, now() - opts.maxAgeMs)
+  const sweep = async (): Promise<string[]> => {
+    while (running) await running;
+    running = removeFilesOlderThan(opts.dirs, now() - opts.maxAgeMs)
       .then((removed) => {
         if (removed.length > 0) opts.log.info({ removed: removed.length }, 'retention: old files removed');
         return removed;
@@ -62,7 +63,9 @@ export function startRetentionSweep(opts: RetentionSweepOptions): RetentionSweep
       });
     return running;
   };
-  const timer = setInterval(() => void sweep(), opts.intervalMs);
+  const timer = setInterval(() => {
+    if (!running) void sweep();
+  }, opts.intervalMs);
   timer.unref();
   void sweep();
   return {
