@@ -7,11 +7,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startEdgeGuard } from '../app/edge-guard.ts';
 import { createHttpApp } from '../gateways/core/http-hygiene.ts';
 import { installKeyAuth } from '../gateways/http/require-key.ts';
 import { createLogger } from '../platform/logger.ts';
 import { startNatsServer } from '../platform/nats-server.ts';
-import { startEdgeGuard } from '../platform/roles.ts';
 import { startTestAccounts } from '../test/support/accounts.ts';
 import { connectTestNats, testConfig } from '../test/support/gateway.ts';
 import { Histogram } from './lib/histogram.ts';

@@ -53,7 +53,7 @@ describe('the container image', () => {
   it('keeps local state, history and host packages out of the build context', () => {
     for (const p of ['.data/demo-api-key', '.data/nats/jetstream/x', '.git/HEAD', 'node_modules/x/index.js'])
       expect(ignored(p), p).toBe(true);
-    for (const p of ['platform/main.ts', 'package.json', 'package-lock.json', 'contracts/errors.ts'])
+    for (const p of ['app/main.ts', 'package.json', 'package-lock.json', 'contracts/errors.ts'])
       expect(ignored(p), p).toBe(false);
   });
 

@@ -6,9 +6,9 @@
  * stream with a terminal error, and the next attempt gets 401 / 403.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createServiceKey, type ServiceKey } from '../../app/service-key.ts';
 import { accountSubject } from '../../contracts/accounts.ts';
 import { encode } from '../../platform/codec.ts';
-import { createServiceKey, type ServiceKey } from '../../platform/service-key.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';

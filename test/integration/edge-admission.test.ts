@@ -11,13 +11,13 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEdgeGuard } from '../../app/edge-guard.ts';
 import type { Guard } from '../../gateways/core/guard.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
 import { buildHttpApp, type HttpApp } from '../../gateways/http/app.ts';
 import { buildUnifiedApp, type UnifiedApp } from '../../gateways/unified/app.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startEdgeGuard } from '../../platform/roles.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';

@@ -5,13 +5,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { SERVER_INFO } from '../../contracts/mcp-tools.ts';
 import { createHttpApp } from '../../gateways/core/http-hygiene.ts';
 import { registerMcpRoutes } from '../../gateways/http/mcp/routes.ts';
 import { installKeyAuth } from '../../gateways/http/require-key.ts';
+import type { Stoppable } from '../../platform/lifecycle.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { type Stoppable, startEdgeGuard } from '../../platform/roles.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';

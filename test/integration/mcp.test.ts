@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ZodError } from 'zod';
+import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { manifestHash, manifestJsonSchema, normalizeManifest } from '../../contracts/manifest.ts';
 import { MCP_PROTOCOL_VERSION, SERVER_INFO, SERVICE_VERSION } from '../../contracts/mcp-tools.ts';
 import { findPreset, PRESET_NAMES } from '../../contracts/presets.ts';
@@ -17,9 +18,9 @@ import { invalidInput } from '../../gateways/core/validate.ts';
 import { registerMcpRoutes } from '../../gateways/http/mcp/routes.ts';
 import type { GenerationPort, HealthPort } from '../../gateways/http/ports.ts';
 import { installKeyAuth } from '../../gateways/http/require-key.ts';
+import type { Stoppable } from '../../platform/lifecycle.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { type Stoppable, startEdgeGuard } from '../../platform/roles.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';

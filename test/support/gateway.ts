@@ -1,12 +1,13 @@
 /** Runs a real unified gateway in this process against a given NATS URL, listening on a free port. */
 import { randomBytes } from 'node:crypto';
+import { startEdgeGuard } from '../../app/edge-guard.ts';
+import { setupStreams } from '../../app/streams.ts';
 import { type Guard, openGuard } from '../../gateways/core/guard.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
 import { buildUnifiedApp, type UnifiedApp } from '../../gateways/unified/app.ts';
 import { type Config, loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { connectNats, type Nats } from '../../platform/nats.ts';
-import { setupStreams, startEdgeGuard } from '../../platform/roles.ts';
 
 export type TestGateway = {
   url: string;

@@ -1,9 +1,10 @@
 /** The real `{base_url}` app (console, live stream, …) with the real guard, on a free port. */
+
+import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { buildHttpApp, type HttpApp, type HttpAppDeps } from '../../gateways/http/app.ts';
 import type { Config } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startEdgeGuard } from '../../platform/roles.ts';
 import type { TestAccounts } from './accounts.ts';
 
 export type TestHttp = HttpApp & { url: string; close(): Promise<void> };

@@ -1,4 +1,4 @@
-/** Runs `platform/main.ts` as a real child process and reads its JSON log lines. */
+/** Runs `app/main.ts` as a real child process and reads its JSON log lines. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
@@ -13,7 +13,7 @@ export type ServiceProcess = {
 };
 
 export function startService(args: string[], env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'platform/main.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'app/main.ts', ...args], {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -8,8 +8,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AccountBuckets } from '../consumers/accounts/projector.ts';
 import type { KeyRecord } from '../contracts/accounts.ts';
+import type { Secrets } from '../platform/secrets.ts';
 import type { AccountsService } from '../producers/accounts/service.ts';
-import type { Secrets } from './secrets.ts';
 
 export const DEMO_EMAIL = 'demo@localhost.test';
 

@@ -1,5 +1,5 @@
 /**
- * Composition root: `tsx platform/main.ts [all | gateway unified [--region us|jp] | gateway http | producer sim | worker]`.
+ * Composition root: `tsx app/main.ts [all | gateway unified [--region us|jp] | gateway http | producer sim | worker]`.
  * Uses NATS_URL when set, otherwise an embedded nats-server under DATA_DIR/nats, in a process
  * group of its own. SIGTERM/SIGINT: every client gets a terminal `reconnect`, every part stops in
  * reverse order while NATS is still up (the dashboard's service key is revoked), then NATS is
@@ -8,12 +8,12 @@
  * SHUTDOWN_DEADLINE_MS exits with code 1 and says which part was still stopping.
  */
 import { join, resolve } from 'node:path';
-import { type Config, loadConfig } from './config.ts';
-import { createLifecycle } from './lifecycle.ts';
-import { createLogger, type Logger } from './logger.ts';
-import { connectNats } from './nats.ts';
-import { describeNatsAuth, natsAuthOptions } from './nats-auth.ts';
-import { type NatsServerHandle, NatsServerNotFoundError, startNatsServer } from './nats-server.ts';
+import { type Config, loadConfig } from '../platform/config.ts';
+import { createLifecycle } from '../platform/lifecycle.ts';
+import { createLogger, type Logger } from '../platform/logger.ts';
+import { connectNats } from '../platform/nats.ts';
+import { describeNatsAuth, natsAuthOptions } from '../platform/nats-auth.ts';
+import { type NatsServerHandle, NatsServerNotFoundError, startNatsServer } from '../platform/nats-server.ts';
 import { type Region, type Role, startRole } from './roles.ts';
 
 const USAGE = 'usage: main [all | gateway unified [--region us|jp] | gateway http | producer sim | worker]';

@@ -1,0 +1,29 @@
+/** The guard of one process (key store + shared rate limiter), shared by all its edge surfaces. */
+import { createApiKeyGuard } from '../gateways/core/api-key-guard.ts';
+import type { Guard } from '../gateways/core/guard.ts';
+import { KeyStore } from '../gateways/core/key-store.ts';
+import { createRateLimiter } from '../gateways/core/rate-limit/rate-limiter.ts';
+import { type Config, previousSecrets } from '../platform/config.ts';
+import type { Stoppable } from '../platform/lifecycle.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
+import { createSecrets } from '../platform/secrets.ts';
+
+export const secretsOf = (config: Config) =>
+  createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION, previousSecrets(config));
+
+/** The guard of one process, shared by all its edge surfaces. */
+export async function startEdgeGuard(
+  nats: Nats,
+  config: Config,
+  log: Logger,
+): Promise<{ guard: Guard; part: Stoppable }> {
+  const keys = await KeyStore.start(nats, secretsOf(config), log);
+  const limiter = await createRateLimiter(nats);
+  const guard = createApiKeyGuard({ keys, limiter });
+  const stop = async () => {
+    await keys.stop();
+    await limiter.close();
+  };
+  return { guard, part: { name: 'edge-guard', stop } };
+}

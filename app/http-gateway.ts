@@ -1,0 +1,60 @@
+/** `{base_url}`: simulation, MCP, console and the dashboard proxy, with the accounts service. */
+import { AccountsProjector, openAccountBuckets } from '../consumers/accounts/projector.ts';
+import type { Guard } from '../gateways/core/guard.ts';
+import { buildHttpApp } from '../gateways/http/app.ts';
+import { type Config, selfServicePlans } from '../platform/config.ts';
+import type { Stoppable } from '../platform/lifecycle.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
+import { tlsOptions } from '../platform/tls.ts';
+import { AccountsService } from '../producers/accounts/service.ts';
+import { ensureDemoKey } from './demo-account.ts';
+import { secretsOf } from './edge-guard.ts';
+import { createServiceKey } from './service-key.ts';
+
+export async function startHttpGateway(
+  nats: Nats,
+  config: Config,
+  log: Logger,
+  guard: Guard,
+  unifiedUpstream: () => string = () =>
+    config.UNIFIED_UPSTREAM_URL ?? `http://127.0.0.1:${config.UNIFIED_PORT_US}`,
+): Promise<Stoppable> {
+  const projector = await AccountsProjector.start(nats, log);
+  const buckets = await openAccountBuckets(nats);
+  const secrets = secretsOf(config);
+  const accounts = new AccountsService({
+    nats,
+    projector,
+    buckets,
+    secrets,
+    sessionTtlMs: config.SESSION_TTL_S * 1_000,
+    projectionDeadlineMs: config.ACCOUNT_PROJECTION_DEADLINE_MS,
+    selfServicePlans: selfServicePlans(config),
+    operatorEmails: config.OPERATOR_EMAILS,
+    log,
+  });
+  const service = await createServiceKey(accounts);
+  const dashboard = { upstream: unifiedUpstream, serviceKey: () => service.key };
+  const http = await buildHttpApp({
+    nats,
+    accounts,
+    guard,
+    config,
+    log,
+    tls: await tlsOptions(config),
+    dashboard,
+  });
+  const address = await http.app.listen({ host: config.HOST, port: config.HTTP_PORT });
+  http.setListenAddress(address);
+  log.info({ url: address }, 'http (console) listening');
+  if (config.NODE_ENV === 'development') await ensureDemoKey(config.DATA_DIR, accounts, buckets, secrets);
+  return {
+    name: 'gateway-http',
+    async stop() {
+      await http.shutdown();
+      await service.revoke().catch((err) => log.warn({ err: String(err) }, 'service key not revoked'));
+      projector.stop();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Process roles. `all` (what `npm start` runs) is every role in one process; the others run one
+ * role each for scale-out: `gateway unified --region us|jp`, `gateway http`, `producer sim`, `worker`.
+ */
+import type { Config } from '../platform/config.ts';
+import type { Stoppable } from '../platform/lifecycle.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
+import { startEdgeGuard } from './edge-guard.ts';
+import { startHttpGateway } from './http-gateway.ts';
+import { startSimProducer } from './sim-producer.ts';
+import { setupStreams } from './streams.ts';
+import { type Region, startUnifiedGateway } from './unified-gateway.ts';
+import { startWorker } from './worker.ts';
+
+export type Role = 'all' | 'gateway-unified' | 'gateway-http' | 'producer-sim' | 'worker';
+export type { Region, Stoppable };
+
+export async function startRole(
+  role: Role,
+  region: Region,
+  nats: Nats,
+  config: Config,
+  log: Logger,
+): Promise<Stoppable[]> {
+  await setupStreams(nats, config);
+  switch (role) {
+    case 'all': {
+      const edge = await startEdgeGuard(nats, config, log);
+      let usAddress = '';
+      const upstream = () => config.UNIFIED_UPSTREAM_URL ?? usAddress;
+      const parts = [
+        startSimProducer(nats, config, log),
+        edge.part,
+        await startWorker(nats, config, log),
+        await startHttpGateway(nats, config, log, edge.guard, upstream),
+      ];
+      const us = await startUnifiedGateway(nats, config, log, 'us', edge.guard);
+      usAddress = us.address;
+      return [...parts, us, await startUnifiedGateway(nats, config, log, 'jp', edge.guard)];
+    }
+    case 'gateway-unified': {
+      const edge = await startEdgeGuard(nats, config, log);
+      return [edge.part, await startUnifiedGateway(nats, config, log, region, edge.guard)];
+    }
+    case 'gateway-http': {
+      const edge = await startEdgeGuard(nats, config, log);
+      return [edge.part, await startHttpGateway(nats, config, log, edge.guard)];
+    }
+    case 'producer-sim':
+      return [startSimProducer(nats, config, log)];
+    case 'worker':
+      return [await startWorker(nats, config, log)];
+  }
+}
