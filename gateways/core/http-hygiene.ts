@@ -4,6 +4,8 @@
  * 413 for bodies over 1 MB before parsing, no internal message in any 5xx, `Retry-After` on every
  * 429 and 503, request deadlines (408 / 504, see request-deadlines.ts), and an empty body with a
  * JSON content type read as no body (it is not malformed: `DELETE` clients often send the header).
+ * A surface whose clients expect another error shape (JSON-RPC) passes its own `errorBody`; the
+ * status and headers stay those of the catalogue row.
  */
 import Fastify, {
   type FastifyInstance,
@@ -38,6 +40,11 @@ function fromFastify(err: {
   return toApiError(err);
 }
 
+/** The body of an error response: the spec's HTTP error body unless a surface says otherwise. */
+export type ErrorBody = (err: ApiError, requestId: string, retryAfter: number | null) => unknown;
+
+const specErrorBody: ErrorBody = (err, requestId) => httpErrorBody(err, requestId);
+
 function routePattern(url: string): RegExp {
   const escaped = url
     .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
@@ -48,13 +55,15 @@ function routePattern(url: string): RegExp {
 
 /**
  * `surface` labels the request metrics; `tls` (see platform/tls.ts) makes the listener HTTPS;
- * `deadlines` (from the configuration) bound body and handler time (null: none, for benchmarks).
+ * `deadlines` (from the configuration) bound body and handler time (null: none, for benchmarks);
+ * `errorBody` shapes every error body (default: the spec's HTTP error body).
  */
 export function createHttpApp(
   opts: FastifyServerOptions = {},
   surface = 'http',
   tls: TlsOptions | null = null,
   deadlines: Deadlines | null = null,
+  errorBody: ErrorBody = specErrorBody,
 ): FastifyInstance {
   const app = Fastify({
     bodyLimit: MAX_BODY_BYTES,
@@ -72,7 +81,7 @@ export function createHttpApp(
         .code(apiErr.row.http)
         .header('x-request-id', req.id)
         .type('application/json; charset=utf-8')
-        .send(httpErrorBody(apiErr, req.id));
+        .send(errorBody(apiErr, req.id, null));
     },
     ...opts,
     ...(tls ? { https: tls } : {}),
@@ -109,11 +118,16 @@ export function createHttpApp(
     const apiErr = err instanceof ApiError ? err : fromFastify(err as Parameters<typeof fromFastify>[0]);
     if (apiErr.row.http >= 500) req.log.error({ err }, 'request failed');
     if (apiErr instanceof RateLimitedError) reply.headers(rateLimitHeaders(apiErr.decision));
-    const retryAfter = retryAfterSeconds(apiErr);
-    if (retryAfter !== null && !reply.hasHeader('retry-after'))
-      reply.header('retry-after', String(retryAfter));
+    if (!reply.hasHeader('retry-after')) {
+      const retryAfter = retryAfterSeconds(apiErr);
+      if (retryAfter !== null) reply.header('retry-after', String(retryAfter));
+    }
+    const retryAfter = reply.getHeader('retry-after');
     // JSON whatever the route had set (an artifact's 416 was about to be Parquet).
-    reply.code(apiErr.row.http).type('application/json; charset=utf-8').send(httpErrorBody(apiErr, req.id));
+    reply
+      .code(apiErr.row.http)
+      .type('application/json; charset=utf-8')
+      .send(errorBody(apiErr, req.id, retryAfter === undefined ? null : Number(retryAfter)));
   });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '/';
@@ -125,9 +139,11 @@ export function createHttpApp(
         'method_not_allowed',
         `${req.method} is not supported on ${path}; use ${[...allowed].join(' or ')}`,
       );
-      return reply.code(405).send(httpErrorBody(err, req.id));
+      return reply.code(405).send(errorBody(err, req.id, null));
     }
-    reply.code(404).send(httpErrorBody(new ApiError('not_found', `no route ${req.method} ${path}`), req.id));
+    reply
+      .code(404)
+      .send(errorBody(new ApiError('not_found', `no route ${req.method} ${path}`), req.id, null));
   });
   return app;
 }

@@ -8,7 +8,7 @@ import {
   readCall,
   responseStyle,
   resultResponse,
-} from '../../gateways/http/mcp/jsonrpc.ts';
+} from '../../gateways/core/jsonrpc-envelope.ts';
 
 const codeOf = (text: string) => {
   const d = decodeBody(text);

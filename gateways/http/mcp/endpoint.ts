@@ -7,8 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { type ApiError, toApiError } from '../../../contracts/errors.ts';
-import type { RequireKey } from '../require-key.ts';
-import { chargeBatch } from './batch-charge.ts';
+import { chargeBatch } from '../../core/batch-charge.ts';
 import {
   decodeBody,
   errorResponse,
@@ -17,7 +16,8 @@ import {
   readCall,
   responseStyle,
   resultResponse,
-} from './jsonrpc.ts';
+} from '../../core/jsonrpc-envelope.ts';
+import type { RequireKey } from '../require-key.ts';
 import { createMethods, dispatch, type Methods } from './methods.ts';
 import { contextOf, type ToolContext, type ToolRegistry } from './tool-registry.ts';
 

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { ApiError } from '../../../contracts/errors.ts';
 import { MCP_PROTOCOL_VERSION, SERVER_INFO } from '../../../contracts/mcp-tools.ts';
-import type { JsonRpcCall } from './jsonrpc.ts';
+import type { JsonRpcCall } from '../../core/jsonrpc-envelope.ts';
 import type { ToolContext, ToolRegistry } from './tool-registry.ts';
 
 export type MethodHandler = (params: unknown, ctx: ToolContext) => unknown;

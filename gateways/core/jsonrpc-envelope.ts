@@ -1,14 +1,17 @@
 /**
- * The JSON-RPC 2.0 envelope of POST /mcp, pure: body text → calls, and the response shapes.
- * Errors are catalogue rows (`parse_error` -32700, `invalid_request` -32600, `batch_too_large`
- * -32006, …); the code on the wire is the row's `jsonRpc` column.
+ * The JSON-RPC 2.0 envelope of every JSON-RPC surface (POST /mcp, the JSON-RPC feed edge), pure:
+ * body text → calls, and the response shapes. Errors are catalogue rows (`parse_error` -32700,
+ * `invalid_request` -32600, `batch_too_large` -32006, …); the code on the wire is the row's
+ * `jsonRpc` column.
  *
  * Success responses come in two styles (ARCHITECTURE "MCP"): `plain` is the spec's literal shape
- * with `"error": null`; `streamable` omits `error`, because the official MCP SDK client (which
- * sends `Accept: …, text/event-stream`) rejects unknown keys on a success response.
+ * with `"error": null`; `streamable` omits `error` (strict JSON-RPC 2.0), because the official MCP
+ * SDK client (which sends `Accept: …, text/event-stream`) rejects unknown keys on a success
+ * response. `encodeResult` writes a strict success around a result already encoded as JSON, so a
+ * result shared by many calls is encoded once.
  */
-import { ApiError, publicMessage } from '../../../contracts/errors.ts';
-import { MAX_JSONRPC_BATCH } from '../../../contracts/limits.ts';
+import { ApiError, publicMessage } from '../../contracts/errors.ts';
+import { MAX_JSONRPC_BATCH } from '../../contracts/limits.ts';
 
 /** A request id as the client sent it; echoed unchanged (0 and "" are valid ids). */
 export type JsonRpcId = string | number | null;
@@ -92,6 +95,39 @@ export function errorResponse(id: JsonRpcId, err: ApiError, requestId: string): 
       code: err.row.jsonRpc,
       message: publicMessage(err),
       data: { error: err.code, request_id: requestId, ...details },
+    },
+  };
+}
+
+/** A strict success response around `resultJson` (already JSON), as JSON text. */
+export function encodeResult(id: JsonRpcId, resultJson: string): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+}
+
+/**
+ * The body of a failure of the whole request (a missing or bad key, tier or region, a body too
+ * large, a rate limit, maintenance), sent with the row's real HTTP status: a JSON-RPC error with
+ * id null whose data carries the catalogue code, the request id, the time and, on a 429 or 503,
+ * `retry_after` in seconds (`retryAfter`: the figure of the Retry-After header, null for none).
+ */
+export function requestFailureBody(
+  err: ApiError,
+  requestId: string,
+  retryAfter: number | null,
+  now = new Date(),
+): JsonRpcFailure {
+  return {
+    jsonrpc: '2.0',
+    id: null,
+    error: {
+      code: err.row.jsonRpc,
+      message: publicMessage(err),
+      data: {
+        error: err.code,
+        request_id: requestId,
+        timestamp: now.toISOString(),
+        ...(retryAfter !== null ? { retry_after: retryAfter } : {}),
+      },
     },
   };
 }

@@ -6,8 +6,8 @@
  * with the refusal (-32000 with `retry_after` for the rate limit), never run. So a batch never runs
  * more calls than the key had tokens, and a refused item costs what a refused request costs.
  */
-import { ApiError } from '../../../contracts/errors.ts';
-import { RateLimitedError } from '../../core/guard.ts';
+import { ApiError } from '../../contracts/errors.ts';
+import { RateLimitedError } from './guard.ts';
 
 /** Admits one more call of the same request, or throws the guard's refusal. */
 export type AdmitAgain = () => Promise<void>;
