@@ -1,7 +1,7 @@
 /** The `{base_url}` health answer (MCP `get_health`, `GET /mcp/health`): never throws. */
 import { SERVICE_VERSION } from '../../contracts/mcp-tools.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { healthy } from '../unified/health-route.ts';
+import { healthy } from '../core/health-route.ts';
 import type { HealthPort } from './ports.ts';
 
 export function createHealth(nats: Nats, startedAt = Date.now()): HealthPort {

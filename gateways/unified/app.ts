@@ -9,9 +9,9 @@ import type { Nats } from '../../platform/nats.ts';
 import type { TlsOptions } from '../../platform/tls.ts';
 import { ConnectionRegistry } from '../core/connection-registry.ts';
 import type { Guard } from '../core/guard.ts';
+import { registerHealthRoute } from '../core/health-route.ts';
 import { createHttpApp } from '../core/http-hygiene.ts';
 import type { LiveTail } from '../core/live-tail.ts';
-import { registerHealthRoute } from './health-route.ts';
 import { registerStreamRoute } from './stream-route.ts';
 
 export type UnifiedAppDeps = {

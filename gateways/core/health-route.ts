@@ -1,4 +1,4 @@
-/** `GET /healthz`: 200 `{"status":"ok"}` while NATS is connected and the streams exist; 503 otherwise. */
+/** `GET /healthz` of every live-data edge (unified, JSON-RPC): 200 `{"status":"ok"}` while NATS is connected and the streams exist; 503 otherwise. */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
 import { STREAMS } from '../../contracts/streams.ts';
