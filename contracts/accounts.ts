@@ -78,6 +78,15 @@ export const CreateKeyBody = z
   .strict();
 export type CreateKeyBody = z.infer<typeof CreateKeyBody>;
 
+/** `PATCH /api/v1/console/keys/{key_id}`: a new name, new scopes, or both. */
+export const UpdateKeyBody = z
+  .object({ name: text(64).optional(), scopes: z.array(Scope).max(16).optional() })
+  .strict()
+  .refine((b) => b.name !== undefined || b.scopes !== undefined, {
+    message: 'send name, scopes or both',
+  });
+export type UpdateKeyBody = z.infer<typeof UpdateKeyBody>;
+
 /** An operator's plan change (`PUT /api/v1/console/accounts/{account_id}/plan`). */
 export const SetPlanBody = z.object({ plan: Plan, jp_access: z.boolean().default(false) }).strict();
 export type SetPlanBody = z.infer<typeof SetPlanBody>;
@@ -142,6 +151,20 @@ export type AccountEvent =
       key_id: string;
       key_hash: string;
       prefix: string;
+      name: string;
+      scopes: Scope[];
+      at: number;
+    }
+  /**
+   * A key's new name and scopes (the whole set, not a change). Every gateway hears it on the core
+   * subject and stops using its cached copy at once.
+   */
+  | {
+      type: 'key_updated';
+      account_id: string;
+      key_id: string;
+      /** Every hash of the key (current secret version first), so gateways find their cached copies. */
+      key_hashes: string[];
       name: string;
       scopes: Scope[];
       at: number;

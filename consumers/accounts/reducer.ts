@@ -170,6 +170,13 @@ export function applyAccountEvent(state: AccountsState, ev: AccountEvent, seq: n
       account.keys.set(k.key_id, k);
       return keyRecords(view, k, seq);
     }
+    case 'key_updated': {
+      const k = account.keys.get(ev.key_id);
+      if (!k) return []; // unknown or revoked: a revoked key keeps its last name and scopes
+      k.name = ev.name;
+      k.scopes = ev.scopes;
+      return keyRecords(view, k, seq);
+    }
     case 'key_rehashed': {
       const k = account.keys.get(ev.key_id);
       if (!k || k.hashes.includes(ev.key_hash)) return [];

@@ -4,7 +4,10 @@
  * subscription on the `ACCOUNTS` subjects) and take effect at once: the cache entry is replaced
  * and every open stream holding that key is told through its AbortSignal. After a reconnect the
  * cache is dropped and open holders are re-checked, so a revocation missed while away still lands.
- * Last-used times are coalesced in memory and written once per flush period.
+ * A key's new scopes (`key_updated`) apply at once too: its cached copies are dropped and the pushed
+ * scopes are laid over whatever KV answers until the projection surely has them.
+ * Last-used times: a key's first use in a flush period is written at once (the console shows it
+ * within moments), later uses in the period are coalesced and written once at its end.
  *
  * Invariants:
  * - Memory is flat: known keys, unknown keys and remembered revocations are LRUs with expiry
@@ -18,8 +21,7 @@
  *   dedupes across processes; where the NATS user may not publish `acct.>`, the try just fails).
  */
 import { setMaxListeners } from 'node:events';
-import type { Subscription } from '@nats-io/transport-node';
-import { type AccountEvent, accountSubject, type KeyRecord } from '../../contracts/accounts.ts';
+import { type AccountEvent, accountSubject, type KeyRecord, type Scope } from '../../contracts/accounts.ts';
 import { KEY_CACHE_TTL_MS } from '../../contracts/limits.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { decode, encode } from '../../platform/codec.ts';
@@ -40,6 +42,8 @@ export type KeyStoreOptions = {
   /** Revocations remembered at most, and for how long, ms. */
   maxRevoked?: number;
   revokedMemoryMs?: number;
+  /** How long a pushed scope change is laid over KV answers (well past the projection deadline), ms. */
+  updateMemoryMs?: number;
 };
 
 /** Default bounds: ~100k known keys, 10k unknown, 100k revocations remembered for 24 h. */
@@ -50,7 +54,10 @@ export const KEY_STORE_DEFAULTS = {
   maxUnknown: 10_000,
   maxRevoked: 100_000,
   revokedMemoryMs: 86_400_000,
+  updateMemoryMs: 60_000,
 } as const;
+
+const KEY_EVENTS = ['key_revoked', 'key_updated', 'plan_changed'] as const;
 
 export class KeyStore {
   private readonly known: LruCache<string, KeyRecord>;
@@ -58,9 +65,12 @@ export class KeyStore {
   private readonly revokedHashes: LruCache<string, true>;
   private readonly revokedIds: LruCache<string, true>;
   private readonly rehashed: LruCache<string, true>;
+  /** Pushed `key_updated` scopes by key id. */
+  private readonly updated: LruCache<string, Scope[]>;
+  /** Keys whose last use was written in the current flush period. */
+  private readonly usageWritten: LruCache<string, true>;
   private readonly holders = new Map<string, AbortController>();
   private readonly usage = new Map<string, number>();
-  private sub: Subscription | null = null;
   private timer: NodeJS.Timeout | null = null;
   private offReconnect: () => void = () => {};
 
@@ -77,6 +87,8 @@ export class KeyStore {
     this.revokedHashes = new LruCache(opts.maxRevoked, opts.revokedMemoryMs);
     this.revokedIds = new LruCache(opts.maxRevoked, opts.revokedMemoryMs);
     this.rehashed = new LruCache(opts.maxUnknown, opts.revokedMemoryMs);
+    this.updated = new LruCache(opts.maxKnown, opts.updateMemoryMs);
+    this.usageWritten = new LruCache(opts.maxKnown, opts.usageFlushMs);
   }
 
   static async start(
@@ -97,20 +109,17 @@ export class KeyStore {
         cacheTtlMs: Math.min(opts.cacheTtlMs ?? KEY_CACHE_TTL_MS, KEY_CACHE_TTL_MS),
       },
     );
-    store.sub = nats.nc.subscribe(accountSubject('*', 'key_revoked'), {
-      callback: (err, msg) => {
-        if (!err) store.onAccountEvent(msg.data);
-      },
-    });
-    const plans = nats.nc.subscribe(accountSubject('*', 'plan_changed'), {
-      callback: (err, msg) => {
-        if (!err) store.onAccountEvent(msg.data);
-      },
-    });
+    const subs = KEY_EVENTS.map((type) =>
+      nats.nc.subscribe(accountSubject('*', type), {
+        callback: (err, msg) => {
+          if (!err) store.onAccountEvent(msg.data);
+        },
+      }),
+    );
     const offReconnect = nats.onReconnect(() => void store.recheck());
     store.offReconnect = () => {
       offReconnect();
-      plans.unsubscribe();
+      for (const sub of subs) sub.unsubscribe();
     };
     store.timer = setInterval(() => void store.flushUsage(), store.opts.usageFlushMs);
     store.timer.unref();
@@ -130,7 +139,7 @@ export class KeyStore {
   async lookup(key: string): Promise<KeyRecord | null> {
     const [hash = '', ...previous] = this.secrets.allHashes(key);
     const hit = this.known.get(hash);
-    if (hit) return this.withRevocations(hit);
+    if (hit) return this.current(hit);
     if (this.unknown.has(hash)) return null;
     let record = await this.verified(hash);
     for (const old of previous) {
@@ -138,9 +147,9 @@ export class KeyStore {
       record = await this.verified(old);
       if (record) this.rehash(record, hash);
     }
-    if (record) this.known.set(hash, record);
+    if (record) this.known.set(hash, this.current(record));
     else this.unknown.set(hash, true);
-    return record ? this.withRevocations(record) : null;
+    return record ? this.current(record) : null;
   }
 
   /** Aborts when the key is revoked; shared by every stream holding the key in this process. */
@@ -156,12 +165,19 @@ export class KeyStore {
     return c.signal;
   }
 
+  /** Records a use: written at once when it is the key's first in the flush period, else coalesced. */
   touch(keyId: string): void {
-    this.usage.set(keyId, Date.now());
+    const now = Date.now();
+    if (!this.usageWritten.has(keyId)) {
+      this.usageWritten.set(keyId, true);
+      void this.writeUsage(keyId, now);
+      return;
+    }
+    this.usage.set(keyId, now);
+    if (this.usage.size >= this.opts.maxKnown) void this.flushUsage();
   }
 
   async stop(): Promise<void> {
-    this.sub?.unsubscribe();
     this.offReconnect();
     if (this.timer) clearInterval(this.timer);
     await this.flushUsage();
@@ -173,11 +189,13 @@ export class KeyStore {
     return record && this.secrets.sameHash(record.key_hash, hash) ? record : null;
   }
 
-  private withRevocations(record: KeyRecord): KeyRecord {
+  /** The record with the revocations and scope changes pushed here that KV may not show yet. */
+  private current(record: KeyRecord): KeyRecord {
     if (record.status !== 'active') return record;
-    return this.revokedIds.has(record.key_id) || this.revokedHashes.has(record.key_hash)
-      ? { ...record, status: 'revoked' }
-      : record;
+    if (this.revokedIds.has(record.key_id) || this.revokedHashes.has(record.key_hash))
+      return { ...record, status: 'revoked' };
+    const scopes = this.updated.get(record.key_id);
+    return scopes ? { ...record, scopes } : record;
   }
 
   /** Stores a key found under a previous secret under the current one (event-sourced, like every key change). */
@@ -210,6 +228,9 @@ export class KeyStore {
     if (ev.type === 'key_revoked') {
       this.revokedIds.set(ev.key_id, true);
       for (const hash of [ev.key_hash, ...(ev.previous_hashes ?? [])]) this.revoked(hash);
+    } else if (ev.type === 'key_updated') {
+      this.updated.set(ev.key_id, ev.scopes);
+      for (const hash of ev.key_hashes) this.known.delete(hash);
     } else if (ev.type === 'plan_changed') {
       for (const [hash, rec] of this.known) if (rec.account_id === ev.account_id) this.known.delete(hash);
     }
@@ -226,6 +247,7 @@ export class KeyStore {
   private async recheck(): Promise<void> {
     this.known.clear();
     this.unknown.clear();
+    this.updated.clear(); // KV is the truth again: a change missed while away is in it by now
     for (const hash of [...this.holders.keys()]) {
       const record = await this.keys.get(hash).catch(() => null);
       if (record?.status === 'revoked') this.revoked(hash);
@@ -235,10 +257,12 @@ export class KeyStore {
   private async flushUsage(): Promise<void> {
     const batch = [...this.usage];
     this.usage.clear();
-    for (const [keyId, at] of batch) {
-      await this.usageBucket
-        .put(keyId, at)
-        .catch((err) => this.log.warn({ err: String(err) }, 'last-used write failed'));
-    }
+    for (const [keyId, at] of batch) await this.writeUsage(keyId, at);
+  }
+
+  private async writeUsage(keyId: string, at: number): Promise<void> {
+    await this.usageBucket
+      .put(keyId, at)
+      .catch((err) => this.log.warn({ err: String(err) }, 'last-used write failed'));
   }
 }

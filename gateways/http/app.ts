@@ -13,6 +13,7 @@ import { BUCKET_OPTIONS, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { metricsRegistry } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { createSecrets } from '../../platform/secrets.ts';
 import type { TlsOptions } from '../../platform/tls.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
 import { CacheStore } from '../../producers/caches/cache-store.ts';
@@ -22,6 +23,8 @@ import { createHttpApp } from '../core/http-hygiene.ts';
 import { registerCacheRoutes } from './caches/cache-routes.ts';
 import { cacheTools } from './caches/cache-tools.ts';
 import { registerConsoleRoutes } from './console-routes.ts';
+import { consoleSessions } from './console-session.ts';
+import { registerConsoleUi } from './console-ui.ts';
 import { type DashboardProxyDeps, registerDashboardProxy } from './dashboard-proxy.ts';
 import { GenerationService, generationOptions } from './generation/generation-service.ts';
 import { registerGenerationRoutes } from './generation/routes.ts';
@@ -30,6 +33,8 @@ import { registerLiveRoute } from './live-sim/live-route.ts';
 import { SimSessions } from './live-sim/sim-sessions.ts';
 import { registerMcpRoutes } from './mcp/routes.ts';
 import { normalizeTool } from './normalize-tool.ts';
+import type { RegisteredRoute } from './openapi/build.ts';
+import { collectRoutes, registerOpenApi } from './openapi/serve.ts';
 import { installKeyAuth } from './require-key.ts';
 import { venueTools } from './venue-tools.ts';
 
@@ -50,6 +55,8 @@ export type HttpApp = {
   registry: ConnectionRegistry;
   generation: GenerationService;
   caches: CacheStore;
+  /** Every route registered (method, path, OpenAPI doc), as fastify announced them. */
+  routes: readonly RegisteredRoute[];
   /** Deletes artifacts and cache exports older than ARTIFACT_RETENTION_S. */
   retention: RetentionSweep;
   /** The address the app answers on, once listening (used in links when PUBLIC_BASE_URL is unset). */
@@ -68,6 +75,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     deps.tls ?? null,
     { bodyMs: config.HTTP_BODY_TIMEOUT_MS, handlerMs: config.HTTP_HANDLER_TIMEOUT_MS },
   );
+  const documented = collectRoutes(app);
   let listenAddress = `http://127.0.0.1:${config.HTTP_PORT}`;
   const configured = config.PUBLIC_BASE_URL?.replace(/\/$/, '');
   const publicBase = () => configured ?? listenAddress;
@@ -92,11 +100,17 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   });
   const caches = await CacheStore.open(nats);
 
+  const cookies = consoleSessions(
+    createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION),
+    Boolean(deps.tls) || configured?.startsWith('https:') === true,
+  );
   registerConsoleRoutes(
     app,
     deps.accounts,
     await openBucket<number>(nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]),
+    cookies,
   );
+  registerConsoleUi(app);
   registerGenerationRoutes(app, {
     service: generation,
     jobs,
@@ -105,7 +119,8 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     baseUrl,
   });
   registerLiveRoute(app, { sessions, requireKey, registry, connection: sse });
-  if (deps.dashboard) registerDashboardProxy(app, { ...deps.dashboard, accounts: deps.accounts, nats });
+  if (deps.dashboard)
+    registerDashboardProxy(app, { ...deps.dashboard, accounts: deps.accounts, nats, sessions: cookies });
   registerMcpRoutes(app, {
     requireKey,
     generation,
@@ -128,6 +143,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   app.get('/metrics', { preHandler: requireKey('metrics') }, async (_req, reply) =>
     reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()),
   );
+  registerOpenApi(app, documented);
 
   return {
     app,
@@ -135,6 +151,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     registry,
     generation,
     caches,
+    routes: documented,
     retention,
     setListenAddress(url) {
       listenAddress = url;

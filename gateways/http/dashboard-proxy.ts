@@ -11,16 +11,22 @@
  * another session of the account logged out): the client comes back with Last-Event-ID and is
  * checked again, so an ended session gets its 401 and a live one resumes without a gap.
  * Upstream sees this request's id, so a forwarded error body and `x-request-id` agree.
+ *
+ * The session comes as `Authorization: Bearer` or as the web console's cookie (an `EventSource`
+ * cannot set headers). The viewer's own plan applies: Basic is refused, and its plan's stream cap
+ * counts across all its sessions, within a share of the service key's cap (viewer-streams.ts).
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { ApiError, toApiError } from '../../contracts/errors.ts';
-import { tierAllows } from '../../contracts/limits.ts';
+import { type Tier, tierAllows } from '../../contracts/limits.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
 import { watchAccount } from '../core/account-events.ts';
 import { bearerToken } from '../core/credentials.ts';
 import { sseErrorMessage, wholeMessages } from '../core/sse-frames.ts';
+import type { ConsoleSessions } from './console-session.ts';
+import { ViewerStreams } from './viewer-streams.ts';
 
 export type DashboardProxyDeps = {
   accounts: AccountsService;
@@ -29,12 +35,19 @@ export type DashboardProxyDeps = {
   upstream: () => string;
   /** The service-level API key the proxy presents upstream (never sent to the browser). */
   serviceKey: () => string | null;
+  /** Reads the cookie session too (absent: bearer only). */
+  sessions?: ConsoleSessions;
+  /** The per-viewer stream caps (a fresh one when absent). */
+  viewers?: ViewerStreams;
 };
 
 const FORWARDED_HEADERS = ['content-type', 'cache-control', 'retry-after'];
 
 /** The session's account, if the session is live and its plan includes the unified stream. */
-async function admitSession(accounts: AccountsService, token: string | null): Promise<string> {
+async function admitSession(
+  accounts: AccountsService,
+  token: string | null,
+): Promise<{ accountId: string; plan: Tier }> {
   const accountId = await accounts.sessionAccount(token);
   const account = await accounts.account(accountId);
   if (!account) throw new ApiError('session_invalid');
@@ -43,15 +56,18 @@ async function admitSession(accounts: AccountsService, token: string | null): Pr
       'tier_restricted',
       `the unified stream needs Pro or Quant; this account's plan is ${account.plan}`,
     );
-  return accountId;
+  return { accountId, plan: account.plan };
 }
 
 export function registerDashboardProxy(app: FastifyInstance, deps: DashboardProxyDeps): void {
+  const viewers = deps.viewers ?? new ViewerStreams();
   app.get('/api/v1/unified/*', async (req, reply) => {
-    const token = bearerToken(req.headers.authorization);
-    const accountId = await admitSession(deps.accounts, token);
+    const token = deps.sessions ? deps.sessions.token(req) : bearerToken(req.headers.authorization);
+    const { accountId, plan } = await admitSession(deps.accounts, token);
     const key = deps.serviceKey();
     if (!key) throw new ApiError('feed_unavailable', 'the dashboard proxy is not ready');
+    const release = viewers.acquire(accountId, plan);
+    reply.raw.once('close', release);
 
     const abort = new AbortController();
     let ended: ApiError | null = null;

@@ -24,6 +24,7 @@ import {
   type RegisterBody,
   type SessionRecord,
   type SetPlanBody,
+  type UpdateKeyBody,
 } from '../../contracts/accounts.ts';
 import { generateApiKey, keyDisplayPrefix, newAccountId, newKeyId } from '../../contracts/api-key-format.ts';
 import { ApiError, isApiError } from '../../contracts/errors.ts';
@@ -260,11 +261,35 @@ export class AccountsService {
     };
   }
 
-  async revokeKey(accountId: string, keyId: string): Promise<void> {
+  /** The account's own record of a key; 404 for a key of another account or none. */
+  private async ownKey(accountId: string, keyId: string): Promise<AccountKeyRecord> {
     const entry = (await this.deps.buckets.accountKeys.get(
       accountKeyKey(accountId, keyId),
     )) as AccountKeyRecord | null;
     if (!entry) throw new ApiError('not_found', `no key ${keyId} on this account`);
+    return entry;
+  }
+
+  /** New name and/or scopes of an active key; every gateway drops its cached copy on the event. */
+  async updateKey(accountId: string, keyId: string, body: UpdateKeyBody): Promise<AccountKeyRecord> {
+    const entry = await this.ownKey(accountId, keyId);
+    if (entry.status !== 'active')
+      throw new ApiError('unprocessable', `key ${keyId} is revoked; it can no longer be changed`);
+    const ev = {
+      type: 'key_updated' as const,
+      account_id: accountId,
+      key_id: keyId,
+      key_hashes: entry.key_hashes,
+      name: body.name ?? entry.name,
+      scopes: body.scopes ? [...new Set(body.scopes)] : entry.scopes,
+      at: Date.now(),
+    };
+    await this.publish(ev);
+    return { ...entry, name: ev.name, scopes: ev.scopes };
+  }
+
+  async revokeKey(accountId: string, keyId: string): Promise<void> {
+    const entry = await this.ownKey(accountId, keyId);
     if (entry.status === 'revoked') return;
     const [keyHash = '', ...previous] = entry.key_hashes;
     await this.publish(

@@ -4,6 +4,7 @@
  * byte for byte. Bad arguments are the spec's HTTP error body (422 with field details).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { legacyDoc } from '../openapi/legacy-doc.ts';
 import type { RequireKey } from '../require-key.ts';
 import { contextOf, type LegacyRoute, type ToolRegistry } from './tool-registry.ts';
 
@@ -22,6 +23,7 @@ export function registerLegacyRoutes(app: FastifyInstance, deps: LegacyRouteDeps
     app.route({
       method: legacy.method,
       url: legacy.url,
+      config: { openapi: legacyDoc(tool.spec, legacy) },
       preHandler: legacy.access === 'public' ? [] : [deps.requireKey('mcp')],
       handler: async (req) => deps.registry.invoke(name, argsOf(req), contextOf(req, deps.baseUrl())),
     });

@@ -1,0 +1,79 @@
+/**
+ * How a console request proves its session. API clients send `Authorization: Bearer <session>`;
+ * the web console's session travels in the `mdp_session` cookie (HttpOnly, SameSite=Strict, Secure
+ * under TLS), which a browser `EventSource` sends too. A cookie is sent by the browser on its own,
+ * so every state-changing request that relies on it must also carry `x-csrf-token`: an HMAC of the
+ * session that only a page of this origin can read (from the login answer or `GET …/session`).
+ * Browsers' cross-site state-changing requests (an `Origin` or `Sec-Fetch-Site` naming another
+ * site) are refused whatever their credentials, so a login or a registration cannot be forged either.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../contracts/errors.ts';
+import type { Secrets } from '../../platform/secrets.ts';
+import { bearerToken } from '../core/credentials.ts';
+
+export const SESSION_COOKIE = 'mdp_session';
+export const CSRF_HEADER = 'x-csrf-token';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** A cookie's value from the `Cookie` header, or null. */
+export function cookieValue(req: FastifyRequest, name: string): string | null {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return null;
+}
+
+export type ConsoleSessions = {
+  /** The session token of the request (bearer first, then cookie); CSRF-checked when it came from the cookie. */
+  token(req: FastifyRequest): string | null;
+  /** The CSRF token that goes with a session token. */
+  csrfOf(token: string): string;
+  setCookie(req: FastifyRequest, reply: FastifyReply, token: string, expiresAt: Date): void;
+  clearCookie(req: FastifyRequest, reply: FastifyReply): void;
+  /** Refuses a browser's cross-site state-changing request (call first on every such route). */
+  sameSite(req: FastifyRequest): void;
+};
+
+/** `secureCookies`: mark the cookie `Secure` (the service answers over TLS, here or at the balancer). */
+export function consoleSessions(secrets: Secrets, secureCookies: boolean): ConsoleSessions {
+  const csrfOf = (token: string) => secrets.keyHash(`csrf:${token}`);
+  const attributes = (req: FastifyRequest) =>
+    `Path=/; HttpOnly; SameSite=Strict${secureCookies || req.protocol === 'https' ? '; Secure' : ''}`;
+  const sameSite = (req: FastifyRequest) => {
+    if (SAFE_METHODS.has(req.method)) return;
+    const site = req.headers['sec-fetch-site'];
+    const origin = req.headers.origin;
+    const host = req.headers.host;
+    const crossOrigin = origin !== undefined && origin !== 'null' && host && new URL(origin).host !== host;
+    if (site === 'cross-site' || site === 'same-site' || crossOrigin || origin === 'null')
+      throw new ApiError('forbidden', 'cross-site request refused: use the console of this origin');
+  };
+  return {
+    csrfOf,
+    sameSite,
+    token(req) {
+      const bearer = bearerToken(req.headers.authorization);
+      if (bearer) return bearer;
+      const cookie = cookieValue(req, SESSION_COOKIE);
+      if (!cookie || SAFE_METHODS.has(req.method)) return cookie;
+      sameSite(req);
+      const sent = req.headers[CSRF_HEADER];
+      if (typeof sent !== 'string' || !secrets.sameHash(sent, csrfOf(cookie)))
+        throw new ApiError(
+          'forbidden',
+          `CSRF token missing or wrong: a cookie session must send ${CSRF_HEADER} on every change`,
+        );
+      return cookie;
+    },
+    setCookie(req, reply, token, expiresAt) {
+      const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1_000));
+      reply.header('set-cookie', `${SESSION_COOKIE}=${token}; Max-Age=${maxAge}; ${attributes(req)}`);
+    },
+    clearCookie(req, reply) {
+      reply.header('set-cookie', `${SESSION_COOKIE}=; Max-Age=0; ${attributes(req)}`);
+    },
+  };
+}
