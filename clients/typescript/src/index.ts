@@ -1,2 +1,21 @@
-/** The TypeScript client of the platform (issue 14 builds it out). */
+/**
+ * `@mdp/client`: the TypeScript client of the platform. The stream client, the service clients
+ * and the error type use fetch only (Node 20+ and browsers).
+ */
+export { DEFAULT_MAX_DELAY_MS, DEFAULT_RETRY_MS, reconnectDelay } from './backoff.ts';
+export { ConsoleClient, type CreatedKey, type KeyView, type Session } from './console.ts';
+export { errorFromResponse, isMdpError, MdpError, type MdpErrorCode } from './errors.ts';
+export type { Download } from './http.ts';
+export {
+  GenerationJob,
+  SimulationClient,
+  type SimulationClientOptions,
+  type WaitOptions,
+} from './simulation.ts';
+export type * from './simulation-types.ts';
+export { type SseMessage, SseParser } from './sse-parser.ts';
+export type { ReplayEnd } from './sse-replay.ts';
+export { STREAM_PATH, stream, streamUrl, UnifiedStream } from './stream.ts';
+export type * from './stream-types.ts';
+
 export const CLIENT_VERSION = '0.4.7';

@@ -1,0 +1,46 @@
+/** Request and response types of the simulation service, from the contracts where they exist. */
+
+import type { z } from 'zod';
+import type { MarketEvent } from '../../../contracts/events.ts';
+import type { JobRecord } from '../../../contracts/jobs.ts';
+import type { NormalizeBody } from '../../../contracts/normalize.ts';
+
+export type { CacheManifest } from '../../../contracts/caches.ts';
+export type { FundingRequestInput, FundingResult } from '../../../contracts/funding.ts';
+export type { SimulationManifestInput as GenerateRequest } from '../../../contracts/manifest.ts';
+export type { Preset } from '../../../contracts/presets.ts';
+export type { Exchange, VenueDetails } from '../../../contracts/venues.ts';
+
+/** Spec "Batch generation response". */
+export type GenerateResult = {
+  status: 'completed';
+  download_url: string;
+  row_count: number;
+  storage_backend: 'local';
+  content_length_bytes: number;
+  job_id: string;
+  manifest_hash: string;
+};
+
+/** Answer to an asynchronous generation request. */
+export type JobAccepted = { status: 'queued'; job_id: string; status_url: string; manifest_hash: string };
+
+/** `GET /data/jobs/{job_id}`. */
+export type JobView = Omit<JobRecord, 'account_id' | 'artifact'> & { result: GenerateResult | null };
+
+export type NormalizeRequest = z.input<typeof NormalizeBody>;
+
+export type NormalizeResult = {
+  source: string;
+  normalizer_version: string;
+  events: MarketEvent[];
+  rejected: { index: number; error: string; message: string }[];
+  cache_key?: string;
+  published?: number;
+};
+
+export type CacheStats = {
+  caches: Record<string, unknown>[];
+  totals: Record<string, unknown>;
+  [field: string]: unknown;
+};

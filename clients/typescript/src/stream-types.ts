@@ -1,0 +1,68 @@
+/**
+ * What the stream iterator yields, typed from the contracts: market events with their stream
+ * sequence, notices, non-terminal warnings, and reconnection reports. `Position` is the one
+ * resume position of every transport: the `MD` stream sequence (SSE `id:`, gRPC `seq`, disk-sync
+ * `from_seq`).
+ */
+import type { SseCode } from '../../../contracts/errors.ts';
+import type { EventType, MarketEvent, Source } from '../../../contracts/events.ts';
+import type { MdpError } from './errors.ts';
+
+/** A stream sequence: resume after it to get the next event with no gap and no duplicate. */
+export type Position = number;
+
+/** A canonical event as the stream serves it: `seq` first, the producer's stamps (Unix µs) last. */
+export type StreamEvent = MarketEvent & { seq: Position; ingest_us?: number; publish_us?: number };
+
+/** `event: notice` (never an error): the server moved the position, or a stale coin recovered. */
+export type StreamNotice =
+  | {
+      code: 'position_not_retained' | 'position_beyond_end';
+      message: string;
+      requested_last_event_id: Position;
+      /** Where the stream resumed: the iterator's position becomes this. */
+      resumed_after: Position;
+      first_seq: Position;
+      last_seq: Position;
+    }
+  | { code: 'feed_recovered'; message: string; coin: string }
+  | { code: string; message: string; [field: string]: unknown };
+
+/** A non-terminal `event: error` (`coin_not_found`, `feed_stale`, `upstream_lag`): the stream goes on. */
+export type StreamWarning = {
+  code: SseCode;
+  message: string;
+  request_id: string;
+  terminal: false;
+  coin?: string;
+};
+
+export type StreamItem =
+  | { type: 'event'; seq: Position; event: StreamEvent }
+  | { type: 'notice'; notice: StreamNotice }
+  | { type: 'warning'; warning: StreamWarning }
+  /** The connection ended; the iterator reconnects after `delayMs` (attempt n of consecutive failures). */
+  | { type: 'reconnecting'; attempt: number; delayMs: number; error: MdpError };
+
+export type StreamOptions = {
+  /** The unified edge, e.g. `https://us.example.com` (or the full `/api/v1/unified/stream` URL). */
+  url: string;
+  /** API key, sent as `x-api-key`. */
+  key: string;
+  coins?: string[];
+  eventTypes?: EventType[];
+  sources?: Source[];
+  /** Resume after this position (the events that follow it, as Last-Event-ID does). */
+  from?: Position;
+  signal?: AbortSignal;
+  /** No byte for this long (heartbeats come every 15 s) counts as a cut connection. Default 45 s. */
+  idleTimeoutMs?: number;
+  /** Longest wait between attempts. Default 30 s. */
+  maxDelayMs?: number;
+  /** Consecutive failed attempts before the iterator gives up with the last error. Default: never. */
+  maxAttempts?: number;
+  /** A fetch implementation (default: the global one). */
+  fetch?: typeof fetch;
+  /** Source of jitter (tests). */
+  random?: () => number;
+};

@@ -1,0 +1,62 @@
+/**
+ * A TCP relay in front of a server whose live connections a test can cut (destroyed on both
+ * sides, no close frame, no SSE error: what a dropped network looks like to a client).
+ */
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+
+export type CutProxy = {
+  url: string;
+  /** Destroys every open connection; returns how many there were. */
+  cut(): number;
+  /** Connections accepted so far. */
+  accepted(): number;
+  close(): Promise<void>;
+};
+
+export async function startCutProxy(target: string): Promise<CutProxy> {
+  const { hostname, port } = new URL(target);
+  const open = new Set<Socket>();
+  let accepted = 0;
+  const server: Server = createServer((client) => {
+    accepted++;
+    const upstream = createConnection({ host: hostname, port: Number(port) });
+    open.add(client);
+    open.add(upstream);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    cut() {
+      const n = open.size / 2;
+      for (const s of [...open]) s.destroy();
+      open.clear();
+      return n;
+    },
+    accepted: () => accepted,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of open) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A free TCP port on loopback (for a server that must come back on the same port). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
