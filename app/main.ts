@@ -1,5 +1,6 @@
 /**
- * Composition root: `tsx app/main.ts [all | gateway unified [--region us|jp] | gateway http | producer sim | worker]`.
+ * Composition root: `tsx app/main.ts [all | gateway unified [--region us|jp] | gateway http | producer sim
+ * | producer connector --venue binance|hyperliquid --symbols A,B | worker]`.
  * Uses NATS_URL when set, otherwise an embedded nats-server under DATA_DIR/nats, in a process
  * group of its own. SIGTERM/SIGINT: every client gets a terminal `reconnect`, every part stops in
  * reverse order while NATS is still up (the dashboard's service key is revoked), then NATS is
@@ -14,15 +15,29 @@ import { createLogger, type Logger } from '../platform/logger.ts';
 import { connectNats } from '../platform/nats.ts';
 import { describeNatsAuth, natsAuthOptions } from '../platform/nats-auth.ts';
 import { type NatsServerHandle, NatsServerNotFoundError, startNatsServer } from '../platform/nats-server.ts';
+import { type ConnectorArgs, parseConnectorArgs } from './connector.ts';
 import { type Region, type Role, startRole } from './roles.ts';
 
-const USAGE = 'usage: main [all | gateway unified [--region us|jp] | gateway http | producer sim | worker]';
+const USAGE =
+  'usage: main [all | gateway unified [--region us|jp] | gateway http | producer sim | producer connector --venue binance|hyperliquid --symbols A,B | worker]';
 
-function parseArgs(argv: string[], defaultRegion: Region): { role: Role; region: Region } {
-  const regionAt = argv.indexOf('--region');
-  const region = regionAt >= 0 ? argv[regionAt + 1] : defaultRegion;
+/** Removes `--name value` from `argv` and returns the value (undefined when absent). */
+function takeFlag(argv: string[], name: string): string | undefined {
+  const at = argv.indexOf(name);
+  if (at < 0) return undefined;
+  return argv.splice(at, 2)[1];
+}
+
+function parseArgs(
+  argv: string[],
+  defaultRegion: Region,
+): { role: Role; region: Region; connector?: ConnectorArgs } {
+  const rest = [...argv];
+  const region = takeFlag(rest, '--region') ?? defaultRegion;
   if (region !== 'us' && region !== 'jp') throw new Error(`--region must be us or jp\n${USAGE}`);
-  const words = argv.filter((_, i) => regionAt < 0 || (i !== regionAt && i !== regionAt + 1)).join(' ');
+  const venue = takeFlag(rest, '--venue');
+  const symbols = takeFlag(rest, '--symbols');
+  const words = rest.join(' ');
   const role: Role | undefined = (
     {
       '': 'all',
@@ -30,11 +45,17 @@ function parseArgs(argv: string[], defaultRegion: Region): { role: Role; region:
       'gateway unified': 'gateway-unified',
       'gateway http': 'gateway-http',
       'producer sim': 'producer-sim',
+      'producer connector': 'producer-connector',
       worker: 'worker',
     } as const
-  )[words as ''];
+  )[words as ''] as Role | undefined;
   if (!role) throw new Error(`unknown role "${words}"\n${USAGE}`);
-  return { role, region };
+  if (role !== 'producer-connector') return { role, region };
+  try {
+    return { role, region, connector: parseConnectorArgs(venue, symbols) };
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${USAGE}`);
+  }
 }
 
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
@@ -68,7 +89,7 @@ async function natsUrlOf(
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config.LOG_LEVEL);
-  const { role, region } = parseArgs(process.argv.slice(2), config.REGION);
+  const { role, region, connector } = parseArgs(process.argv.slice(2), config.REGION);
   checkListenPolicy(config);
 
   let embedded: NatsServerHandle | null = null;
@@ -90,7 +111,7 @@ async function main(): Promise<void> {
   log.info(describeNatsAuth(config), 'connecting to nats');
   const conn = await connectNats(nats.url, `mdp-${role}`, log, natsAuthOptions(config));
   drain = () => conn.nc.drain();
-  lifecycle.parts.push(...(await startRole(role, region, conn, config, log)));
+  lifecycle.parts.push(...(await startRole(role, region, conn, config, log, connector)));
   log.info({ role, parts: lifecycle.parts.map((p) => p.name) }, 'running');
 }
 

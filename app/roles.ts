@@ -1,11 +1,13 @@
 /**
  * Process roles. `all` (what `npm start` runs) is every role in one process; the others run one
- * role each for scale-out: `gateway unified --region us|jp`, `gateway http`, `producer sim`, `worker`.
+ * role each for scale-out: `gateway unified --region us|jp`, `gateway http`, `producer sim`, `worker`,
+ * `producer connector --venue binance|hyperliquid --symbols A,B`.
  */
 import type { Config } from '../platform/config.ts';
 import type { Stoppable } from '../platform/lifecycle.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
+import { type ConnectorArgs, startConnectorProducer } from './connector.ts';
 import { startEdgeGuard } from './edge-guard.ts';
 import { startHttpGateway } from './http-gateway.ts';
 import { startSimProducer } from './sim-producer.ts';
@@ -13,7 +15,13 @@ import { setupStreams } from './streams.ts';
 import { type Region, startUnifiedGateway } from './unified-gateway.ts';
 import { startWorker } from './worker.ts';
 
-export type Role = 'all' | 'gateway-unified' | 'gateway-http' | 'producer-sim' | 'worker';
+export type Role =
+  | 'all'
+  | 'gateway-unified'
+  | 'gateway-http'
+  | 'producer-sim'
+  | 'producer-connector'
+  | 'worker';
 export type { Region, Stoppable };
 
 export async function startRole(
@@ -22,6 +30,7 @@ export async function startRole(
   nats: Nats,
   config: Config,
   log: Logger,
+  connector?: ConnectorArgs,
 ): Promise<Stoppable[]> {
   await setupStreams(nats, config);
   switch (role) {
@@ -33,22 +42,25 @@ export async function startRole(
         startSimProducer(nats, config, log),
         edge.part,
         await startWorker(nats, config, log),
-        await startHttpGateway(nats, config, log, edge.guard, upstream),
+        await startHttpGateway(nats, config, log, edge, upstream),
       ];
-      const us = await startUnifiedGateway(nats, config, log, 'us', edge.guard);
+      const us = await startUnifiedGateway(nats, config, log, 'us', edge);
       usAddress = us.address;
-      return [...parts, us, await startUnifiedGateway(nats, config, log, 'jp', edge.guard)];
+      return [...parts, us, await startUnifiedGateway(nats, config, log, 'jp', edge)];
     }
     case 'gateway-unified': {
       const edge = await startEdgeGuard(nats, config, log);
-      return [edge.part, await startUnifiedGateway(nats, config, log, region, edge.guard)];
+      return [edge.part, await startUnifiedGateway(nats, config, log, region, edge)];
     }
     case 'gateway-http': {
       const edge = await startEdgeGuard(nats, config, log);
-      return [edge.part, await startHttpGateway(nats, config, log, edge.guard)];
+      return [edge.part, await startHttpGateway(nats, config, log, edge)];
     }
     case 'producer-sim':
       return [startSimProducer(nats, config, log)];
+    case 'producer-connector':
+      if (!connector) throw new Error('producer connector needs --venue and --symbols');
+      return [startConnectorProducer(nats, config, log, connector)];
     case 'worker':
       return [await startWorker(nats, config, log)];
   }

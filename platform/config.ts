@@ -67,12 +67,34 @@ export const ConfigSchema = z.object({
   UNIFIED_UPSTREAM_URL: z.url().optional(),
   UNIFIED_PORT_US: port(8081),
   UNIFIED_PORT_JP: port(9081),
-  /** Region served by a single-role gateway process (`gateway unified`). */
+  /** JSON-RPC feed edge (`{rpc_url}`, `{rpc_jp_url}`). */
+  JSONRPC_PORT_US: port(8545),
+  JSONRPC_PORT_JP: port(9545),
+  /** `eth_chainId` / `net_version` of the JSON-RPC edge (an id of no public EVM chain). */
+  JSONRPC_CHAIN_ID: int(5_063_760, 1),
+  /** Widest `md_trades` range (end_ms − start_ms), ms; wider is -32008. */
+  JSONRPC_TRADES_MAX_RANGE_MS: int(3_600_000, 1),
+  /** How long before it was stored an event's `timestamp_ms` may be (capture latency): `md_trades` reads that much wider, ms. */
+  JSONRPC_TRADES_SKEW_MS: int(60_000, 0, 3_600_000),
+  /** A polling filter not polled for this long is gone (its cursor expires from KV), seconds. */
+  JSONRPC_FILTER_TTL_S: int(300, 1, 86_400),
+  /** Events one `md_getFilterChanges` returns at most; the rest come with the next poll. */
+  JSONRPC_FILTER_MAX_EVENTS: int(10_000, 1, 100_000),
+  /** A call still waiting on the log or KV after this long ends -32009, ms. */
+  JSONRPC_CALL_TIMEOUT_MS: int(10_000, 10, 600_000),
+  /** Region served by a single-role gateway process (`gateway unified`, `gateway jsonrpc`). */
   REGION: z.enum(['us', 'jp']).default('us'),
   /** Public `{base_url}` used in download and status URLs; default: from the request's Host. */
   PUBLIC_BASE_URL: z.url().optional(),
   /** Where Parquet artifacts are stored (storage backend `local`); default DATA_DIR/artifacts. */
   ARTIFACTS_DIR: z.string().optional(),
+  /**
+   * Where workers put artifacts and cache exports: `local` (ARTIFACTS_DIR, this machine only) or
+   * `nats` (the JetStream Object Store bucket `artifacts`, readable from every process on the NATS).
+   */
+  ARTIFACT_STORE: z.enum(['local', 'nats']).default('local'),
+  /** Size cap of the `artifacts` object store bucket, bytes (0: none; a full bucket fails the job). */
+  ARTIFACT_STORE_MAX_BYTES: int(0, 0),
   /** Generation jobs run at once per worker process. */
   WORKER_CONCURRENCY: int(1, 1, 16),
   /** A worker silent this long (crashed) loses its job to another worker, ms. */
@@ -119,6 +141,18 @@ export const ConfigSchema = z.object({
   MD_MAX_AGE_S: int(86_400, 1),
   MD_MAX_MSGS: int(50_000_000, 1),
   MD_MAX_BYTES: int(8 * 1024 ** 3, 1024),
+  /** Exchange connectors (`producer connector`): venue endpoints, overridable (tests point them at a local replay server). */
+  BINANCE_WS_URL: z.url().default('wss://stream.binance.com:9443/ws'),
+  /** REST depth snapshot; USD-M futures: `https://fapi.binance.com/fapi/v1/depth` with `BINANCE_WS_URL=wss://fstream.binance.com/ws`. */
+  BINANCE_REST_URL: z.url().default('https://api.binance.com/api/v3/depth'),
+  HYPERLIQUID_WS_URL: z.url().default('wss://api.hyperliquid.xyz/ws'),
+  /** Levels per side of the books a connector publishes from its local book. */
+  CONNECTOR_BOOK_DEPTH: int(20, 1, 1_000),
+  /** No frame (nor ping/pong) for this long → the venue connection is dropped and reopened, ms. */
+  CONNECTOR_IDLE_TIMEOUT_MS: int(90_000, 100),
+  /** Reconnect backoff after consecutive failures: first wait and longest wait, ms. */
+  CONNECTOR_RECONNECT_BASE_MS: int(500, 1, 60_000),
+  CONNECTOR_RECONNECT_MAX_MS: int(30_000, 1, 600_000),
   /** Unified stream behaviour. */
   SSE_RETRY_MS: int(1_000, 0, 600_000),
   SSE_HEARTBEAT_MS: int(15_000, 100, 60_000),

@@ -102,3 +102,47 @@ export function registerLagSource(consumer: string, read: () => Promise<number>)
     consumerLag.remove({ consumer });
   };
 }
+
+/** Exchange connectors (producers/connectors/): one `venue` label per venue. */
+export const connectorFrames = new Counter({
+  name: 'mdp_connector_frames_total',
+  help: 'Venue WebSocket frames received, by venue and outcome (ok, duplicate: already published, format_error: refused).',
+  labelNames: ['venue', 'outcome'] as const,
+  registers,
+});
+
+export const connectorEvents = new Counter({
+  name: 'mdp_connector_events_published_total',
+  help: 'Canonical events a connector handed to the publisher, by venue and event type.',
+  labelNames: ['venue', 'event_type'] as const,
+  registers,
+});
+
+export const connectorResyncs = new Counter({
+  name: 'mdp_connector_book_resyncs_total',
+  help: 'Local books dropped and rebuilt from a venue snapshot, by venue and reason (gap, format_error, buffer_overflow, stale_snapshot).',
+  labelNames: ['venue', 'reason'] as const,
+  registers,
+});
+
+export const connectorFormatErrors = new Counter({
+  name: 'mdp_connector_format_errors_total',
+  help: 'Venue frames refused because a field changed shape, by venue and field (array indexes as []).',
+  labelNames: ['venue', 'field'] as const,
+  registers,
+});
+
+export const connectorReconnects = new Counter({
+  name: 'mdp_connector_reconnects_total',
+  help: 'Venue WebSocket connections lost and retried, by venue.',
+  labelNames: ['venue'] as const,
+  registers,
+});
+
+export const connectorLag = new Histogram({
+  name: 'mdp_connector_lag_seconds',
+  help: 'Venue event time to stored in MD, seconds, by venue.',
+  labelNames: ['venue'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
+  registers,
+});

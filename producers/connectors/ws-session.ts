@@ -1,0 +1,135 @@
+/**
+ * A venue WebSocket that stays open: after every (re)connect the venue's subscription messages are
+ * sent; a lost connection is reopened after the project's failure backoff (gateways/core/
+ * failure-backoff.ts: the first retry at once, then `baseMs · 2^n` up to `maxMs`, with jitter so
+ * many connectors do not return together), cleared by the first frame of a working connection. A
+ * connection silent for `idleTimeoutMs` (no frame, ping or pong) is treated as dead and reopened.
+ * `pause()`/`resume()` stop reading the socket when the publisher is behind (TCP pushes back on
+ * the venue). Frames are handed over as text.
+ */
+import WebSocket from 'ws';
+import { FailureBackoff } from '../../gateways/core/failure-backoff.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { connectorReconnects } from '../../platform/metrics.ts';
+
+export type WsSessionOptions = {
+  venue: string;
+  url: string;
+  /** Sent, in order, after every open. */
+  subscriptions: () => string[];
+  onFrame: (text: string) => void;
+  /** Each (re)open, before the subscriptions are sent (venue state that depends on the connection). */
+  onOpen?: () => void;
+  /** An application-level ping some venues need to keep the connection (Hyperliquid). */
+  heartbeat?: { intervalMs: number; message: string };
+  idleTimeoutMs: number;
+  backoff: { baseMs: number; maxMs: number };
+  log: Logger;
+};
+
+export type WsSession = {
+  pause(): void;
+  resume(): void;
+  /** Connections opened so far. */
+  opens(): number;
+  stop(): Promise<void>;
+};
+
+export function startWsSession(opts: WsSessionOptions): WsSession {
+  const { venue, log } = opts;
+  const backoff = new FailureBackoff(
+    {
+      freeFailures: 1,
+      baseMs: opts.backoff.baseMs,
+      maxMs: opts.backoff.maxMs,
+      forgetAfterMs: opts.backoff.maxMs * 4,
+    },
+    4,
+  );
+  let ws: WebSocket | null = null;
+  let stopped = false;
+  let paused = false;
+  let opens = 0;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let closed: () => void = () => {};
+
+  const connect = () => {
+    if (stopped) return;
+    const socket = new WebSocket(opts.url, { perMessageDeflate: false });
+    ws = socket;
+    let idle: NodeJS.Timeout | undefined;
+    let beat: NodeJS.Timeout | undefined;
+    let healthy = false;
+    const touch = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        log.warn({ venue, idleMs: opts.idleTimeoutMs }, `${venue} connection silent; reconnecting`);
+        socket.terminate();
+      }, opts.idleTimeoutMs);
+    };
+    socket.on('open', () => {
+      opens++;
+      log.info({ venue, url: opts.url }, `${venue} connected`);
+      touch();
+      opts.onOpen?.();
+      for (const m of opts.subscriptions()) socket.send(m);
+      if (opts.heartbeat) {
+        const { intervalMs, message } = opts.heartbeat;
+        beat = setInterval(() => socket.readyState === WebSocket.OPEN && socket.send(message), intervalMs);
+      }
+      if (paused) socket.pause();
+    });
+    socket.on('message', (data, isBinary) => {
+      touch();
+      if (!healthy) {
+        healthy = true;
+        backoff.succeed(venue);
+      }
+      const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
+      opts.onFrame(text);
+    });
+    socket.on('ping', touch);
+    socket.on('pong', touch);
+    socket.on('error', (err) => log.warn({ venue, err: err.message }, `${venue} connection error`));
+    socket.on('close', (code) => {
+      clearTimeout(idle);
+      clearInterval(beat);
+      if (ws === socket) ws = null;
+      if (stopped) {
+        closed();
+        return;
+      }
+      const lockMs = backoff.fail(venue);
+      const waitMs = Math.round(lockMs * (0.5 + Math.random() / 2));
+      connectorReconnects.inc({ venue });
+      log.warn({ venue, code, retryInMs: waitMs }, `${venue} connection lost; reconnecting`);
+      retryTimer = setTimeout(connect, waitMs);
+    });
+  };
+  connect();
+
+  return {
+    pause() {
+      paused = true;
+      ws?.pause();
+    },
+    resume() {
+      paused = false;
+      ws?.resume();
+    },
+    opens: () => opens,
+    async stop() {
+      stopped = true;
+      clearTimeout(retryTimer);
+      const socket = ws;
+      if (!socket || socket.readyState === WebSocket.CLOSED) return;
+      const done = new Promise<void>((r) => {
+        closed = r;
+      });
+      socket.close(1000);
+      const timer = setTimeout(() => socket.terminate(), 1_000);
+      await done;
+      clearTimeout(timer);
+    },
+  };
+}
