@@ -8,6 +8,7 @@ import type { Stoppable } from '../platform/lifecycle.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { createSecrets } from '../platform/secrets.ts';
+import { type EdgeStatus, startEdgeStatus } from './edge-status.ts';
 
 export const secretsOf = (config: Config) =>
   createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION, previousSecrets(config));
@@ -17,13 +18,20 @@ export async function startEdgeGuard(
   nats: Nats,
   config: Config,
   log: Logger,
-): Promise<{ guard: Guard; part: Stoppable }> {
+): Promise<{ guard: Guard; part: Stoppable; keys: KeyStore; status: EdgeStatus }> {
   const keys = await KeyStore.start(nats, secretsOf(config), log);
   const limiter = await createRateLimiter(nats);
-  const guard = createApiKeyGuard({ keys, limiter });
+  const status = await startEdgeStatus(nats, log);
+  const guard = createApiKeyGuard({
+    keys,
+    limiter,
+    maintenance: status.maintenance,
+    onIdentified: status.accounts.identified,
+  });
   const stop = async () => {
+    status.stop();
     await keys.stop();
     await limiter.close();
   };
-  return { guard, part: { name: 'edge-guard', stop } };
+  return { guard, part: { name: 'edge-guard', stop }, keys, status };
 }

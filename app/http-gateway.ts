@@ -10,13 +10,14 @@ import { tlsOptions } from '../platform/tls.ts';
 import { AccountsService } from '../producers/accounts/service.ts';
 import { ensureDemoKey } from './demo-account.ts';
 import { secretsOf } from './edge-guard.ts';
+import type { EdgeStatus } from './edge-status.ts';
 import { createServiceKey } from './service-key.ts';
 
 export async function startHttpGateway(
   nats: Nats,
   config: Config,
   log: Logger,
-  guard: Guard,
+  edge: { guard: Guard; status: EdgeStatus },
   unifiedUpstream: () => string = () =>
     config.UNIFIED_UPSTREAM_URL ?? `http://127.0.0.1:${config.UNIFIED_PORT_US}`,
 ): Promise<Stoppable> {
@@ -39,7 +40,8 @@ export async function startHttpGateway(
   const http = await buildHttpApp({
     nats,
     accounts,
-    guard,
+    guard: edge.guard,
+    status: edge.status,
     config,
     log,
     tls: await tlsOptions(config),

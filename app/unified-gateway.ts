@@ -1,5 +1,6 @@
 /** The unified SSE edge of one region: its live tail and its listener. */
 
+import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
 import type { Guard } from '../gateways/core/guard.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
 import { buildUnifiedApp } from '../gateways/unified/app.ts';
@@ -8,6 +9,7 @@ import type { Stoppable } from '../platform/lifecycle.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { tlsOptions } from '../platform/tls.ts';
+import type { EdgeStatus } from './edge-status.ts';
 
 export type Region = 'us' | 'jp';
 
@@ -16,7 +18,7 @@ export async function startUnifiedGateway(
   config: Config,
   log: Logger,
   region: Region,
-  guard: Guard,
+  edge: { guard: Guard; status: EdgeStatus },
 ): Promise<Stoppable & { address: string }> {
   const tail = await LiveTail.start(nats, log, {
     name: `unified-${region}`,
@@ -24,7 +26,12 @@ export async function startUnifiedGateway(
     staleAfterMs: config.SSE_FEED_STALE_MS,
     expectedCoins: config.COINS,
   });
-  const unified = buildUnifiedApp({ config, nats, tail, guard, log, region, tls: await tlsOptions(config) });
+  const unified = buildUnifiedApp({ config, nats, tail, guard: edge.guard, log, region, tls: await tlsOptions(config) });
+  const detachStatus = attachEdgeStatus(unified.app, edge.status, {
+    region,
+    transport: 'unified',
+    registry: unified.registry,
+  });
   const port = region === 'us' ? config.UNIFIED_PORT_US : config.UNIFIED_PORT_JP;
   const address = await unified.app.listen({ host: config.HOST, port });
   log.info({ region, url: `${address}/api/v1/unified/stream` }, 'unified stream listening');
@@ -32,6 +39,7 @@ export async function startUnifiedGateway(
     address,
     name: `unified-${region}`,
     async stop() {
+      detachStatus();
       await unified.shutdown();
       tail.stop();
     },

@@ -200,6 +200,7 @@ const ROWS = {
   reconnect:            [503, -32603, 'UNAVAILABLE',        'reconnect',       1001, 'Server going away; reconnect.'],
   conflict:             [503, -32603, 'ABORTED',            'reconnect',       1013, 'Conflicting concurrent operation; retry.'],
   account_update_pending: [503, -32603, 'UNAVAILABLE',      'reconnect',       1013, 'Account change recorded but not visible yet; check the console before retrying.'],
+  status_update_pending: [503, -32603, 'UNAVAILABLE',       'reconnect',       1013, 'Status change recorded but not visible yet; check the status before retrying.'],
   storage_full:         [503, -32603, 'UNAVAILABLE',        'reconnect',       1013, 'Not enough free disk space for artifacts; retry later.'],
   upstream_timeout:     [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Upstream missed the deadline.'],
   upstream_lag:         [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Delivery delayed by upstream backpressure.'],

@@ -1,6 +1,7 @@
 /**
  * JetStream streams and KV buckets: names, subjects and retention. Spelled here and nowhere else.
  */
+import { ERROR_LOG_ALL, ERROR_LOG_RETENTION_S, STATUS_EVENTS_ALL } from './status.ts';
 import { MD_ALL } from './subjects.ts';
 
 export const STREAMS = {
@@ -9,6 +10,10 @@ export const STREAMS = {
   CACHE: 'CACHE',
   ACCOUNTS: 'ACCOUNTS',
   JOBS: 'JOBS',
+  /** Incidents and maintenance windows (contracts/status.ts). */
+  STATUS: 'STATUS',
+  /** The error log: one message per error response, kept 30 days. */
+  ERRORS: 'ERRORS',
 } as const;
 
 export const KV_BUCKETS = {
@@ -22,6 +27,8 @@ export const KV_BUCKETS = {
   leases: 'leases',
   /** `<account_id>.<batch_id>` → the state of a `stream: true` publish (written once, kept). */
   publishedBatches: 'published_batches',
+  /** `incident.<id>` / `maintenance.<id>` → the record projected from `STATUS`. */
+  status: 'status',
 } as const;
 
 /** Retention knobs that come from configuration. */
@@ -82,6 +89,15 @@ export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
       subjects: ['jobs.>'],
       retention: 'workqueue',
       maxAgeSeconds: 7 * DAY,
+      replicas,
+    },
+    { ...KEEP_ALL, name: STREAMS.STATUS, subjects: [STATUS_EVENTS_ALL], replicas },
+    {
+      ...KEEP_ALL,
+      name: STREAMS.ERRORS,
+      subjects: [ERROR_LOG_ALL],
+      maxAgeSeconds: ERROR_LOG_RETENTION_S,
+      maxBytes: 4 * 1024 ** 3,
       replicas,
     },
   ];

@@ -25,8 +25,18 @@ import type { KeyStore } from './key-store.ts';
 
 export type RateLimiterPort = { check(keyId: string, tier: Tier): Promise<RateDecision> };
 
-/** `keyFailures`: the per-address limit on failed key attempts (a fresh one when absent). */
-export type ApiKeyGuardDeps = { keys: KeyStore; limiter: RateLimiterPort; keyFailures?: KeyFailureLimit };
+/**
+ * `keyFailures`: the per-address limit on failed key attempts (a fresh one when absent).
+ * `maintenance`: refuses requests to a transport under a maintenance window (maintenance.ts), first.
+ * `onIdentified`: told which account a request's key belongs to, once known (the error log).
+ */
+export type ApiKeyGuardDeps = {
+  keys: KeyStore;
+  limiter: RateLimiterPort;
+  keyFailures?: KeyFailureLimit;
+  maintenance?: { admit(req: GuardRequest): void };
+  onIdentified?: (requestId: string, accountId: string) => void;
+};
 
 export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(keyId: string): number } {
   const streams = new Map<string, number>();
@@ -35,6 +45,7 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
     openStreams: (keyId) => streams.get(keyId) ?? 0,
     async admit(req: GuardRequest): Promise<Principal> {
       try {
+        deps.maintenance?.admit(req);
         keyFailures.check(req.clientIp);
         return await admitOrThrow(req);
       } catch (err) {
@@ -58,6 +69,7 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
     if (!isWellFormedApiKey(key)) throw new ApiError('invalid_key', 'malformed API key');
     const rec = await deps.keys.lookup(key);
     if (!rec) throw new ApiError('invalid_key', 'unknown API key');
+    deps.onIdentified?.(req.requestId, rec.account_id);
     if (rec.status !== 'active') throw new ApiError('key_revoked', 'this API key has been revoked');
     const revoked = deps.keys.revocationSignal(rec.key_hash);
     // Every request of a valid key counts, refused ones included: the bucket protects the edge.

@@ -2,7 +2,8 @@
  * Who may do what, given a key record. Pure. Rules (spec "Authentication" and "Limits"):
  * - tiers gate transports: JSON-RPC all; gRPC and the unified stream Pro and above; disk-sync Quant;
  * - a JP gateway needs a plan with Japan access;
- * - a key with no scopes has everything its tier allows; a key with scopes has only their union:
+ * - a key with no scopes has everything its tier allows (but `status:admin`, never implied); a key
+ *   with scopes has only their union:
  *   it needs the capability the surface asks for (`stream:read`, `generate`, …), and its `region:*`
  *   scopes, when it has any, must include the gateway's region; `chain:*` scopes restrict the sources.
  * - `{base_url}` (the simulation service) is in no region (`region: null`): `region:*` scopes are
@@ -12,6 +13,7 @@ import type { KeyRecord, Scope } from '../../contracts/accounts.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import { type Transport, tierAllows } from '../../contracts/limits.ts';
 import type { Surface } from './guard.ts';
+import { holdsScope } from './scopes.ts';
 
 export type Access = { surface: Surface; region: 'us' | 'jp' | null; capability: Scope | null };
 
@@ -46,10 +48,10 @@ export function authorize(rec: KeyRecord, access: Access): Grant {
   }
   if (access.region === 'jp' && !rec.jp_access)
     throw new ApiError('tier_restricted', 'JP endpoints need a plan with Japan access');
+  if (!holdsScope(rec.scopes, access.capability))
+    throw new ApiError('forbidden', `this key lacks the ${access.capability} scope`);
   if (rec.scopes.length === 0) return { sources: null };
   const scopes = new Set<string>(rec.scopes);
-  if (access.capability && !scopes.has(access.capability))
-    throw new ApiError('forbidden', `this key lacks the ${access.capability} scope`);
   const regions = rec.scopes.filter((s) => s.startsWith('region:'));
   if (access.region !== null && regions.length > 0 && !scopes.has(`region:${access.region}`))
     throw new ApiError('forbidden', `this key is limited to ${regions.join(', ')}`);

@@ -2,14 +2,16 @@
  * Whether a principal holds a capability, for operations that choose their scope after the edge
  * guard has admitted the request (one endpoint, many operations: `tools/call` picks the tool's
  * scope). Same rule as the guard (`authorize.ts`, spec "Authentication" §4): a key without scopes
- * has everything its tier allows; a key with scopes has only their union. Pure.
+ * has everything its tier allows but `status:admin`; a key with scopes has only their union. Pure.
  */
 import type { Scope } from '../../contracts/accounts.ts';
 import { ApiError } from '../../contracts/errors.ts';
+import { OPERATOR_ONLY_SCOPES } from '../../contracts/status.ts';
 import type { Principal } from './guard.ts';
 
 export function holdsScope(scopes: readonly Scope[], capability: Scope | null): boolean {
-  return capability === null || scopes.length === 0 || scopes.includes(capability);
+  if (capability === null || scopes.includes(capability)) return true;
+  return scopes.length === 0 && !OPERATOR_ONLY_SCOPES.has(capability);
 }
 
 /** Throws 403 `forbidden` unless `principal` holds `capability` (null: any admitted key). */

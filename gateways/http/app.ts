@@ -37,6 +37,7 @@ import type { RegisteredRoute } from './openapi/build.ts';
 import { collectRoutes, registerOpenApi } from './openapi/serve.ts';
 import { installKeyAuth } from './require-key.ts';
 import { venueTools } from './venue-tools.ts';
+import { registerStatusApi, type StatusParts } from './status/status-api.ts';
 
 export type HttpAppDeps = {
   nats: Nats;
@@ -48,6 +49,8 @@ export type HttpAppDeps = {
   /** The dashboard proxy `/api/v1/unified/*` (session in, service key out); absent: not served. */
   dashboard?: Omit<DashboardProxyDeps, 'accounts' | 'nats'>;
 };
+  /** The process's status parts (app/edge-status.ts): the status API and error log; absent: not served. */
+  status?: StatusParts;
 
 export type HttpApp = {
   app: FastifyInstance;
@@ -153,6 +156,19 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     caches,
     routes: documented,
     retention,
+  const detachStatus = deps.status
+    ? await registerStatusApi(app, {
+        nats,
+        log: deps.log,
+        accounts: deps.accounts,
+        requireKey,
+        registry,
+        sessions: cookies,
+        parts: deps.status,
+        deadlineMs: config.ACCOUNT_PROJECTION_DEADLINE_MS,
+        staleAfterMs: config.SSE_FEED_STALE_MS,
+      })
+    : () => {};
     setListenAddress(url) {
       listenAddress = url;
     },
@@ -165,3 +181,4 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     },
   };
 }
+      detachStatus();

@@ -33,6 +33,7 @@ import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { hashPassword, type Secrets, verifyPassword } from '../../platform/secrets.ts';
 import { claimEmail, registrationPublished } from './email-claim.ts';
+import { assertMayGrant } from './scope-policy.ts';
 
 export type AccountsServiceDeps = {
   nats: Nats;
@@ -231,6 +232,7 @@ export class AccountsService {
     const view = await this.account(accountId);
     if (!view) throw new ApiError('session_invalid');
     if (!origin.trusted) {
+      await assertMayGrant(body.scopes, () => this.isOperator(accountId));
       const active = (await this.listKeys(accountId)).filter((k) => k.status === 'active').length;
       if (active >= MAX_ACTIVE_KEYS_PER_ACCOUNT)
         throw new ApiError(
@@ -275,6 +277,7 @@ export class AccountsService {
     const entry = await this.ownKey(accountId, keyId);
     if (entry.status !== 'active')
       throw new ApiError('unprocessable', `key ${keyId} is revoked; it can no longer be changed`);
+    if (body.scopes) await assertMayGrant(body.scopes, () => this.isOperator(accountId));
     const ev = {
       type: 'key_updated' as const,
       account_id: accountId,

@@ -1,0 +1,106 @@
+/**
+ * Projects the `STATUS` stream into KV `status` (`incident.<id>`, `maintenance.<id>`). Every HTTP
+ * gateway runs one from sequence 1; each event carries its whole record, and writes land only over
+ * an older record (conditional-write.ts), so any number of projectors converge and a replay never
+ * moves a record back. Commands wait on `applied(seq)` (503 `status_update_pending` at the deadline).
+ * A write failing 3 times with NATS up is logged with its sequence and skipped, so later events land.
+ */
+import { ApiError } from '../../contracts/errors.ts';
+import { incidentKey, STATUS_EVENTS_ALL, type StatusEvent, windowKey } from '../../contracts/status.ts';
+import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
+import { decode } from '../../platform/codec.ts';
+import { type Bucket, openBucket } from '../../platform/kv.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
+import { writeIfNewer } from '../accounts/conditional-write.ts';
+
+const ATTEMPTS = 3;
+
+export const openStatusBucket = (nats: Nats): Promise<Bucket<unknown>> => openBucket(nats, KV_BUCKETS.status);
+
+type Waiter = { seq: number; resolve: () => void; timer: NodeJS.Timeout; reject: (e: Error) => void };
+
+export class StatusProjector {
+  private appliedSeq = 0;
+  private readonly waiters = new Set<Waiter>();
+  private reader: OrderedReader | null = null;
+  private stopped = false;
+
+  private constructor(
+    private readonly bucket: Bucket<unknown>,
+    private readonly log: Logger,
+    private readonly connected: () => boolean,
+  ) {}
+
+  static async start(nats: Nats, log: Logger): Promise<StatusProjector> {
+    const p = new StatusProjector(await openStatusBucket(nats), log, nats.connected);
+    p.reader = readOrdered(
+      nats,
+      { stream: STREAMS.STATUS, filter: STATUS_EVENTS_ALL, startSeq: 1 },
+      (msg) => p.apply(msg.info.streamSequence, msg.data),
+      log,
+    );
+    return p;
+  }
+
+  /** Resolves once every event up to `seq` is in KV; 503 `status_update_pending` after `deadlineMs`. */
+  applied(seq: number, deadlineMs: number): Promise<void> {
+    if (seq <= this.appliedSeq) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const w: Waiter = {
+        seq,
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          this.waiters.delete(w);
+          reject(new ApiError('status_update_pending'));
+        }, deadlineMs),
+      };
+      this.waiters.add(w);
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.reader?.stop();
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.reject(new ApiError('reconnect'));
+    }
+    this.waiters.clear();
+  }
+
+  private async apply(seq: number, data: Uint8Array): Promise<void> {
+    await this.write(seq, data);
+    if (this.stopped) return;
+    this.appliedSeq = seq;
+    for (const w of [...this.waiters]) {
+      if (w.seq > seq) continue;
+      this.waiters.delete(w);
+      clearTimeout(w.timer);
+      w.resolve();
+    }
+  }
+
+  private async write(seq: number, data: Uint8Array): Promise<void> {
+    for (let attempt = 1; !this.stopped; attempt++) {
+      try {
+        const ev = decode<StatusEvent>(data);
+        const [key, record] =
+          'incident' in ev
+            ? [incidentKey(ev.incident.id), ev.incident]
+            : [windowKey(ev.window.id), ev.window];
+        await writeIfNewer(this.bucket.raw, key, { ...record, seq });
+        return;
+      } catch (err) {
+        // While NATS is away nothing is given up: the write lands once it is back.
+        if (attempt >= ATTEMPTS && this.connected()) {
+          this.log.error({ err: String(err), seq }, 'status event could not be projected: skipped');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, Math.min(1_000, 50 * 2 ** attempt)));
+      }
+    }
+  }
+}
