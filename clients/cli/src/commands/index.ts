@@ -1,0 +1,25 @@
+/** Every command of `mdp`, in help order. */
+import type { Command } from '../command.ts';
+import { cacheExport, cacheLs, cacheReplay, cacheRm } from './cache.ts';
+import { generateCommand } from './generate.ts';
+import { keysCreate, keysLs, keysRevoke } from './keys.ts';
+import { loginCommand, logoutCommand } from './login.ts';
+import { normalizeCommand } from './normalize.ts';
+import { streamCommand } from './stream.ts';
+import { syncCommand } from './sync.ts';
+
+export const COMMANDS: Command[] = [
+  streamCommand,
+  syncCommand,
+  generateCommand,
+  normalizeCommand,
+  cacheLs,
+  cacheExport,
+  cacheReplay,
+  cacheRm,
+  keysLs,
+  keysCreate,
+  keysRevoke,
+  loginCommand,
+  logoutCommand,
+];

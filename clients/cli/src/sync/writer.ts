@@ -1,0 +1,64 @@
+/**
+ * Appends records to the current segment and starts a new one when it reaches `maxBytes` or
+ * is `maxAgeMs` old. Records are written in order, so whatever a crash leaves on disk is a
+ * prefix of what was received (recover.ts cuts a trailing partial record).
+ */
+import { once } from 'node:events';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { pack } from 'msgpackr';
+import { type Encoding, segmentName } from './segments.ts';
+
+export type RotationPolicy = { maxBytes: number; maxAgeMs: number };
+
+export class SegmentWriter {
+  /** Bytes written in this run, all segments. */
+  bytes = 0;
+  segments = 0;
+  current: string | null = null;
+  private file: WriteStream | null = null;
+  private fileBytes = 0;
+  private openedAt = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly encoding: Encoding,
+    private readonly policy: RotationPolicy,
+  ) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  async write(record: { seq: number }): Promise<void> {
+    if (
+      this.file &&
+      (this.fileBytes >= this.policy.maxBytes || Date.now() - this.openedAt >= this.policy.maxAgeMs)
+    )
+      await this.closeFile();
+    if (!this.file) this.open(record.seq);
+    const data = this.encoding === 'jsonl' ? `${JSON.stringify(record)}\n` : pack(record);
+    const n = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+    this.fileBytes += n;
+    this.bytes += n;
+    if (!(this.file as WriteStream).write(data)) await once(this.file as WriteStream, 'drain');
+  }
+
+  async close(): Promise<void> {
+    await this.closeFile();
+  }
+
+  private open(firstSeq: number): void {
+    this.current = join(this.dir, segmentName(firstSeq, this.encoding));
+    this.file = createWriteStream(this.current, { flags: 'wx' });
+    this.fileBytes = 0;
+    this.openedAt = Date.now();
+    this.segments++;
+  }
+
+  private async closeFile(): Promise<void> {
+    const f = this.file;
+    this.file = null;
+    if (!f) return;
+    f.end();
+    await once(f, 'close');
+  }
+}
