@@ -1,18 +1,21 @@
-/** Generation workers: WORKER_CONCURRENCY consumers of the job queue. */
+/** Generation workers: WORKER_CONCURRENCY consumers of the job queue, storing to ARTIFACT_STORE. */
 import { join } from 'node:path';
 import { type JobWorker, startJobWorker } from '../consumers/generation/job-worker.ts';
-import { artifactsDirOf } from '../gateways/http/app.ts';
+import { artifactStoreSettings, artifactsDirOf } from '../gateways/http/app.ts';
+import { openArtifactStores } from '../platform/artifact-store/open.ts';
 import type { Config } from '../platform/config.ts';
 import type { Stoppable } from '../platform/lifecycle.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 
 export async function startWorker(nats: Nats, config: Config, log: Logger): Promise<Stoppable> {
+  const stores = await openArtifactStores(nats, artifactStoreSettings(config));
   const workers: JobWorker[] = [];
   for (let i = 0; i < config.WORKER_CONCURRENCY; i++)
     workers.push(
       await startJobWorker(nats, log, {
         artifactsDir: artifactsDirOf(config),
+        store: stores.primary,
         tmpDir: join(config.DATA_DIR, 'tmp'),
         ackWaitMs: config.JOB_ACK_WAIT_MS,
         minFreeDiskBytes: config.MIN_FREE_DISK_BYTES,

@@ -36,8 +36,13 @@ export type JobRecord = {
   /** Delivery attempts so far (a crashed worker's job is redelivered). */
   attempts: number;
   progress: { rows_done: number; rows_total: number };
-  /** Set when completed. */
-  artifact: { file: string; row_count: number; content_length_bytes: number } | null;
+  /** Set when completed: the file is in the named store (absent in older records: `local`). */
+  artifact: {
+    file: string;
+    row_count: number;
+    content_length_bytes: number;
+    storage_backend?: 'local' | 'nats';
+  } | null;
   /** Set when failed: a message safe to show. */
   error: { code: string; message: string } | null;
 };

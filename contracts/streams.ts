@@ -31,6 +31,11 @@ export const KV_BUCKETS = {
   status: 'status',
 } as const;
 
+export const OBJECT_STORES = {
+  /** Generation artifacts (`<job_id>.parquet`), cache exports (`cache-exports/<key>.parquet`), window parts (`parts/…`). */
+  artifacts: 'artifacts',
+} as const;
+
 /** Retention knobs that come from configuration. */
 export type RetentionLimits = {
   mdMaxAgeSeconds: number;

@@ -37,7 +37,6 @@ import {
   sqlString,
   stagingTableSql,
 } from '../../consumers/generation/layout.ts';
-import { mergeParts } from '../../consumers/generation/merge.ts';
 import {
   DEFAULT_ROWS_PER_PART,
   openDuckDB,
@@ -48,6 +47,7 @@ import { planWindows } from '../../consumers/generation/windows.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { manifestHash, normalizeManifest, type SimulationManifest } from '../../contracts/manifest.ts';
 import { eventsBetween } from '../../producers/simulator/market.ts';
+import { mergeParts } from './duckdb-merge.ts';
 
 const log = (msg: string): void => {
   process.stderr.write(`generate-case[${process.pid}]: ${msg}\n`);

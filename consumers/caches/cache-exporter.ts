@@ -7,12 +7,13 @@
  */
 
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { CacheManifest } from '../../contracts/caches.ts';
+import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { readCache } from './cache-reader.ts';
 
@@ -102,25 +103,26 @@ export async function exportCache(
   }
 }
 
+/** Name of a cache's export in the artifact store. */
+export const cacheExportName = (cacheKey: string): string => `cache-exports/${cacheKey}.parquet`;
+
 /**
- * The Parquet file of a cache, exported once and kept: a cache key is derived from the content,
- * so a cache's export never changes. Written under a temporary name and renamed into place.
+ * The Parquet file of a cache, exported once and kept in the artifact store (local or NATS, so
+ * any gateway finds an export another one made): a cache key is derived from the content, so a
+ * cache's export never changes. The store makes it visible only once whole.
  */
 export async function exportedCacheFile(
   nats: Nats,
   manifest: CacheManifest,
-  dir: string,
-): Promise<{ path: string; bytes: number }> {
-  const path = join(dir, `${manifest.cache_key}.parquet`);
-  const existing = await stat(path).catch(() => null);
-  if (existing) return { path, bytes: existing.size };
+  store: ArtifactStore,
+): Promise<{ name: string; bytes: number }> {
+  const name = cacheExportName(manifest.cache_key);
+  const existing = await store.stat(name);
+  if (existing) return { name, bytes: existing.size };
   const fresh = await exportCache(nats, manifest);
   try {
-    await mkdir(dir, { recursive: true });
-    await copyFile(fresh.path, `${path}.tmp`);
-    await rename(`${path}.tmp`, path);
+    return { name, bytes: await store.put(name, createReadStream(fresh.path)) };
   } finally {
     await fresh.cleanup();
   }
-  return { path, bytes: fresh.bytes };
 }

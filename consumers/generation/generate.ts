@@ -1,24 +1,28 @@
 /**
  * `generateDataset`: the generation engine behind `POST /data/generate` (composition root).
  *
- * plan windows → run each window (workers or in-process) with retries → parts on disk →
- * merge in window order into `<outPath>` with job_id, manifest_hash and row_count in the
- * Parquet key-value metadata. Windows stream to part files, so memory stays bounded by the
- * concurrency, never by the duration. The artifact is written under a temporary name beside
- * `outPath` and renamed at the end: a failed or aborted job leaves no file at `outPath` and no
- * part files behind.
+ * plan windows → run each window (workers or in-process) with retries → ZSTD parts on disk →
+ * stitch them in window order (column chunks copied byte for byte, one new footer with job_id,
+ * manifest_hash and row_count in the key-value metadata) straight into the artifact store.
+ * Windows stream to part files, so memory stays bounded by the concurrency, never by the
+ * duration. The store makes the artifact visible only once whole: a failed or aborted job leaves
+ * no artifact and no part files behind.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { manifestHash, type SimulationManifest } from '../../contracts/manifest.ts';
-import { mergeParts } from './merge.ts';
+import { LocalArtifactStore } from '../../platform/artifact-store/local.ts';
+import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
 import { RetriesExhaustedError, withRetries } from './retry.ts';
 import { createInProcessRunner, type WindowRunner } from './runner.ts';
+import { localPart, planStitch, stitchBytes } from './stitch.ts';
 import type { WindowResult } from './window-task.ts';
 import { estimateRows, type GenerationWindow, planWindows } from './windows.ts';
 import { createWorkerPool } from './worker-pool.ts';
+
+/** The artifact's key-value metadata (Parquet footer), as the spec requires. */
+export type ArtifactMetadata = { job_id: string; manifest_hash: string; row_count: number };
 
 /** What to generate and where. */
 export type GenerateDatasetOptions = {
@@ -26,8 +30,10 @@ export type GenerateDatasetOptions = {
   readonly manifest: SimulationManifest;
   /** Written into the artifact's metadata. */
   readonly jobId: string;
-  /** Final artifact path; its directory is created if missing. */
-  readonly outPath: string;
+  /** Where the artifact goes: a store and a name in it; or `outPath`. */
+  readonly output?: { readonly store: ArtifactStore; readonly name: string };
+  /** A local artifact path (its directory is created if missing). */
+  readonly outPath?: string;
   /** Where part files go (a private subdirectory, removed at the end); default: the OS temp directory. */
   readonly tmpDir?: string;
   /** Called after each window, with rows written so far and the expected total. */
@@ -39,8 +45,14 @@ export type GenerateDatasetOptions = {
   readonly rowsPerPart?: number;
 };
 
-/** The artifact. */
-export type GeneratedDataset = { path: string; rowCount: number; bytes: number; manifestHash: string };
+/** The artifact: its name in the store; `path` is `store.locate(name)` (a local path, or `nats:…`). */
+export type GeneratedDataset = {
+  name: string;
+  path: string;
+  rowCount: number;
+  bytes: number;
+  manifestHash: string;
+};
 
 /** A job that failed: the window (null if none is to blame), the attempts in the message, `cause`. */
 export class GenerationError extends Error {
@@ -57,19 +69,24 @@ export class GenerationError extends Error {
 const describeWindow = (w: GenerationWindow): string =>
   `window ${w.index} [${w.fromMs / 1000} s, ${w.toMs / 1000} s)`;
 
-/** Generates the dataset of `manifest` as one Parquet file at `outPath`. */
+function outputOf(options: GenerateDatasetOptions): { store: ArtifactStore; name: string } {
+  if (options.output) return options.output;
+  if (!options.outPath) throw new TypeError('generateDataset needs output or outPath');
+  return { store: new LocalArtifactStore(dirname(options.outPath)), name: basename(options.outPath) };
+}
+
+/** Generates the dataset of `manifest` as one Parquet file in the output store. */
 export async function generateDataset(options: GenerateDatasetOptions): Promise<GeneratedDataset> {
-  const { manifest, jobId, outPath, signal } = options;
+  const { manifest, jobId, signal } = options;
   signal?.throwIfAborted();
+  const { store, name } = outputOf(options);
   const hash = manifestHash(manifest);
   const { driver, config } = manifest;
   const windows = planWindows(manifest.duration_seconds, driver.window_seconds);
   const estimate = estimateRows(config, manifest.duration_seconds * 1000);
-  await mkdir(dirname(outPath), { recursive: true });
   const tmpRoot = options.tmpDir ?? tmpdir();
   await mkdir(tmpRoot, { recursive: true });
   const partDir = await mkdtemp(join(tmpRoot, 'generation-'));
-  const tempPath = join(dirname(outPath), `.${basename(outPath)}.${randomUUID()}.tmp`);
   const runner = driver.multiprocess
     ? createWorkerPool(Math.min(driver.workers, windows.length))
     : createInProcessRunner();
@@ -82,28 +99,41 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const results = await runWindows(windows, runner, options, partDir, stop, estimate);
-    // Free the workers' DuckDB instances before the merge needs its own memory.
     await runner.close();
     const rowCount = results.reduce((sum, r) => sum + r.rows, 0);
     signal?.throwIfAborted();
-    await mergeParts(
-      results.flatMap((r) => r.parts),
-      tempPath,
-      { job_id: jobId, manifest_hash: hash, row_count: rowCount },
-      { threads: 1, tempDirectory: partDir },
-      signal,
-    );
-    signal?.throwIfAborted();
-    await rename(tempPath, outPath);
+    const parts = await Promise.all(results.flatMap((r) => r.parts).map(localPart));
+    const metadata: ArtifactMetadata = { job_id: jobId, manifest_hash: hash, row_count: rowCount };
+    const plan = planStitch(parts, kvStrings(metadata));
+    if (plan.rows !== rowCount) throw new Error(`parts hold ${plan.rows} rows, windows wrote ${rowCount}`);
+    const bytes = await store.put(name, abortable(stitchBytes(parts, plan), signal));
+    if (bytes !== plan.bytes) throw new Error(`stored ${bytes} bytes of a ${plan.bytes}-byte artifact`);
     options.onProgress?.(rowCount, rowCount);
-    return { path: outPath, rowCount, bytes: (await stat(outPath)).size, manifestHash: hash };
+    return { name, path: store.locate(name), rowCount, bytes, manifestHash: hash };
   } catch (error) {
-    await rm(tempPath, { force: true });
     throw signal?.aborted ? signal.reason : error;
   } finally {
     signal?.removeEventListener('abort', onAbort);
     await runner.close();
     await rm(partDir, { recursive: true, force: true });
+  }
+}
+
+/** The key-value metadata as Parquet stores it (strings). */
+export const kvStrings = (m: ArtifactMetadata): Record<string, string> => ({
+  job_id: m.job_id,
+  manifest_hash: m.manifest_hash,
+  row_count: String(m.row_count),
+});
+
+/** Stops a byte stream at the next chunk once `signal` aborts (the store then discards the file). */
+async function* abortable(
+  bytes: AsyncIterable<Uint8Array>,
+  signal?: AbortSignal,
+): AsyncGenerator<Uint8Array> {
+  for await (const chunk of bytes) {
+    signal?.throwIfAborted();
+    yield chunk;
   }
 }
 

@@ -3,7 +3,8 @@
  * every worker process, so each job goes to one worker), generates the artifact, and records
  * progress and the outcome in KV `jobs`. While generating it tells JetStream it is still working;
  * if it dies the job is redelivered to another worker, up to MAX_JOB_DELIVERIES, then failed.
- * The artifact is renamed into place only when complete, and only a `completed` record points to it.
+ * The artifact is stored (local directory or JetStream Object Store) whole before the record says
+ * `completed`, so every gateway can serve it at once; a job whose upload failed is `failed`.
  * A job is not started while the artifacts disk has less than `minFreeDiskBytes` free, and a disk
  * that fills up during a job fails it: both fail with `storage_full` (503 to a waiting client).
  */
@@ -13,6 +14,8 @@ import { AckPolicy, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { JOB_SUBJECT, type JobMessage, type JobRecord, MAX_JOB_DELIVERIES } from '../../contracts/jobs.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
+import { LocalArtifactStore } from '../../platform/artifact-store/local.ts';
+import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
 import { decode } from '../../platform/codec.ts';
 import { freeBytes, storageFullError } from '../../platform/disk-space.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
@@ -28,7 +31,10 @@ export const openJobsBucket = (nats: Nats): Promise<Bucket<JobRecord>> =>
 
 /** `ackWaitMs`: how long a silent worker keeps a job before it is redelivered (it reports every third of it). */
 export type JobWorkerOptions = {
+  /** Local artifacts directory: the `local` store, leftovers, and the free-disk check. */
   artifactsDir: string;
+  /** Where artifacts go (default: the local store in `artifactsDir`). */
+  store?: ArtifactStore;
   tmpDir?: string;
   progressEveryMs?: number;
   ackWaitMs?: number;
@@ -123,10 +129,11 @@ async function runJob(
   let lastProgress = 0;
   try {
     const file = `${job.job_id}.parquet`;
+    const store = opts.store ?? new LocalArtifactStore(opts.artifactsDir);
     const result = await generateDataset({
       manifest: job.manifest,
       jobId: job.job_id,
-      outPath: join(opts.artifactsDir, file),
+      output: { store, name: file },
       ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}),
       signal,
       onProgress: (done, total) => {
@@ -137,7 +144,12 @@ async function runJob(
         void jobs.put(job.job_id, current).catch(() => {});
       },
     });
-    const artifact = { file, row_count: result.rowCount, content_length_bytes: result.bytes };
+    const artifact = {
+      file,
+      row_count: result.rowCount,
+      content_length_bytes: result.bytes,
+      storage_backend: store.backend,
+    };
     await jobs.put(
       job.job_id,
       finished(current, 'completed', {
@@ -151,7 +163,7 @@ async function runJob(
   } catch (err) {
     if (signal.aborted) return msg.nak(); // shutting down: another worker takes it
     const error = diskFull(err)
-      ? { code: 'storage_full', message: 'the artifacts disk filled up during generation' }
+      ? { code: 'storage_full', message: 'the artifact store filled up during generation' }
       : {
           code: 'internal',
           message: err instanceof GenerationError ? err.message : 'generation failed unexpectedly',
@@ -188,11 +200,12 @@ async function sweepLeftovers(opts: JobWorkerOptions, log: Logger): Promise<void
   await sweep(opts.tmpDir, (n) => n.startsWith('generation-'));
 }
 
-/** Whether `err` (or one of its causes) is the disk running out of space. */
+/** Whether `err` (or one of its causes) is the disk or the object store bucket running out of space. */
 function diskFull(err: unknown): boolean {
   for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     if ((e as { code?: unknown }).code === 'ENOSPC') return true;
-    if (/no space left on device/i.test(String((e as { message?: unknown }).message ?? e))) return true;
+    const message = String((e as { message?: unknown }).message ?? e);
+    if (/no space left on device|maximum bytes exceeded|insufficient storage/i.test(message)) return true;
   }
   return false;
 }

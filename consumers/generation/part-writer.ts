@@ -1,7 +1,8 @@
 /**
  * DuckDB adapter that streams events into Parquet part files: events → `EventColumns` batches →
  * DataChunks appended to an in-memory staging table → `COPY (projection) TO part.parquet`, then
- * the staging table is emptied. A part holds at most `rowsPerPart` rows (whole batches), so the
+ * the staging table is emptied. Parts are ZSTD with row groups of ROW_GROUP_SIZE rows: the
+ * stitch (stitch.ts) copies them into the artifact unchanged. A part holds at most `rowsPerPart` rows (whole batches), so the
  * memory a window needs is bounded whatever its length.
  *
  * One writer owns one DuckDB instance with one thread: parallelism comes from running one writer
@@ -14,14 +15,20 @@ import { createStagingChunk, fillStagingChunk, VECTOR_SIZE } from './chunk-write
 import { type DatasetConstants, EventColumns } from './event-columns.ts';
 import { projectionSql, STAGING_TABLE, sqlString, stagingTableSql } from './layout.ts';
 
-/** Default rows per part file: 128 DuckDB vectors (about 60 MB staged at 10 levels a side). */
-export const DEFAULT_ROWS_PER_PART = 128 * VECTOR_SIZE;
+/** Rows per row group; fixed so the layout never depends on the DuckDB default. */
+export const ROW_GROUP_SIZE = 122_880;
 
 /**
- * Parts are temporary and read once by the merge: a fast codec beats a small one. LZ4_RAW wrote
- * and read back fastest here (Snappy and ZSTD close behind; uncompressed takes 1.5× the disk).
+ * Default rows per part file: 120 DuckDB vectors, two full row groups (about 60 MB staged at 10
+ * levels a side). Row groups close at vector boundaries, and 122,880 is 60 vectors.
  */
-const PART_COMPRESSION = 'LZ4_RAW';
+export const DEFAULT_ROWS_PER_PART = 2 * ROW_GROUP_SIZE;
+
+/**
+ * Parts are stitched into the artifact as they are (their column chunks are copied byte for
+ * byte), so they carry the artifact's codec.
+ */
+const PART_COMPRESSION = 'ZSTD';
 
 /** DuckDB settings of a writer (strings, as DuckDB takes them). */
 export type DuckDBSettings = { threads?: number; memoryLimit?: string; tempDirectory?: string };
@@ -85,7 +92,7 @@ export class ParquetPartWriter {
       appender.closeSync();
       const path = request.partPath(parts.length);
       await this.connection.run(
-        `COPY (${select}) TO ${sqlString(path)} (FORMAT PARQUET, COMPRESSION ${PART_COMPRESSION})`,
+        `COPY (${select}) TO ${sqlString(path)} (FORMAT PARQUET, COMPRESSION ${PART_COMPRESSION}, ROW_GROUP_SIZE ${ROW_GROUP_SIZE})`,
       );
       parts.push(path);
       staged = 0;

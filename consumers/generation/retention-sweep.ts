@@ -1,18 +1,18 @@
 /**
- * Retention of files on disk: Parquet artifacts and cache exports older than the retention age
- * (by modification time: an artifact is renamed into place once complete, an export written
- * once) are deleted, at start and then every interval. Only regular files directly inside the
- * given directories are touched, never subdirectories; a file being read while it is removed
- * stays readable to that reader (POSIX unlink). A download of a removed artifact is a 404 saying
- * so. Running it in several processes on one directory is harmless: removal is idempotent.
+ * Retention of stored files (Parquet artifacts and cache exports, in either storage backend):
+ * files older than the retention age (by modification time: a file is stored once complete and
+ * never rewritten) are deleted, at start and then every interval. Deleting frees the space (the
+ * object store purges the object's chunks). A file being read while it is removed stays readable
+ * to that reader on the local disk (POSIX unlink); an object store read in flight may end short.
+ * A download of a removed artifact is a 404 saying so. Running it in several processes on one
+ * store is harmless: removal is idempotent.
  */
-import { readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
 import type { Logger } from '../../platform/logger.ts';
 
 export type RetentionSweepOptions = {
-  /** Directories whose files expire (artifacts, cache exports). */
-  dirs: readonly string[];
+  /** Stores whose files expire (artifacts, cache exports). */
+  stores: readonly ArtifactStore[];
   /** Files last modified longer ago than this are removed, ms. */
   maxAgeMs: number;
   /** Time between sweeps, ms. */
@@ -22,23 +22,21 @@ export type RetentionSweepOptions = {
 };
 
 export type RetentionSweep = {
-  /** Runs one sweep now (after the one running, if any); resolves with the paths it removed. */
+  /** Runs one sweep now (after the one running, if any); resolves with where the removed files were. */
   sweep(): Promise<string[]>;
   stop(): Promise<void>;
 };
 
-/** Removes the regular files of `dirs` modified before `cutoff` (Unix ms); returns their paths. */
-export async function removeFilesOlderThan(dirs: readonly string[], cutoff: number): Promise<string[]> {
+/** Removes the files of `stores` modified before `cutoff` (Unix ms); returns their locations. */
+export async function removeFilesOlderThan(
+  stores: readonly ArtifactStore[],
+  cutoff: number,
+): Promise<string[]> {
   const removed: string[] = [];
-  for (const dir of dirs) {
-    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) {
-      if (!entry.isFile()) continue;
-      const path = join(dir, entry.name);
-      const info = await stat(path).catch(() => null);
-      if (!info || info.mtimeMs >= cutoff) continue;
-      await rm(path, { force: true });
-      removed.push(path);
+  for (const store of stores) {
+    for (const file of await store.list()) {
+      if (file.mtimeMs >= cutoff) continue;
+      if (await store.delete(file.name)) removed.push(store.locate(file.name));
     }
   }
   return removed;
@@ -49,7 +47,7 @@ export function startRetentionSweep(opts: RetentionSweepOptions): RetentionSweep
   let running: Promise<string[]> | null = null;
   const sweep = async (): Promise<string[]> => {
     while (running) await running;
-    running = removeFilesOlderThan(opts.dirs, now() - opts.maxAgeMs)
+    running = removeFilesOlderThan(opts.stores, now() - opts.maxAgeMs)
       .then((removed) => {
         if (removed.length > 0) opts.log.info({ removed: removed.length }, 'retention: old files removed');
         return removed;

@@ -8,6 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { openJobsBucket } from '../../consumers/generation/job-worker.ts';
 import { type RetentionSweep, startRetentionSweep } from '../../consumers/generation/retention-sweep.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
+import { type ArtifactStoreSettings, openArtifactStores } from '../../platform/artifact-store/open.ts';
 import type { Config } from '../../platform/config.ts';
 import { BUCKET_OPTIONS, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -70,6 +71,14 @@ export type HttpApp = {
 export const artifactsDirOf = (config: Config): string =>
   config.ARTIFACTS_DIR ?? join(config.DATA_DIR, 'artifacts');
 
+/** The artifact stores of the configuration (ARTIFACT_STORE, ARTIFACTS_DIR, STREAM_REPLICAS). */
+export const artifactStoreSettings = (config: Config): ArtifactStoreSettings => ({
+  backend: config.ARTIFACT_STORE,
+  localDir: artifactsDirOf(config),
+  replicas: config.STREAM_REPLICAS,
+  maxBytes: config.ARTIFACT_STORE_MAX_BYTES,
+});
+
 export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const { config, nats } = deps;
   const app = createHttpApp(
@@ -95,8 +104,9 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const jobs = await openJobsBucket(nats);
   const sessions = await SimSessions.start(nats, deps.log);
   const generation = new GenerationService(nats, jobs, generationOptions(config, artifactsDirOf(config)));
+  const stores = await openArtifactStores(nats, artifactStoreSettings(config));
   const retention = startRetentionSweep({
-    dirs: [artifactsDirOf(config), join(artifactsDirOf(config), 'cache-exports')],
+    stores: stores.kept,
     maxAgeMs: config.ARTIFACT_RETENTION_S * 1_000,
     intervalMs: config.ARTIFACT_SWEEP_INTERVAL_S * 1_000,
     log: deps.log,
@@ -117,7 +127,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   registerGenerationRoutes(app, {
     service: generation,
     jobs,
-    artifactsDir: artifactsDirOf(config),
+    stores,
     requireKey,
     baseUrl,
   });
@@ -138,7 +148,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   registerCacheRoutes(app, {
     nats,
     caches,
-    exportDir: join(artifactsDirOf(config), 'cache-exports'),
+    store: stores.primary,
     requireKey,
     registry,
     connection: sse,

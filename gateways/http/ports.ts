@@ -9,7 +9,7 @@ export type GenerateResponse = {
   status: 'completed';
   download_url: string;
   row_count: number;
-  storage_backend: 'local';
+  storage_backend: 'local' | 'nats';
   content_length_bytes: number;
   job_id: string;
   manifest_hash: string;

@@ -1,28 +1,29 @@
 /**
  * Cache routes that are not plain tool calls (scope `mcp`): the Parquet export (written once per
- * cache key, then streamed), the SSE replay (id = stream sequence, resumable with
- * Last-Event-ID, ends with `event: end`), and clearing every cache of the caller's account
+ * cache key into the artifact store, then streamed, with Range), the SSE replay (id = stream
+ * sequence, resumable with Last-Event-ID, ends with `event: end`), and clearing every cache of the caller's account
  * (`?confirm=true` exactly). Each sees only the caller's account's caches: others' are 404.
  */
-import { createReadStream } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { exportedCacheFile } from '../../../consumers/caches/cache-exporter.ts';
 import { readCache } from '../../../consumers/caches/cache-reader.ts';
 import { ApiError } from '../../../contracts/errors.ts';
+import type { ArtifactStore } from '../../../platform/artifact-store/store.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import type { CacheStore } from '../../../producers/caches/cache-store.ts';
 import type { ConnectionRegistry } from '../../core/connection-registry.ts';
 import { nowNs } from '../../core/feed-event.ts';
 import { SseConnection, type SseConnectionOptions } from '../../core/sse-connection.ts';
 import { parseStreamRequest } from '../../unified/stream-query.ts';
+import { sendStored } from '../generation/artifact-file.ts';
 import type { RequireKey } from '../require-key.ts';
 import { existingCache, ownerOf } from './cache-tools.ts';
 
 export type CacheRouteDeps = {
   nats: Nats;
   caches: CacheStore;
-  /** Where exported Parquet files are kept (one per cache key). */
-  exportDir: string;
+  /** Where exported Parquet files are kept (one per cache key): the configured artifact store. */
+  store: ArtifactStore;
   requireKey: RequireKey;
   registry: ConnectionRegistry;
   connection: Omit<SseConnectionOptions, 'requestId'>;
@@ -33,12 +34,8 @@ export function registerCacheRoutes(app: FastifyInstance, deps: CacheRouteDeps):
 
   app.get<{ Params: { cache_key: string } }>('/mcp/caches/export/:cache_key', mcp, async (req, reply) => {
     const manifest = await existingCache(deps.caches, ownerOf(req.principal), req.params.cache_key);
-    const file = await exportedCacheFile(deps.nats, manifest, deps.exportDir);
-    const stream = createReadStream(file.path);
-    reply.header('content-type', 'application/vnd.apache.parquet');
-    reply.header('content-length', String(file.bytes));
-    reply.header('content-disposition', `attachment; filename="${manifest.cache_key}.parquet"`);
-    return reply.send(stream);
+    const file = await exportedCacheFile(deps.nats, manifest, deps.store);
+    return sendStored(reply, deps.store, file.name, req.headers.range, `${manifest.cache_key}.parquet`);
   });
 
   app.get<{ Params: { cache_key: string } }>('/mcp/caches/stream/:cache_key', mcp, async (req, reply) => {

@@ -1,14 +1,13 @@
 /**
- * Serves a local artifact with single-range support (RFC 9110): `Range: bytes=a-b`, `a-`, `-n` →
- * 206 with Content-Range; an unsatisfiable range → 416 with the error body and a Content-Range
- * naming the size; otherwise 200 with the whole file.
- * Content-Length always equals the bytes sent.
+ * Serves a stored file (artifact or cache export, from either storage backend) with single-range
+ * support (RFC 9110): `Range: bytes=a-b`, `a-`, `-n` → 206 with Content-Range; an unsatisfiable
+ * range → 416 with the error body and a Content-Range naming the size; otherwise 200 with the
+ * whole file. Content-Length always equals the bytes sent. The body is streamed from the store
+ * with backpressure, never held in memory.
  */
-import { createReadStream } from 'node:fs';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../../../contracts/errors.ts';
-
-export type ByteRange = { start: number; end: number };
+import type { ArtifactStore, ByteRange } from '../../../platform/artifact-store/store.ts';
 
 /** null: no (usable) range header → whole file; 'unsatisfiable' → 416. */
 export function parseRange(header: string | undefined, size: number): ByteRange | null | 'unsatisfiable' {
@@ -26,13 +25,18 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   return { start, end };
 }
 
-export function sendFile(
+/** Sends `name` from `store`, or throws 404 naming `label` when the store no longer has it. */
+export async function sendStored(
   reply: FastifyReply,
-  path: string,
-  size: number,
+  store: ArtifactStore,
+  name: string,
   rangeHeader: string | undefined,
   filename: string,
-): FastifyReply {
+): Promise<FastifyReply> {
+  const gone = () => new ApiError('not_found', `${filename} is no longer stored`);
+  const file = await store.stat(name);
+  if (!file) throw gone();
+  const size = file.size;
   reply.header('accept-ranges', 'bytes');
   const range = parseRange(rangeHeader, size);
   if (range === 'unsatisfiable') {
@@ -43,13 +47,15 @@ export function sendFile(
       `range ${rangeHeader} is outside the ${size} bytes of ${filename}`,
     );
   }
+  const body = await store.read(name, range ?? undefined);
+  if (!body) throw gone();
   reply.header('content-type', 'application/vnd.apache.parquet');
   reply.header('content-disposition', `attachment; filename="${filename}"`);
   if (range === null) {
     reply.header('content-length', String(size));
-    return reply.code(200).send(createReadStream(path));
+    return reply.code(200).send(body);
   }
   reply.header('content-range', `bytes ${range.start}-${range.end}/${size}`);
   reply.header('content-length', String(range.end - range.start + 1));
-  return reply.code(206).send(createReadStream(path, { start: range.start, end: range.end }));
+  return reply.code(206).send(body);
 }

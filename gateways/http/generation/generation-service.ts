@@ -28,7 +28,7 @@ export function completedResponse(job: JobRecord, baseUrl: string): GenerateResp
     status: 'completed',
     download_url: `${baseUrl}/artifacts/${a.file}`,
     row_count: a.row_count,
-    storage_backend: 'local',
+    storage_backend: a.storage_backend ?? 'local',
     content_length_bytes: a.content_length_bytes,
     job_id: job.job_id,
     manifest_hash: job.manifest_hash,

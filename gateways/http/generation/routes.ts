@@ -6,21 +6,21 @@
  * artifact are visible to their account only (another account gets 404). A synchronous request
  * stops waiting when its client disconnects, and at the deadline answers 504 with the job to poll.
  */
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { ApiError, httpErrorBody } from '../../../contracts/errors.ts';
 import { JOB_ID, type JobRecord } from '../../../contracts/jobs.ts';
+import type { ArtifactStores } from '../../../platform/artifact-store/open.ts';
 import type { Bucket } from '../../../platform/kv.ts';
 import { holdsScope } from '../../core/scopes.ts';
 import type { RequireKey } from '../require-key.ts';
-import { sendFile } from './artifact-file.ts';
+import { sendStored } from './artifact-file.ts';
 import { completedResponse, type GenerationService, GenerationTimeoutError } from './generation-service.ts';
 
 export type GenerationRouteDeps = {
   service: GenerationService;
   jobs: Bucket<JobRecord>;
-  artifactsDir: string;
+  /** The stores artifacts are served from (the one the job record names). */
+  stores: ArtifactStores;
   requireKey: RequireKey;
   baseUrl: (req: FastifyRequest) => string;
 };
@@ -83,11 +83,8 @@ export function registerGenerationRoutes(app: FastifyInstance, deps: GenerationR
     // Only a completed job's artifact is served: a failed or running one has none, whatever is on disk.
     if (job.status !== 'completed' || !job.artifact)
       throw new ApiError('not_found', `artifact of ${job.job_id} is not ready (job ${job.status})`);
-    const path = join(deps.artifactsDir, job.artifact.file);
-    const size = (await stat(path).catch(() => null))?.size;
-    if (size === undefined)
-      throw new ApiError('not_found', `artifact ${job.artifact.file} is no longer stored`);
-    return sendFile(reply, path, size, req.headers.range, job.artifact.file);
+    const store = await deps.stores.of(job.artifact.storage_backend ?? 'local');
+    return sendStored(reply, store, job.artifact.file, req.headers.range, job.artifact.file);
   };
   app.get<{ Params: { file: string } }>(
     '/artifacts/:file',

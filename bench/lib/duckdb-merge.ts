@@ -1,17 +1,13 @@
 /**
- * Merges part files, in the given order, into the final Parquet artifact with its key-value
+ * The DuckDB merge the generation used before the stitch (issue 15), kept as the bench's baseline:
+ * merges part files, in the given order, into the final Parquet artifact with its key-value
  * metadata. DuckDB keeps insertion order for a single `read_parquet` scan feeding `COPY`
  * (preserve_insertion_order, on by default), so rows come out in part order: window order,
  * then generation order inside each window.
  */
-import { sqlString } from './layout.ts';
-import { type DuckDBSettings, openDuckDB } from './part-writer.ts';
-
-/** The artifact's key-value metadata (Parquet footer), as the spec requires. */
-export type ArtifactMetadata = { job_id: string; manifest_hash: string; row_count: number };
-
-/** Rows per row group of the artifact; fixed so the layout never depends on the DuckDB default. */
-export const ROW_GROUP_SIZE = 122_880;
+import type { ArtifactMetadata } from '../../consumers/generation/generate.ts';
+import { sqlString } from '../../consumers/generation/layout.ts';
+import { type DuckDBSettings, openDuckDB, ROW_GROUP_SIZE } from '../../consumers/generation/part-writer.ts';
 
 /**
  * Merges `parts` into `outPath` (ZSTD); throws if the rows copied differ from `row_count`. An
