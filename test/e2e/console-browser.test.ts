@@ -1,0 +1,261 @@
+/**
+ * The web console in headless Chromium (playwright-core driving Debian's `chromium`), against real
+ * processes: a unified gateway, the `{base_url}` gateway (console, dashboard proxy) and the
+ * simulator on one nats-server. One visitor's journey, each step asserting what the page shows:
+ * register from a URL with utm_* parameters → log in → create a key (shown once) → use it → the
+ * list shows its last use → narrow its scopes → the unified stream refuses it within 1 s → revoke
+ * → refused. The live chart draws points (a screenshot, checked to be non-blank), keeps drawing
+ * after the proxy's process is cut and restarted (EventSource resumes with Last-Event-ID), and a
+ * logout elsewhere ends its stream.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type ServiceProcess, startService } from '../support/process.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SECRET = 'console-browser-test-secret-0123456789';
+const SHOTS = join(process.cwd(), '.data', 'console-screenshots');
+
+let nats: TestNats;
+let browser: Browser;
+const procs: ServiceProcess[] = [];
+let base = '';
+let unifiedUrl = '';
+let httpEnv: Record<string, string> = {};
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+async function startHttp(): Promise<ServiceProcess> {
+  const p = startService(['gateway', 'http'], httpEnv);
+  procs.push(p);
+  await p.waitForLog((l) => l.msg === 'http (console) listening', 90_000);
+  return p;
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  mkdirSync(SHOTS, { recursive: true });
+  nats = await startTestNats();
+  const common = { NATS_URL: nats.url, NODE_ENV: 'test', API_KEY_SECRET: SECRET };
+  const unifiedPort = await freePort();
+  const unified = startService(['gateway', 'unified', '--region', 'us'], {
+    ...common,
+    UNIFIED_PORT_US: String(unifiedPort),
+  });
+  procs.push(unified);
+  const listening = await unified.waitForLog((l) => l.msg === 'unified stream listening', 90_000);
+  unifiedUrl = new URL(listening.url as string).origin;
+  const sim = startService(['producer', 'sim'], { ...common, SIM_TRADE_RATE: '20' });
+  procs.push(sim);
+  const httpPort = await freePort();
+  httpEnv = {
+    ...common,
+    HTTP_PORT: String(httpPort),
+    UNIFIED_UPSTREAM_URL: unifiedUrl,
+    SELF_SERVICE_PLANS: 'true',
+  };
+  await startHttp();
+  base = `http://127.0.0.1:${httpPort}`;
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  for (const p of procs) p.child.kill('SIGKILL');
+  await Promise.all(procs.map((p) => p.exited));
+  await nats?.cleanup();
+});
+
+const text = (page: Page, selector: string) => page.locator(selector).innerText();
+const streamStatus = async (key: string) => {
+  const ctl = new AbortController();
+  const res = await fetch(`${unifiedUrl}/api/v1/unified/stream?coin=BTC`, {
+    headers: { 'x-api-key': key },
+    signal: ctl.signal,
+  });
+  ctl.abort();
+  return res.status;
+};
+
+/** Counts the distinct colours of a PNG's sampled pixels (a blank chart has one or two). */
+async function distinctColours(page: Page, png: Buffer): Promise<number> {
+  return page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width;
+    c.height = img.height;
+    const ctx = c.getContext('2d') as CanvasRenderingContext2D;
+    ctx.drawImage(img, 0, 0);
+    const data = ctx.getImageData(0, 0, c.width, c.height).data;
+    const seen = new Set<number>();
+    for (let i = 0; i < data.length; i += 16)
+      seen.add((data[i] << 16) | (data[i + 1] << 8) | (data[i + 2] as number));
+    return seen.size;
+  }, png.toString('base64'));
+}
+
+it('registers, manages keys, and narrows and revokes them with effect within a second', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const email = `viewer-${Date.now()}@example.com`;
+  const password = 'C0rrect-Horse-Battery';
+
+  await page.goto(`${base}/console/register?utm_source=newsletter&utm_medium=email&utm_campaign=launch`);
+  await expect(page.getByRole('heading', { name: 'Create an account' }).isVisible()).resolves.toBe(true);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByLabel('Plan').selectOption('pro');
+  await page.screenshot({ path: join(SHOTS, '1-register.png') });
+  await page.getByRole('button', { name: 'Create account' }).click();
+
+  await page.waitForURL(/\/console\?registered=1/);
+  expect(await text(page, '#notice')).toContain('Account created');
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL(/\/console\/keys$/);
+  await page.waitForSelector('body[data-ready="true"]');
+  expect(await text(page, '[data-testid="who"]')).toBe(email);
+  expect(await page.locator('#no-keys').isVisible()).toBe(true);
+
+  // The session is an HttpOnly cookie: the page's script cannot read it.
+  const cookies = await context.cookies();
+  const session = cookies.find((c) => c.name === 'mdp_session');
+  expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+  expect(await page.evaluate(() => document.cookie)).not.toContain('mdp_session');
+
+  // Attribution from the URL was recorded at registration.
+  await page.getByRole('link', { name: 'Account' }).click();
+  await page.waitForSelector('body[data-ready="true"]');
+  expect(await text(page, '[data-testid="plan"]')).toBe('pro');
+  const attribution = await text(page, '[data-testid="registration-attribution"]');
+  expect(attribution).toContain('utm_source=newsletter');
+  expect(attribution).toContain('utm_campaign=launch');
+  expect(attribution).toContain('source=web');
+  await page.screenshot({ path: join(SHOTS, '2-account.png'), fullPage: true });
+
+  // Create a key: shown once, with a warning.
+  await page.getByRole('link', { name: 'API keys' }).click();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.getByLabel('Key name').fill('trading bot');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const key = await page.locator('[data-testid="new-key"]').innerText();
+  expect(key).toMatch(/^mdp_/);
+  expect(await text(page, '#created')).toContain('shown only once');
+  const row = page.locator('#keys tr', { hasText: 'trading bot' });
+  expect(await row.locator('[data-col="status"]').innerText()).toBe('active');
+  expect(await row.locator('[data-col="last-used"]').innerText()).toBe('never');
+  await page.screenshot({ path: join(SHOTS, '3-key-created.png'), fullPage: true });
+  await page.getByRole('button', { name: 'I have stored it' }).click();
+  expect(await page.locator('[data-testid="new-key"]').innerText()).toBe('');
+
+  // Use it; the list shows its last use.
+  expect(await streamStatus(key)).toBe(200);
+  await eventually(
+    async () => {
+      await page.reload();
+      await page.waitForSelector('body[data-ready="true"]');
+      return (await row.locator('[data-col="last-used"]').innerText()) !== 'never';
+    },
+    10_000,
+    'the key list shows a last use',
+  );
+
+  // Narrow its scopes to `generate`: the unified stream refuses it within 1 s.
+  await row.getByRole('button', { name: 'Edit trading bot' }).click();
+  await page.getByRole('dialog').getByLabel('generate').check();
+  await page.screenshot({ path: join(SHOTS, '4-edit.png') });
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.waitForSelector('#notice.success');
+  const narrowedAt = Date.now();
+  expect(await text(page, '#notice')).toContain('updated');
+  expect(await row.locator('[data-col="scopes"]').innerText()).toBe('generate');
+  await eventually(async () => (await streamStatus(key)) === 403, 1_000, 'the narrowed key refused');
+  expect(Date.now() - narrowedAt).toBeLessThan(1_000);
+
+  // Revoke with a confirmation: refused.
+  await row.getByRole('button', { name: 'Revoke trading bot' }).click();
+  expect(await text(page, '#revoke-dialog')).toContain('cannot be undone');
+  await page.getByRole('button', { name: 'Revoke key' }).click();
+  await page.waitForSelector('#keys tr[data-status="revoked"]');
+  expect(await row.locator('[data-col="status"]').innerText()).toBe('revoked');
+  await page.screenshot({ path: join(SHOTS, '5-revoked.png'), fullPage: true });
+  await eventually(async () => (await streamStatus(key)) === 401, 1_000, 'the revoked key refused');
+  await context.close();
+}, 120_000);
+
+it('draws the live chart, resumes after the proxy is cut, and stops when the session ends', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const email = `chart-${Date.now()}@example.com`;
+  const password = 'C0rrect-Horse-Battery';
+  const reg = await fetch(`${base}/api/v1/console/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password, plan: 'pro' }),
+  });
+  expect(reg.status).toBe(201);
+  await page.goto(`${base}/console`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL(/\/console\/keys$/);
+
+  await page.getByRole('link', { name: 'Live market' }).click();
+  await page.waitForSelector('body[data-ready="true"]');
+  const points = async () => Number(await page.locator('#chart').getAttribute('data-points'));
+  await eventually(async () => (await points()) >= 10, 20_000, 'ten points drawn');
+  expect(await text(page, '#feed-text')).toBe('Live');
+  const shot = await page.locator('#chart').screenshot({ path: join(SHOTS, '6-chart.png') });
+  expect(await distinctColours(page, shot)).toBeGreaterThan(8);
+  await page.screenshot({ path: join(SHOTS, '6-market.png') });
+
+  // Cut the proxy: its process dies, a new one starts on the same port; the chart goes on.
+  const proxy = procs.find((p) => p.child.spawnargs.includes('http')) as ServiceProcess;
+  proxy.child.kill('SIGKILL');
+  await proxy.exited;
+  procs.splice(procs.indexOf(proxy), 1);
+  const before = await points();
+  await startHttp();
+  await eventually(async () => (await points()) > before + 5, 30_000, 'points drawn after the cut');
+  expect(await text(page, '#feed-text')).toBe('Live');
+
+  // Log out in another tab of the same browser: this chart's stream ends, and says so.
+  const other = await context.newPage();
+  await other.goto(`${base}/console/account`);
+  await other.getByRole('button', { name: 'Log out' }).click();
+  await other.waitForURL(/logged_out=1/);
+  expect(await text(other, '#notice')).toContain('logged out');
+  await eventually(
+    async () => (await page.locator('#feed-status').getAttribute('data-state')) === 'ended',
+    10_000,
+    'the chart stream ended',
+  );
+  expect(await text(page, '#feed-text')).toMatch(/Stream ended/);
+  const stopped = await points();
+  await page.screenshot({ path: join(SHOTS, '7-ended.png') });
+  // Nothing more arrives: the last event id the page saw no longer moves while the feed goes on.
+  const lastId = await text(page, '#feed-detail');
+  await eventually(
+    async () => (await fetch(`${base}/api/v1/public/status`)).status > 0,
+    1_000,
+    'a round trip',
+  );
+  expect(await points()).toBe(stopped);
+  expect(await text(page, '#feed-detail')).toBe(lastId);
+  await context.close();
+}, 180_000);
