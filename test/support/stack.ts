@@ -1,12 +1,15 @@
 /**
  * The usual integration setup in one call: a private nats-server, a NATS connection with the
  * streams, real accounts, the real `{base_url}` app with the real guard on a free port, and, with
- * `worker: true`, a generation worker writing to a temporary artifacts directory.
+ * `worker: true`, a generation worker storing to ARTIFACT_STORE (by default a temporary artifacts
+ * directory).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type JobWorker, startJobWorker } from '../../consumers/generation/job-worker.ts';
+import { artifactStoreSettings } from '../../gateways/http/app.ts';
+import { openArtifactStores } from '../../platform/artifact-store/open.ts';
 import type { Config } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -37,7 +40,11 @@ export async function startStack(
   const accounts = await startTestAccounts(nats, config);
   const http = await startTestHttp(nats, config, accounts);
   let worker: JobWorker | null = null;
-  if (opts.worker) worker = await startJobWorker(nats, createLogger('silent'), { artifactsDir: artifacts });
+  if (opts.worker) {
+    // The worker stores where the configuration says (ARTIFACT_STORE), as app/worker.ts does.
+    const store = (await openArtifactStores(nats, artifactStoreSettings(config))).primary;
+    worker = await startJobWorker(nats, createLogger('silent'), { artifactsDir: artifacts, store });
+  }
   return {
     config,
     server,
