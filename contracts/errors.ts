@@ -266,7 +266,11 @@ export function sseTerminal(code: SseCode): boolean {
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   readonly code: ErrorCode;
-  readonly row: ErrorRow;
+  /**
+   * Not enumerable: loggers walk an error's enumerable fields and treat any object with a `message`
+   * as an error to tag, which a frozen row refuses (every 5xx logged would throw).
+   */
+  declare readonly row: ErrorRow;
   /** Field-level diagnostics (a field name and a reason); shown to HTTP clients only on 400 and 422. */
   readonly details?: Record<string, unknown>;
   /** For a 429 or 503: when a retry may succeed, seconds (see `retryAfterSeconds`). */
@@ -277,7 +281,7 @@ export class ApiError extends Error {
     const row = ERROR_CATALOGUE[code];
     super(message ?? row.message, options);
     this.code = code;
-    this.row = row;
+    Object.defineProperty(this, 'row', { value: row, enumerable: false });
     if (details !== undefined) this.details = details;
   }
 }

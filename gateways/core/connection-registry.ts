@@ -6,6 +6,7 @@
  */
 
 import type { FastifyReply } from 'fastify';
+import type { ErrorCode } from '../../contracts/errors.ts';
 import { openStreams } from '../../platform/metrics.ts';
 import { Flusher } from './flusher.ts';
 import type { Principal } from './guard.ts';
@@ -75,6 +76,11 @@ export class ConnectionRegistry {
 
   remove(c: SseConnection): void {
     if (this.open.delete(c)) openStreams.dec({ surface: this.surface });
+  }
+
+  /** Ends every open stream with the terminal error of a catalogue row (a maintenance window starting). */
+  terminateAll(code: ErrorCode, message?: string): void {
+    for (const c of [...this.open]) c.terminate(code, message);
   }
 
   /** Sends every client a terminal `reconnect` and stops heartbeats. */
