@@ -1,6 +1,7 @@
 /** Plain-text tables (column widths ignore colour escapes). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour escapes are what is skipped
-const visible = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '').length;
+import { stripColours } from './term.ts';
+
+const visible = (s: string) => stripColours(s).length;
 
 export function table(head: string[], rows: string[][]): string {
   const widths = head.map((h, i) => Math.max(visible(h), ...rows.map((r) => visible(r[i] ?? ''))));

@@ -69,8 +69,9 @@ export class StatusLine {
     const now = Date.now();
     if (!force && now - this.last < 100) return;
     this.last = now;
-    const width = this.term.err.columns ?? 100;
-    this.term.err.write(`\r\x1b[2K${text.length > width ? text.slice(0, width - 1) : text}`);
+    const width = this.term.err.columns || 100; // 0 on a pseudo-terminal nobody sized
+    const plain = stripColours(text);
+    this.term.err.write(`\r\x1b[2K${plain.length >= width ? plain.slice(0, width - 1) : text}`);
     this.drawn = true;
   }
 
@@ -84,9 +85,12 @@ export class StatusLine {
 /** `label [██████░░░░] 60% detail`; `total` 0 or unknown shows the detail only. */
 export function bar(term: Term, label: string, done: number, total: number, detail: string): string {
   if (!total) return `${label} ${detail}`;
-  const width = 30;
+  const width = 20;
   const ratio = Math.min(1, Math.max(0, done / total));
   const full = Math.round(ratio * width);
   const filled = term.errColor.green('█'.repeat(full)) + term.errColor.dim('░'.repeat(width - full));
   return `${label} [${filled}] ${String(Math.floor(ratio * 100)).padStart(3)}% ${detail}`;
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour escapes are what is removed
+export const stripColours = (s: string): string => s.replace(/\x1b\[[0-9;]*m/g, '');
