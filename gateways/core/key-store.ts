@@ -135,8 +135,12 @@ export class KeyStore {
     return this.known.size + this.unknown.size;
   }
 
+  /** Lookups asked of this store since it started, cached or not (tests: refusals that need none). */
+  lookups = 0;
+
   /** The record for a presented key (active or revoked), or null when unknown. */
   async lookup(key: string): Promise<KeyRecord | null> {
+    this.lookups++;
     const [hash = '', ...previous] = this.secrets.allHashes(key);
     const hit = this.known.get(hash);
     if (hit) return this.current(hit);

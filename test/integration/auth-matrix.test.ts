@@ -65,6 +65,25 @@ describe('401: who are you', () => {
     expect(res.headers.get('www-authenticate')).toBeNull();
   });
 
+  it('refuses malformed and mistyped keys without a lookup; an unknown well-formed key needs one', async () => {
+    const store = us.keys as NonNullable<TestGateway['keys']>;
+    const lookupsFor = async (key: string) => {
+      const before = store.lookups;
+      await expectError((await open(us, { 'x-api-key': key })).res, 401, 'invalid_key');
+      return store.lookups - before;
+    };
+    const valid = keys.pro as string;
+    for (const bad of [
+      'mdp_not-a-key',
+      corruptChecksum(valid),
+      corruptChecksum(generateApiKey()),
+      `${valid}x`,
+    ])
+      expect(await lookupsFor(bad), bad).toBe(0);
+    // Positive control: the counter does see the lookups of well-formed keys.
+    expect(await lookupsFor(generateApiKey())).toBe(1);
+  });
+
   it('a revoked key → 401 key_revoked', async () => {
     const { res } = await open(us, { 'x-api-key': keys.revoked as string });
     await expectError(res, 401, 'key_revoked');

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { setupStreams } from '../../app/streams.ts';
 import { type Guard, openGuard } from '../../gateways/core/guard.ts';
+import type { KeyStore } from '../../gateways/core/key-store.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
 import { buildUnifiedApp, type UnifiedApp } from '../../gateways/unified/app.ts';
 import { type Config, loadConfig } from '../../platform/config.ts';
@@ -15,6 +16,8 @@ export type TestGateway = {
   tail: LiveTail;
   unified: UnifiedApp;
   config: Config;
+  /** The real guard's key store (`guard: 'keys'`), else null. */
+  keys: KeyStore | null;
   close(): Promise<void>;
 };
 
@@ -51,9 +54,11 @@ export async function startTestGateway(
   const nats = await connectTestNats(natsUrl, config);
   let guard: Guard = openGuard;
   let stopGuard = async () => {};
+  let keys: KeyStore | null = null;
   if (opts.guard === 'keys') {
     const edge = await startEdgeGuard(nats, config, log);
     guard = edge.guard;
+    keys = edge.keys;
     stopGuard = () => edge.part.stop();
   }
   const tail = await LiveTail.start(nats, log, {
@@ -69,6 +74,7 @@ export async function startTestGateway(
     tail,
     unified,
     config,
+    keys,
     async close() {
       await unified.shutdown();
       tail.stop();

@@ -7,6 +7,8 @@ export type LogLine = Record<string, unknown> & { msg?: string };
 export type ServiceProcess = {
   child: ChildProcess;
   logs: LogLine[];
+  /** Everything the process wrote so far, stdout then stderr, as written. */
+  output(): string;
   /** Resolves with the first log line matching `pred`. */
   waitForLog(pred: (l: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
   exited: Promise<number | null>;
@@ -18,8 +20,10 @@ export function startService(args: string[], env: Record<string, string>): Servi
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: LogLine[] = [];
+  const lines: string[] = [];
   const waiters: { pred: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
   createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    lines.push(line);
     let parsed: LogLine;
     try {
       parsed = JSON.parse(line);
@@ -35,6 +39,7 @@ export function startService(args: string[], env: Record<string, string>): Servi
   return {
     child,
     logs,
+    output: () => `${lines.join('\n')}\n${stderr}`,
     exited,
     waitForLog(pred, timeoutMs = 30_000) {
       const hit = logs.find(pred);
@@ -82,4 +87,25 @@ export async function startUnifiedGateways(
   return Promise.all(
     started.map(async (g) => (await g.waitForLog((l) => l.msg === 'unified stream listening')).url as string),
   );
+}
+
+/**
+ * Starts the real `{base_url}` app as its own process (`gateway http`, free port) on one NATS with
+ * the test secret; pushes it to `into` at once and resolves with its URL.
+ */
+export async function startHttpGatewayProcess(
+  natsUrl: string,
+  apiKeySecret: string,
+  into: ServiceProcess[],
+  extraEnv: Record<string, string> = {},
+): Promise<string> {
+  const service = startService(['gateway', 'http'], {
+    NATS_URL: natsUrl,
+    NODE_ENV: 'test',
+    API_KEY_SECRET: apiKeySecret,
+    HTTP_PORT: '0',
+    ...extraEnv,
+  });
+  into.push(service);
+  return (await service.waitForLog((l) => l.msg === 'http (console) listening')).url as string;
 }
