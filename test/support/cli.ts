@@ -3,7 +3,7 @@
  * as a long-running process to signal, or on a pseudo-terminal (`script -qfec`) to see what a
  * person sees (colours, progress bars).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,15 +44,40 @@ export const runCli = (args: string[], env: Record<string, string>, stdin?: stri
 
 const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
 
-/** Runs `mdp` on a pseudo-terminal (stdout and stderr both on it); resolves with what it drew. */
-export function runCliOnTty(args: string[], env: Record<string, string>): Promise<CliResult> {
-  const command = [process.execPath, BIN, ...args].map(quote).join(' ');
+export type TtyProcess = {
+  /** Everything drawn on the terminal so far (stdout and stderr). */
+  output(): string;
+  /** Sends a signal to `mdp` itself (not to `script`). */
+  signal(sig: NodeJS.Signals): void;
+  exited: Promise<CliResult>;
+};
+
+/** Starts `mdp` on a pseudo-terminal (`script -qfec`; the shell execs node, so it is script's child). */
+export function startCliOnTty(args: string[], env: Record<string, string>): TtyProcess {
+  const command = `exec ${[process.execPath, BIN, ...args].map(quote).join(' ')}`;
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
-    env: { ...process.env, TERM: 'xterm-256color', NO_COLOR: '', COLUMNS: '120', ...env },
+    env: { ...process.env, TERM: 'xterm-256color', NO_COLOR: '', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout: out, stderr: '' })));
+  const exited = new Promise<CliResult>((resolve) =>
+    child.once('close', (code) => resolve({ code, stdout: out, stderr: '' })),
+  );
+  return {
+    output: () => out,
+    signal(sig) {
+      const pid = execFileSync('pgrep', ['-P', String(child.pid)])
+        .toString()
+        .trim()
+        .split('\n')[0];
+      process.kill(Number(pid), sig);
+    },
+    exited,
+  };
 }
+
+/** Runs `mdp` on a pseudo-terminal to completion; resolves with what it drew. */
+export const runCliOnTty = (args: string[], env: Record<string, string>): Promise<CliResult> =>
+  startCliOnTty(args, env).exited;

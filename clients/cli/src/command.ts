@@ -114,6 +114,15 @@ export function integer(values: Values, name: string): number | undefined {
   return Number(v);
 }
 
+/** A positive number option (fractions allowed), or undefined. */
+export function positive(values: Values, name: string): number | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  const n = typeof v === 'string' && /^\d*\.?\d+$/.test(v) ? Number(v) : Number.NaN;
+  if (!(n > 0)) throw new UsageError(`--${name} must be a positive number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
 /** A comma list option (`--coin BTC,ETH`, repeatable), or undefined. */
 export function list(values: Values, name: string): string[] | undefined {
   const v = values[name];

@@ -6,7 +6,7 @@
  */
 import { basename } from 'node:path';
 import { type StreamItem, stream } from '../../../typescript/src/index.ts';
-import { type Command, integer, list, required } from '../command.ts';
+import { type Command, integer, list, positive, required } from '../command.ts';
 import { apiKey } from '../config.ts';
 import { EXIT, UsageError } from '../exit-codes.ts';
 import { recoverLastSeq } from '../sync/recover.ts';
@@ -46,9 +46,8 @@ export const syncCommand: Command = {
     const dir = required(values, 'out');
     const encoding = (values.encoding ?? 'jsonl') as Encoding;
     if (!ENCODINGS.includes(encoding)) throw new UsageError(`--encoding must be ${ENCODINGS.join(' or ')}`);
-    const maxBytes = (integer(values, 'rotate-mb') ?? 64) * 1_048_576;
-    const maxAgeMs = (integer(values, 'rotate-minutes') ?? 60) * 60_000;
-    if (maxBytes <= 0 || maxAgeMs <= 0) throw new UsageError('rotation limits must be positive');
+    const maxBytes = (positive(values, 'rotate-mb') ?? 64) * 1_048_576;
+    const maxAgeMs = (positive(values, 'rotate-minutes') ?? 60) * 60_000;
     const key = apiKey(ctx.env);
     const from = integer(values, 'from');
     const resumeAfter = recoverLastSeq(dir) ?? from ?? null;
