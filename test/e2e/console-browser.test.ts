@@ -153,6 +153,7 @@ it('registers, manages keys, and narrows and revokes them with effect within a s
   await page.waitForSelector('body[data-ready="true"]');
   await page.getByLabel('Key name').fill('trading bot');
   await page.getByRole('button', { name: 'Create key' }).click();
+  await page.locator('#created').waitFor({ state: 'visible' });
   const key = await page.locator('[data-testid="new-key"]').innerText();
   expect(key).toMatch(/^mdp_/);
   expect(await text(page, '#created')).toContain('shown only once');
