@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- generate`: rows/s of dataset generation end to end (`generateDataset`) for a
- * 1-hour and a 24-hour BTC manifest, in-process and with 1 and 2 worker threads, against DuckDB
+ * 1-hour and a 24-hour BTC manifest, in-process and with 1, 2 and 4 worker threads, against DuckDB
  * writing the same rows pre-built (the writer's limit), in the same run; peak RSS of each case.
  * Goals (issue): 1 worker ≥ 0.8 × the writer's rate; 2 workers ≥ 1.6 × 1 worker.
  *
@@ -21,8 +21,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CASE = fileURLToPath(new URL('./lib/generate-case.ts', import.meta.url));
 
 type Row = Record<string, unknown>;
-type E2eMode = 'inproc' | 'workers_1' | 'workers_2';
-const MODES: readonly E2eMode[] = ['inproc', 'workers_1', 'workers_2'];
+type E2eMode = 'inproc' | 'workers_1' | 'workers_2' | 'workers_4';
+const MODES: readonly E2eMode[] = ['inproc', 'workers_1', 'workers_2', 'workers_4'];
 const VARIANTS = ['part_writer', 'duckdb_only'] as const;
 
 const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -115,7 +115,10 @@ function summarizeWriter(runs: readonly Row[]): Row {
     out[v] = {
       rows_per_s: stats(rs.map((r) => r.rows_per_s as number)),
       part_writing_rows_per_s: stats(rs.map((r) => r.part_writing_rows_per_s as number)),
+      stitch_rows_per_s: stats(rs.map((r) => r.stitch_rows_per_s as number)),
       merge_rows_per_s: stats(rs.map((r) => r.merge_rows_per_s as number)),
+      rows_per_s_with_old_merge: stats(rs.map((r) => r.rows_per_s_with_old_merge as number)),
+      stitch_s: rs.map((r) => r.stitch_s),
       part_writing_s: rs.map((r) => r.part_writing_s),
       merge_s: rs.map((r) => r.merge_s),
       cpu_cores_used: rs.map((r) => r.cpu_cores_used),
@@ -138,8 +141,8 @@ export async function run(): Promise<unknown> {
   const t0 = performance.now();
   const writerRuns: Record<Label, Row[]> = { '1h': [], '24h': [] };
   const e2eRuns: Record<Label, Record<E2eMode, Row[]>> = {
-    '1h': { inproc: [], workers_1: [], workers_2: [] },
-    '24h': { inproc: [], workers_1: [], workers_2: [] },
+    '1h': { inproc: [], workers_1: [], workers_2: [], workers_4: [] },
+    '24h': { inproc: [], workers_1: [], workers_2: [], workers_4: [] },
   };
 
   for (let rep = 0; rep < REPS; rep++) {
@@ -174,13 +177,15 @@ export async function run(): Promise<unknown> {
     const med = (row: Row, key = 'rows_per_s'): number => (row[key] as { median: number }).median;
     const w1 = med(e2e.workers_1);
     const w2 = med(e2e.workers_2);
+    const w4 = med(e2e.workers_4);
+    const writerDuckdb = writer.duckdb_only as Row;
     const duckdbRate = med(writer.duckdb_only as Row);
     const partWriterRate = med(writer.part_writer as Row);
     // Amdahl ceiling for 2 workers from the 1-worker median run: windows split in two, the
     // single-threaded merge (and pool close) does not.
     const phases = e2e.workers_1.phases_s_of_median_run as {
       windows_done: number;
-      close_merge_rename: number;
+      close_stitch_store: number;
     };
     const inprocPhases = e2e.inproc.phases_s_of_median_run as { first_window_done: number };
     const first1 = (e2e.workers_1.phases_s_of_median_run as { first_window_done: number }).first_window_done;
@@ -188,8 +193,8 @@ export async function run(): Promise<unknown> {
     const ceiling =
       windows >= 2 && phases.windows_done !== null
         ? round(
-            (phases.windows_done + phases.close_merge_rename) /
-              (phases.windows_done / 2 + phases.close_merge_rename),
+            (phases.windows_done + phases.close_stitch_store) /
+              (phases.windows_done / 2 + phases.close_stitch_store),
             2,
           )
         : 1;
@@ -200,7 +205,7 @@ export async function run(): Promise<unknown> {
         goal_met: w1 / duckdbRate >= 0.8,
         workers_1_rows_per_s: w1,
         writer_rows_per_s: duckdbRate,
-        writer: 'duckdb_only (pre-built EventColumns batches → parts + merge)',
+        writer: 'duckdb_only (pre-built EventColumns batches → ZSTD parts + stitch)',
         cpu_ratio: round(
           med(e2e.workers_1, 'rows_per_cpu_s') / med(writer.duckdb_only as Row, 'rows_per_cpu_s'),
           2,
@@ -212,7 +217,7 @@ export async function run(): Promise<unknown> {
         goal: 0.8,
         goal_met: w1 / partWriterRate >= 0.8,
         part_writer_rows_per_s: partWriterRate,
-        writer: 'part_writer (ParquetPartWriter.write over pre-built MarketEvent[] → parts + merge)',
+        writer: 'part_writer (ParquetPartWriter.write over pre-built MarketEvent[] → parts + stitch)',
       },
       workers_2_vs_workers_1: {
         ratio: round(w2 / w1, 2),
@@ -228,6 +233,21 @@ export async function run(): Promise<unknown> {
         other_processes_cores_median: median(e2e.workers_2.other_processes_cores as number[]),
         ...(windows < 2 ? { note: 'one window: the pool uses min(workers, windows) = 1 worker' } : {}),
       },
+      workers_4_vs_workers_1: {
+        ratio: round(w4 / w1, 2),
+        workers_4_rows_per_s: w4,
+        cpu_cores_used_median: median(e2e.workers_4.cpu_cores_used as number[]),
+        note: 'a 2-core machine: beyond 2 workers the threads share the cores',
+      },
+      stitch_vs_old_merge: {
+        speedup: round(med(writerDuckdb, 'stitch_rows_per_s') / med(writerDuckdb, 'merge_rows_per_s'), 1),
+        stitch_rows_per_s: med(writerDuckdb, 'stitch_rows_per_s'),
+        merge_rows_per_s: med(writerDuckdb, 'merge_rows_per_s'),
+        stitch_s: writerDuckdb.stitch_s,
+        merge_s: writerDuckdb.merge_s,
+        writer_rows_per_s_with_stitch: duckdbRate,
+        writer_rows_per_s_with_old_merge: med(writerDuckdb, 'rows_per_s_with_old_merge'),
+      },
       workers_2_reaches_1M_rows_per_s: w2 >= 1_000_000,
       inproc_vs_workers_1: round(med(e2e.inproc) / w1, 2),
       worker_start_overhead_s_est: round(first1 - inprocPhases.first_window_done, 2),
@@ -238,7 +258,7 @@ export async function run(): Promise<unknown> {
   return {
     benchmark: 'generate',
     goals:
-      '1 worker ≥ 0.8 × writer rows/s; 2 workers ≥ 1.6 × 1 worker (issue: about 1M rows/s); peak RSS of 24 h',
+      '1 worker ≥ 0.8 × writer rows/s; 2 workers ≥ 1.6 × 1 worker; 4 workers on 2 cores; stitch vs the old DuckDB merge; peak RSS of 24 h',
     scale: SCALE,
     reps: REPS,
     durations_seconds: Object.fromEntries(labels.map((l) => [l, seconds(l)])),
@@ -256,7 +276,7 @@ export async function run(): Promise<unknown> {
       end_to_end:
         'generateDataset with normalizeManifest({config: {symbol: "BTC"}, duration_seconds, driver: {multiprocess: true, workers: 1|2} or {multiprocess: false}}) (window_seconds 3600 by default), to a temp dir removed afterwards; rows/s = rowCount / wall of the call (pool start, windows, merge, rename). Each run in a fresh child process after an untimed 60 s in-process warm-up of the main thread; worker threads start cold, as in every job.',
       writer:
-        'Same rows (eventsBetween per window, same windows), pre-built before each timed section; timed = writing them to LZ4 part files + mergeParts (ZSTD, 1 thread), as the generation does; rows/s = rows / (part writing + merge). Per window, the rows are built untimed, then its write is timed, and the times are summed: the 24 h rows are never all in memory (about 76 MB of event objects per hour). part_writer = ParquetPartWriter.write over a MarketEvent[] (the generation writer as is, incl. JS columnarization and its event-loop yields); duckdb_only = pre-built EventColumns batches → DataChunk → appender → COPY (DuckDB alone). After an untimed 60 s warm-up; --expose-gc, gc() before each timed window.',
+        'Same rows (eventsBetween per window, same windows), pre-built before each timed section; timed = writing them to ZSTD part files + the stitch, as the generation does; rows/s = rows / (part writing + stitch); the same parts are then merged with the old DuckDB merge (ZSTD, 1 thread) for stitch_vs_old_merge. Per window, the rows are built untimed, then its write is timed, and the times are summed: the 24 h rows are never all in memory (about 76 MB of event objects per hour). part_writer = ParquetPartWriter.write over a MarketEvent[] (the generation writer as is, incl. JS columnarization and its event-loop yields); duckdb_only = pre-built EventColumns batches → DataChunk → appender → COPY (DuckDB alone). After an untimed 60 s warm-up; --expose-gc, gc() before each timed window.',
       ratios:
         'medians over reps; the goal ratio uses duckdb_only (DuckDB alone on pre-built batches); part_writer also charges the writer with the JS columnarization of event objects',
       worker_start_overhead_s_est:
@@ -266,7 +286,7 @@ export async function run(): Promise<unknown> {
       contention:
         'cpu_cores_used = CPU of the case process (all threads) / wall; machine_busy_cores from /proc/stat over the timed run; other_processes_cores = machine busy minus this case (other users of the shared machine)',
       phases:
-        'of the run with the median rate (the lower middle one for an even count), from onProgress timestamps: first_window_done, windows_done (last window), close_merge_rename (pool close + merge + rename)',
+        'of the run with the median rate (the lower middle one for an even count), from onProgress timestamps: first_window_done, windows_done (last window), close_stitch_store (pool close + stitch into the local store)',
     },
     results,
     ratios,

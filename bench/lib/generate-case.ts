@@ -17,7 +17,8 @@
  *     columnarization in JS, DataChunks, staging table, COPY to LZ4 parts; minus the simulation).
  *   - `duckdb_only`: pre-built `EventColumns` batches → DataChunk → appender → COPY, the writer's
  *     loop without `EventColumns.append` and without the event-loop yields: DuckDB's own limit.
- *   Each variant then merges its parts with `mergeParts` (ZSTD, one thread), as `generateDataset`.
+ *   Each variant then stitches its parts (ZSTD, as `generateDataset`), and, for comparison, merges
+ *   them with the DuckDB merge the generation used before (`duckdb-merge.ts`, ZSTD, one thread).
  */
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
@@ -30,7 +31,7 @@ import {
   VECTOR_SIZE,
 } from '../../consumers/generation/chunk-writer.ts';
 import { EventColumns } from '../../consumers/generation/event-columns.ts';
-import { generateDataset } from '../../consumers/generation/generate.ts';
+import { generateDataset, kvStrings } from '../../consumers/generation/generate.ts';
 import {
   projectionSql,
   STAGING_TABLE,
@@ -41,11 +42,14 @@ import {
   DEFAULT_ROWS_PER_PART,
   openDuckDB,
   ParquetPartWriter,
+  ROW_GROUP_SIZE,
 } from '../../consumers/generation/part-writer.ts';
+import { localPart, planStitch, stitchBytes } from '../../consumers/generation/stitch.ts';
 import { partPath } from '../../consumers/generation/window-task.ts';
 import { planWindows } from '../../consumers/generation/windows.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { manifestHash, normalizeManifest, type SimulationManifest } from '../../contracts/manifest.ts';
+import { LocalArtifactStore } from '../../platform/artifact-store/local.ts';
 import { eventsBetween } from '../../producers/simulator/market.ts';
 import { mergeParts } from './duckdb-merge.ts';
 
@@ -162,7 +166,7 @@ async function e2e(durationSeconds: number, mode: string, workers: number): Prom
       phases_s: {
         first_window_done: progress.length >= 2 ? round((progress[0] as number) / 1000) : null,
         windows_done: windowsDoneMs === null ? null : round(windowsDoneMs / 1000),
-        close_merge_rename: windowsDoneMs === null ? null : round((wallMs - windowsDoneMs) / 1000),
+        close_stitch_store: windowsDoneMs === null ? null : round((wallMs - windowsDoneMs) / 1000),
       },
       cpu_s: round(cpuS),
       cpu_cores_used: round(cpuS / (wallMs / 1000), 2),
@@ -265,7 +269,9 @@ async function duckdbOnlyVariant(manifest: SimulationManifest, dir: string): Pro
     const writePart = async (): Promise<void> => {
       appender.closeSync();
       const path = partPath(dir, window.index, parts.length);
-      await connection.run(`COPY (${select}) TO ${sqlString(path)} (FORMAT PARQUET, COMPRESSION LZ4_RAW)`);
+      await connection.run(
+        `COPY (${select}) TO ${sqlString(path)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE ${ROW_GROUP_SIZE})`,
+      );
       parts.push(path);
       staged = 0;
     };
@@ -320,29 +326,41 @@ async function writer(durationSeconds: number): Promise<Record<string, unknown>>
       log(`writer ${durationSeconds} s ${name}`);
       const d = await mkdtemp(join(root, `${name}-`));
       const timed = await variant(manifest, d);
-      const outPath = join(d, 'out.parquet');
-      const t = performance.now();
-      const c = process.cpuUsage();
-      await mergeParts(
-        timed.parts,
-        outPath,
-        { job_id: 'bench-generate', manifest_hash: manifestHash(manifest), row_count: timed.rows },
-        { threads: 1, tempDirectory: d },
-      );
+      const metadata = {
+        job_id: 'bench-generate',
+        manifest_hash: manifestHash(manifest),
+        row_count: timed.rows,
+      };
+      let t = performance.now();
+      let c = process.cpuUsage();
+      const parts = await Promise.all(timed.parts.map(localPart));
+      const plan = planStitch(parts, kvStrings(metadata));
+      const stitchedBytes = await new LocalArtifactStore(d).put('stitched.parquet', stitchBytes(parts, plan));
+      const stitchMs = performance.now() - t;
+      const stitchCpuMs = cpuMs(c);
+      t = performance.now();
+      c = process.cpuUsage();
+      const mergedPath = join(d, 'merged.parquet');
+      await mergeParts(timed.parts, mergedPath, metadata, { threads: 1, tempDirectory: d });
       const mergeMs = performance.now() - t;
       const mergeCpuMs = cpuMs(c);
-      const totalS = (timed.partMs + mergeMs) / 1000;
-      const cpuS = (timed.partCpuMs + mergeCpuMs) / 1000;
+      const totalS = (timed.partMs + stitchMs) / 1000;
+      const cpuS = (timed.partCpuMs + stitchCpuMs) / 1000;
       out[name] = {
         rows: timed.rows,
         parts: timed.parts.length,
-        bytes: (await stat(outPath)).size,
+        bytes: stitchedBytes,
+        merged_bytes: (await stat(mergedPath)).size,
         part_writing_s: round(timed.partMs / 1000),
+        stitch_s: round(stitchMs / 1000),
         merge_s: round(mergeMs / 1000),
         total_s: round(totalS),
         rows_per_s: Math.round(timed.rows / totalS),
+        rows_per_s_with_old_merge: Math.round(timed.rows / ((timed.partMs + mergeMs) / 1000)),
         part_writing_rows_per_s: Math.round(timed.rows / (timed.partMs / 1000)),
+        stitch_rows_per_s: Math.round(timed.rows / (stitchMs / 1000)),
         merge_rows_per_s: Math.round(timed.rows / (mergeMs / 1000)),
+        merge_cpu_s: round(mergeCpuMs / 1000),
         cpu_s: round(cpuS),
         rows_per_cpu_s: Math.round(timed.rows / cpuS),
         cpu_cores_used: round(cpuS / totalS, 2),
