@@ -47,7 +47,11 @@ const json = { 'content-type': 'application/json' };
 async function cookieSession(plan: 'basic' | 'pro' = 'pro') {
   const email = `csrf-${plan}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
   await accounts.service.register({ email, password, plan, jp_access: false });
-  const res = await fetch(api('/session'), { method: 'POST', headers: json, body: JSON.stringify({ email, password }) });
+  const res = await fetch(api('/session'), {
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ email, password }),
+  });
   expect(res.status).toBe(200);
   const setCookie = res.headers.get('set-cookie') ?? '';
   expect(setCookie).toMatch(/^mdp_session=mds_[^;]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Strict$/);
@@ -157,7 +161,10 @@ it('refuses a cookie session on the unified host; the dashboard proxy takes it w
     for (let i = 0; i < 10; i++) {
       const ctl = new AbortController();
       open.push(ctl);
-      const res = await fetch(`${http.url}/api/v1/unified/stream?coin=BTC`, { headers: { cookie }, signal: ctl.signal });
+      const res = await fetch(`${http.url}/api/v1/unified/stream?coin=BTC`, {
+        headers: { cookie },
+        signal: ctl.signal,
+      });
       expect(res.status).toBe(200);
     }
     // The eleventh stream of this viewer (another session of the same account counts too) is refused…

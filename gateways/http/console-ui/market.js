@@ -12,7 +12,13 @@ const chart = createChart(box, {
   layout: { background: { color: '#ffffff' }, textColor: '#334155', fontFamily: 'system-ui, sans-serif' },
   grid: { vertLines: { color: '#f1f5f9' }, horzLines: { color: '#f1f5f9' } },
   rightPriceScale: { borderColor: '#e2e8f0' },
-  timeScale: { borderColor: '#e2e8f0', timeVisible: true, secondsVisible: true },
+  timeScale: {
+    borderColor: '#e2e8f0',
+    timeVisible: true,
+    secondsVisible: true,
+    barSpacing: 18,
+    rightOffset: 4,
+  },
 });
 const mid = chart.addSeries(LineSeries, { color: '#2563eb', lineWidth: 2, title: 'mid' });
 const trades = chart.addSeries(LineSeries, {
