@@ -1,14 +1,15 @@
 /**
  * Caches of normalized events: one cache per normalize request that asks for it, owned by the
- * caller's account. Events on the `CACHE` stream under `cache.<account_id>.<cache_key>`, the
- * manifest in KV `caches` under `<account_id>.<cache_key>`: every read, listing and purge is
- * addressed through the owner, so one account can never reach another's cache (it does not
- * exist for them: 404). The key is derived from the owner and the content, so the same events
- * cached twice by one account are one cache, and two accounts never share one.
+ * caller's account. Events on the `CACHE` stream under `cache.<account_id>.<cache_key>.<event_type>`
+ * (compact JSON, contracts/event-wire.ts), the manifest in KV `caches` under
+ * `<account_id>.<cache_key>`: every read, listing and purge is addressed through the owner, so one
+ * account can never reach another's cache (it does not exist for them: 404). The key is derived
+ * from the owner and the content, so the same events cached twice by one account are one cache,
+ * and two accounts never share one.
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import type { MarketEvent } from './events.ts';
+import type { EventType, MarketEvent } from './events.ts';
 import { accountToken } from './subjects.ts';
 
 export const CACHE_KEY = /^cache_[0-9a-f]{32}$/;
@@ -16,9 +17,20 @@ export const CACHE_KEY = /^cache_[0-9a-f]{32}$/;
 /** Whether `key` has the shape of a cache key (anything else is an unknown cache: 404). */
 export const isCacheKey = (key: string): boolean => CACHE_KEY.test(key);
 
-/** The subject of one cache's events. */
-export const cacheSubject = (accountId: string, cacheKey: string): string =>
-  `cache.${accountToken(accountId)}.${cacheKey}`;
+/** The subject of one cache's events of one type: the routing a reader needs is in the subject. */
+export const cacheSubject = (accountId: string, cacheKey: string, eventType: EventType): string =>
+  `cache.${accountToken(accountId)}.${cacheKey}.${eventType}`;
+
+/** Every event of one cache (one filter: usable by a 2.9 consumer). */
+export const cacheFilter = (accountId: string, cacheKey: string): string =>
+  `cache.${accountToken(accountId)}.${cacheKey}.*`;
+
+/** The event type of a cache subject; null for anything else. */
+export function parseCacheSubject(subject: string): { eventType: string } | null {
+  const parts = subject.split('.');
+  if (parts.length !== 4 || parts[0] !== 'cache') return null;
+  return { eventType: parts[3] as string };
+}
 
 /** Every cache of one account (purged by "clear all"). */
 export const accountCacheFilter = (accountId: string): string => `cache.${accountToken(accountId)}.>`;

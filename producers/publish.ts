@@ -1,14 +1,15 @@
 /**
- * The one publish helper: canonical events → MessagePack on their `md.*` subject with
+ * The one publish helper: canonical events → compact JSON (contracts/event-wire.ts) on their
+ * `md.*` subject (or the one given: `sim.*`, an account's) with
  * `Nats-Msg-Id` set from the deterministic event id, so a retried publish is never stored twice.
  * A batch is pipelined (all in flight, then all acks awaited); failed messages are retried, in
  * their original order, until they are stored or `signal` aborts. Returns how many messages this
  * call stored: a message JetStream reports as a duplicate (its id was stored before) is not counted.
  */
 import type { JetStreamClient } from '@nats-io/jetstream';
+import { encodeStoredEvent } from '../contracts/event-wire.ts';
 import type { MarketEvent } from '../contracts/events.ts';
 import { mdSubject } from '../contracts/subjects.ts';
-import { encode } from '../platform/codec.ts';
 import type { Logger } from '../platform/logger.ts';
 
 /** `subject` defaults to the event's `md.*` subject. */
@@ -30,7 +31,7 @@ export async function publishEvents(
       pending.map((o) =>
         js.publish(
           o.subject ?? mdSubject(o.event.source, o.event.symbol, o.event.event_type),
-          encode({ ...o.event, ingest_us: o.ingestUs, publish_us: nowUs() }),
+          encodeStoredEvent(o.event, { ingest_us: o.ingestUs, publish_us: nowUs() }),
           {
             msgID: o.id,
             timeout: 2_000,

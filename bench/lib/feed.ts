@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { encodeStoredEvent } from '../../contracts/event-wire.ts';
 import { STREAMS, streamDefinitions } from '../../contracts/streams.ts';
 import { mdSubject } from '../../contracts/subjects.ts';
-import { encode } from '../../platform/codec.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { connectNats, ensureStreams, type Nats } from '../../platform/nats.ts';
 import { type NatsServerHandle, startNatsServer } from '../../platform/nats-server.ts';
@@ -171,7 +171,7 @@ export async function fillMdStream(
     const us = nowUs();
     return {
       subject: mdSubject(ev.source, ev.symbol, ev.event_type),
-      data: encode({ ...ev, ingest_us: us, publish_us: us }),
+      data: encodeStoredEvent(ev, { ingest_us: us, publish_us: us }),
     };
   });
   const chunk = 10_000;

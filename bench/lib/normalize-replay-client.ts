@@ -10,7 +10,7 @@
 import { Agent, get } from 'node:http';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { cacheSubject } from '../../contracts/caches.ts';
+import { cacheFilter } from '../../contracts/caches.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { serveWorker } from './ipc.ts';
 import { ProcStats } from './proc-stats.ts';
@@ -113,7 +113,7 @@ serveWorker({
       const r = await countWithPushConsumer(
         jetstream(nc),
         STREAMS.CACHE,
-        cacheSubject(args.accountId, args.cacheKey),
+        cacheFilter(args.accountId, args.cacheKey),
         args.lastSeq,
         args.timeoutMs,
       );

@@ -5,12 +5,13 @@
  * clock (taken once per received chunk). Also runs the raw JetStream baselines: an ordered
  * consumer (latency) and an ordered push consumer (replay throughput).
  */
+
 import { Agent, type ClientRequest, get, type IncomingMessage } from 'node:http';
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { parseStoredEvent } from '../../contracts/event-wire.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { MD_ALL } from '../../contracts/subjects.ts';
-import { decode } from '../../platform/codec.ts';
 import { Histogram } from './histogram.ts';
 import { serveWorker, sleep } from './ipc.ts';
 import { ProcStats, wallUs } from './proc-stats.ts';
@@ -289,7 +290,7 @@ serveWorker(
           const seq = m.info.streamSequence;
           if (last !== 0 && seq !== last + 1) natsGaps++;
           last = seq;
-          const body = decode<{ publish_us?: number }>(m.data);
+          const body = parseStoredEvent<{ publish_us?: number }>(m.data) ?? {};
           natsEvents++;
           natsLatency.record(now - (body.publish_us ?? now));
         },

@@ -6,7 +6,8 @@
  *   each message to each client on receipt (in-server latency baseline);
  * - `bare-coalesced`: the same consumer feeding a bare SSE server with one buffer per client,
  *   flushed on `setImmediate` (throughput baseline).
- * The bare servers do the work any server must do for a message: MessagePack decode, JSON, frame.
+ * The bare servers do the work any server must do for a message: splice `seq` into the stored
+ * JSON, frame.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import {
@@ -17,6 +18,7 @@ import {
   jetstreamManager,
 } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { storedJsonWithSeq } from '../../contracts/event-wire.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { MD_ALL } from '../../contracts/subjects.ts';
 import { nowNs } from '../../gateways/core/feed-event.ts';
@@ -24,7 +26,6 @@ import { openGuard } from '../../gateways/core/guard.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
 import { replayStats } from '../../gateways/core/replay-source.ts';
 import { buildUnifiedApp, type UnifiedApp } from '../../gateways/unified/app.ts';
-import { decode } from '../../platform/codec.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { connectNats, type Nats } from '../../platform/nats.ts';
 import { benchConfig } from './config.ts';
@@ -58,11 +59,10 @@ const SSE_HEADERS = {
   connection: 'keep-alive',
 };
 
-/** What every server must do with a message: decode it and build the SSE frame (as the gateway does). */
+/** What every server must do with a message: splice `seq` into the stored JSON and frame it. */
 function frameOf(msg: JsMsg): string {
   const seq = msg.info.streamSequence;
-  const rest = JSON.stringify(decode(msg.data));
-  return `id: ${seq}\ndata: {"seq":${seq},${rest.slice(1)}\n\n`;
+  return `id: ${seq}\ndata: ${storedJsonWithSeq(msg.data, seq)}\n\n`;
 }
 
 async function rawTail(nc: NatsConnection, onMsg: (m: JsMsg) => void): Promise<ConsumerMessages> {

@@ -73,8 +73,8 @@ export async function exportCache(
     const ndjson = join(dir, 'events.ndjson');
     const out = createWriteStream(ndjson);
     let rows = 0;
-    for await (const { seq, event } of readCache(nats, manifest, undefined, signal)) {
-      if (!out.write(`${JSON.stringify({ seq, ...event })}\n`)) await once(out, 'drain');
+    for await (const { json } of readCache(nats, manifest, undefined, signal)) {
+      if (!out.write(`${json}\n`)) await once(out, 'drain');
       rows++;
     }
     out.end();

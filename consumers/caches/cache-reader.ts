@@ -1,15 +1,17 @@
 /**
- * Reads a cache's events in order from the `CACHE` stream (an ordered consumer on its subject),
- * from a sequence up to the cache's last one. Used by the SSE replay and the Parquet export.
+ * Reads a cache's events in order from the `CACHE` stream (an ordered consumer on its subjects),
+ * from a sequence up to the cache's last one. Used by the `stream_cache` tool and the Parquet
+ * export; the SSE replay reads through the gateways' core loop. The stored bytes are not parsed:
+ * each event's JSON is the stored bytes with `seq` spliced in front (contracts/event-wire.ts).
  */
 import type { CacheManifest } from '../../contracts/caches.ts';
-import { cacheSubject } from '../../contracts/caches.ts';
-import type { MarketEvent } from '../../contracts/events.ts';
+import { cacheFilter, parseCacheSubject } from '../../contracts/caches.ts';
+import { isStoredEvent, storedJsonWithSeq } from '../../contracts/event-wire.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { decode } from '../../platform/codec.ts';
 import type { Nats } from '../../platform/nats.ts';
 
-export type CachedEvent = { seq: number; event: MarketEvent };
+/** One cached event: its stream sequence, type (from the subject) and JSON with `seq` first. */
+export type CachedEvent = { seq: number; eventType: string; json: string };
 
 /** Events with sequence ≥ `fromSeq` (default: the first), oldest first; pulls in batches. */
 export async function* readCache(
@@ -21,7 +23,7 @@ export async function* readCache(
   const start = Math.max(fromSeq, manifest.first_seq);
   if (start > manifest.last_seq) return;
   const consumer = await nats.js.consumers.get(STREAMS.CACHE, {
-    filter_subjects: cacheSubject(manifest.account_id, manifest.cache_key),
+    filter_subjects: cacheFilter(manifest.account_id, manifest.cache_key),
     opt_start_seq: start,
   });
   const messages = await consumer.consume({ max_messages: 5_000 });
@@ -31,7 +33,9 @@ export async function* readCache(
     for await (const m of messages) {
       const seq = m.info.streamSequence;
       if (seq > manifest.last_seq) break;
-      yield { seq, event: decode<MarketEvent>(m.data) };
+      const parts = parseCacheSubject(m.subject);
+      if (parts && isStoredEvent(m.data))
+        yield { seq, eventType: parts.eventType, json: storedJsonWithSeq(m.data, seq) };
       if (seq === manifest.last_seq) break;
     }
   } finally {

@@ -1,21 +1,47 @@
 /**
- * The open SSE connections of one gateway: heartbeats, and terminal `reconnect` on shutdown.
+ * The open streaming connections of one gateway, whatever their transport: heartbeats, terminal
+ * `reconnect` on shutdown, and the end of every stream of a key that is revoked (`key_revoked`,
+ * a catalogue row each transport maps). Nothing here knows a web framework: a transport takes
+ * over its socket (`takeOver`) and hands the registry a Connection.
+ *
  * A connection listens on its key's revocation signal, which is shared by every stream of that key
  * in the process and lives as long as the key: the listener is removed when the connection closes,
  * so open/close cycles leave the signal with one listener per open connection, never more.
  */
-
-import type { FastifyReply } from 'fastify';
 import type { ErrorCode } from '../../contracts/errors.ts';
 import { openStreams } from '../../platform/metrics.ts';
 import { Flusher } from './flusher.ts';
 import type { Principal } from './guard.ts';
-import type { SseConnection } from './sse-connection.ts';
+
+/** What the registry needs of a connection (BufferedSink is one). */
+export type Connection = {
+  readonly closed: boolean;
+  onClosed: (() => void) | null;
+  /** Starts the stream (status and headers where the transport has them). */
+  open(headers: Record<string, string>): void;
+  heartbeat(): void;
+  /** Ends the stream with the terminal error of a catalogue row. */
+  terminate(code: ErrorCode, message?: string): void;
+  /** Bytes queued and not yet handed to the wire. */
+  readonly backlogBytes: number;
+  /** The peak of queued plus wire-buffered bytes since the stream opened. */
+  readonly highWaterBytes: number;
+};
+
+export type StartOptions = {
+  principal?: Principal | undefined;
+  headers?: Record<string, string>;
+  /** Runs once when the connection ends, however it ends. */
+  onClose?: () => void;
+  /** Takes the socket from the transport's framework, right before the stream opens. */
+  takeOver?: () => void;
+};
 
 export class ConnectionRegistry {
   readonly flusher = new Flusher();
-  private readonly open = new Set<SseConnection>();
+  private readonly open = new Set<Connection>();
   private readonly timer: NodeJS.Timeout;
+  private peak = 0;
 
   constructor(
     heartbeatMs: number,
@@ -31,7 +57,7 @@ export class ConnectionRegistry {
     return this.open.size;
   }
 
-  /** The largest unsent backlog of any connection, bytes (metrics, tests). */
+  /** The largest unsent backlog of any open connection now, bytes (metrics, tests). */
   maxBacklogBytes(): number {
     let max = 0;
     for (const c of this.open) max = Math.max(max, c.backlogBytes);
@@ -39,15 +65,21 @@ export class ConnectionRegistry {
   }
 
   /**
-   * Takes over the response for an SSE stream: hijacks it, registers the connection, ends it with
-   * `auth_expired` if the key is revoked, runs `onClose` (and releases the principal) when it ends,
-   * and sends the headers. Returns false, after cleaning up, if the client has already gone.
+   * The largest high-water mark (queued + wire-buffered bytes) of any connection since the
+   * registry started, closed ones included.
    */
-  start(
-    conn: SseConnection,
-    reply: FastifyReply,
-    opts: { principal?: Principal | undefined; headers?: Record<string, string>; onClose?: () => void },
-  ): boolean {
+  maxHighWaterBytes(): number {
+    let max = this.peak;
+    for (const c of this.open) max = Math.max(max, c.highWaterBytes);
+    return max;
+  }
+
+  /**
+   * Registers a connection and opens it: ends it with `key_revoked` if its key is revoked, runs
+   * `onClose` (and releases the principal) when it ends. Returns false, after cleaning up, if the
+   * client has already gone.
+   */
+  start(conn: Connection, opts: StartOptions = {}): boolean {
     const revoked = opts.principal?.revoked;
     const onRevoked = () => conn.terminate('key_revoked');
     const cleanup = () => {
@@ -60,7 +92,7 @@ export class ConnectionRegistry {
       cleanup();
       return false;
     }
-    reply.hijack();
+    opts.takeOver?.();
     conn.onClosed = cleanup;
     revoked?.addEventListener('abort', onRevoked, { once: true });
     this.add(conn);
@@ -69,13 +101,15 @@ export class ConnectionRegistry {
     return true;
   }
 
-  add(c: SseConnection): void {
+  add(c: Connection): void {
     if (!this.open.has(c)) openStreams.inc({ surface: this.surface });
     this.open.add(c);
   }
 
-  remove(c: SseConnection): void {
-    if (this.open.delete(c)) openStreams.dec({ surface: this.surface });
+  remove(c: Connection): void {
+    if (!this.open.delete(c)) return;
+    openStreams.dec({ surface: this.surface });
+    this.peak = Math.max(this.peak, c.highWaterBytes);
   }
 
   /** Ends every open stream with the terminal error of a catalogue row (a maintenance window starting). */

@@ -1,11 +1,24 @@
 /**
- * A market event as the gateways hold it: decoded once per gateway process, its JSON built once,
- * then shared by every client it is fanned out to. `owner` comes from the subject alone (never
- * from the payload): null for the platform's feed, the account id for an account's own event.
+ * A market event as the gateways hold it: built once per gateway process from the stored bytes,
+ * then shared by every client it is fanned out to. Routing (`source`, `symbol`, `eventType`,
+ * `owner`) comes from the subject alone, never from the payload: `owner` is null for the
+ * platform's feed, the account id for an account's own event. The payload is not parsed: `json`
+ * is the stored bytes with `seq` spliced in front (contracts/event-wire.ts), and each transport
+ * memoises its own encoding in `wire`, so no client costs a re-encode. The message's bytes are
+ * not kept: they are a view into the connection's read buffer, which a ring of events would pin.
+ *
+ * Every gateway reader of `MD`, `SIM` and `CACHE` goes through `decodeFeedEvent`.
  */
 import type { JsMsg } from '@nats-io/jetstream';
+import { isStoredEvent, storedJsonWithSeq } from '../../contracts/event-wire.ts';
 import { type FeedSubjectParts, type MdSubjectParts, parseFeedSubject } from '../../contracts/subjects.ts';
-import { decode } from '../../platform/codec.ts';
+
+/** Per-transport encodings of one event, each made once per process by the transport that needs it. */
+export type FeedEventWire = {
+  /** The SSE message (`id:` + `data:`). */
+  sse?: string;
+  [transport: string]: string | Uint8Array | undefined;
+};
 
 export type FeedEvent = {
   /** JetStream stream sequence: the event id on every transport. */
@@ -20,37 +33,63 @@ export type FeedEvent = {
   /** `process.hrtime` (ns, as a number) when the gateway received it; for latency measurement. */
   readonly receivedAtNs: number;
   /** Per-transport encodings, memoised by the transport that needs them. */
-  wire: { sse?: string };
+  wire: FeedEventWire;
 };
 
 export const nowNs = (): number => Number(process.hrtime.bigint());
 
+/** Routing parts of a subject; null when the subject is not one of the stream's events. */
+export type SubjectParser = (subject: string) => MdSubjectParts | FeedSubjectParts | null;
+
+/**
+ * Subjects repeat (one per source × coin × event type): their parts are parsed once and kept.
+ * Bounded, so a flood of distinct subjects costs a re-parse, never memory.
+ */
+const PARSED_MAX = 10_000;
+const parsedByParser = new WeakMap<SubjectParser, Map<string, MdSubjectParts | FeedSubjectParts | null>>();
+
+function partsOf(subject: string, parse: SubjectParser): MdSubjectParts | FeedSubjectParts | null {
+  let cache = parsedByParser.get(parse);
+  if (!cache) {
+    cache = new Map();
+    parsedByParser.set(parse, cache);
+  }
+  let parts = cache.get(subject);
+  if (parts === undefined) {
+    parts = parse(subject);
+    if (cache.size >= PARSED_MAX) cache.clear();
+    cache.set(subject, parts);
+  }
+  return parts;
+}
+
+/** The parts of a message a FeedEvent is made of (a JetStream message has them all). */
+export type StoredMessage = Pick<JsMsg, 'subject' | 'data'> & { info: { streamSequence: number } };
+
 /** Null for a message that is not a well-formed market event (it is skipped, never fatal). */
 export function decodeFeedEvent(
-  msg: JsMsg,
+  msg: StoredMessage,
   receivedAtNs = nowNs(),
-  parse: (subject: string) => MdSubjectParts | FeedSubjectParts | null = parseFeedSubject,
+  parse: SubjectParser = parseFeedSubject,
 ): FeedEvent | null {
-  const parts = parse(msg.subject);
-  if (!parts) return null;
-  let body: unknown;
-  try {
-    body = decode(msg.data);
-  } catch {
-    return null;
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const parts = partsOf(msg.subject, parse);
+  if (!parts || !isStoredEvent(msg.data)) return null;
   const seq = msg.info.streamSequence;
-  const rest = JSON.stringify(body);
-  const json = rest === '{}' ? `{"seq":${seq}}` : `{"seq":${seq},${rest.slice(1)}`;
   return {
     seq,
     source: parts.source,
     symbol: parts.symbol,
     eventType: parts.eventType,
     owner: 'owner' in parts ? parts.owner : null,
-    json,
+    json: storedJsonWithSeq(msg.data, seq),
     receivedAtNs,
     wire: {},
   };
+}
+
+/** A FeedEvent from parts already known (tests, events not read from a stream). */
+export function feedEvent(
+  fields: Omit<FeedEvent, 'json' | 'wire' | 'receivedAtNs'> & { json: string; receivedAtNs?: number },
+): FeedEvent {
+  return { ...fields, receivedAtNs: fields.receivedAtNs ?? nowNs(), wire: {} };
 }

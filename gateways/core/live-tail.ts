@@ -21,7 +21,7 @@ import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.t
 import { EventRing } from './event-ring.ts';
 import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
 import { FeedHealth, type FeedHealthListener } from './feed-health.ts';
-import { matches, type Selection } from './selection.ts';
+import { filterSubject, matches, type Selection } from './selection.ts';
 
 /** A client attached to the live tail. `lastSeq` guards against duplicates at handover. */
 export type TailSubscriber = {
@@ -36,6 +36,8 @@ export type TailSubscriber = {
 export type FeedSpec = {
   stream: string;
   filter: string;
+  /** The narrowest filter for a resuming client's history read (default: `filter`). */
+  historyFilter?: (sel: Selection) => string;
   /** The platform's own subjects within `filter` (default: all of it): the coins known at start. */
   platformFilter?: string;
   parse: (subject: string) => MdSubjectParts | FeedSubjectParts | null;
@@ -46,6 +48,7 @@ export const MD_FEED: FeedSpec = {
   stream: STREAMS.MD,
   filter: MD_ALL,
   platformFilter: MD_PLATFORM,
+  historyFilter: filterSubject,
   parse: parseFeedSubject,
   coinToken: 2,
 };
@@ -74,6 +77,8 @@ export class LiveTail {
 
   private constructor(
     private readonly log: Logger,
+    /** The stream and subjects this tail follows: resumes read their history from the same. */
+    readonly feed: FeedSpec,
     opts: LiveTailOptions,
     startSeq: number,
     knownCoins: Iterable<string>,
@@ -99,7 +104,7 @@ export class LiveTail {
       const coin = subject.split('.')[feed.coinToken];
       if (coin) coins.add(coin);
     }
-    const tail = new LiveTail(log, opts, info.state.last_seq + 1, coins);
+    const tail = new LiveTail(log, feed, opts, info.state.last_seq + 1, coins);
     const from = { stream: feed.stream, filter: feed.filter, startSeq: info.state.last_seq + 1 };
     tail.reader = readOrdered(
       nats,

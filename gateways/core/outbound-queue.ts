@@ -9,6 +9,7 @@ export class OutboundQueue {
   private texts: string[] = [];
   private keys: (string | null)[] = [];
   private total = 0;
+  private peak = 0;
   /** Sequences of the first and last event frames, and whether every frame is an event. */
   private firstSeq = -1;
   private lastSeq = -1;
@@ -31,6 +32,11 @@ export class OutboundQueue {
     return this.total;
   }
 
+  /** The most bytes the queue has held since it was made (its high-water mark). */
+  get highWaterBytes(): number {
+    return this.peak;
+  }
+
   get length(): number {
     return this.texts.length;
   }
@@ -45,6 +51,7 @@ export class OutboundQueue {
     this.texts.push(text);
     this.keys.push(conflationKey);
     this.total += text.length;
+    if (this.total > this.peak) this.peak = this.total;
     return this.total <= this.maxBytes;
   }
 

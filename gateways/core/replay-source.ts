@@ -1,31 +1,26 @@
 /**
- * History + live merge (the Centrifugo method), written once for every transport.
+ * History + live merge (the Centrifugo method), written once for every transport and every stream.
  *
  * A client without a position is attached to the live tail at once. A client resuming after
- * sequence N is served, in order, from: a private ordered JetStream consumer while N is older than
- * what the tail's ring covers; then the ring; then, in the same synchronous step that reads the
- * ring's newest event, the live tail. `lastSeq` on the subscriber drops any event seen twice at a
- * handover, and the ring's coverage promise rules out a gap. Both history phases wait for the
- * sink's backpressure, so a slow resuming client costs no memory.
+ * sequence N is served, in order, from: a private ordered JetStream consumer on the tail's stream
+ * while N is older than what the tail's ring covers; then the ring; then, in the same synchronous
+ * step that reads the ring's newest event, the live tail. `lastSeq` on the subscriber drops any
+ * event seen twice at a handover, and the ring's coverage promise rules out a gap. Both history
+ * phases wait for the sink's backpressure, so a slow resuming client costs no memory.
+ *
+ * `replayRange` is the history phase alone, for a finite stream (a cache's events): from a
+ * position to a last sequence, then done.
  */
-import { STREAMS } from '../../contracts/streams.ts';
+import type { PositionNotice } from '../../contracts/notices.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
-import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
+import { decodeFeedEvent, type FeedEvent, type SubjectParser } from './feed-event.ts';
 import type { LiveTail, TailSubscriber } from './live-tail.ts';
-import { filterSubject, matches, type Selection } from './selection.ts';
+import { matches, type Selection } from './selection.ts';
 
 /** An explicit, non-terminal answer to a position that cannot be resumed exactly. */
-export type FeedNotice = {
-  code: 'position_not_retained' | 'position_beyond_end';
-  message: string;
-  requested_last_event_id: number;
-  /** The valid position the feed resumes after (use it as Last-Event-ID). */
-  resumed_after: number;
-  first_seq: number;
-  last_seq: number;
-};
+export type FeedNotice = PositionNotice;
 
 export type FeedSink = {
   event(ev: FeedEvent): void;
@@ -44,6 +39,50 @@ const RING_CHUNK = 512;
 
 /** How feeds were positioned since start (exported for metrics and tests). */
 export const replayStats = { live: 0, fromRing: 0, fromStream: 0, notices: 0 };
+
+/** Where a history read comes from. */
+export type HistorySpec = { stream: string; filter: string; parse: SubjectParser };
+
+/**
+ * Reads `spec` in order from `after + 1`, delivering the events that match `selection`, until
+ * `enough(seq)` holds for a sequence read (or the reader stops). Resolves with the last sequence
+ * read. Waits for the sink's backpressure between messages.
+ */
+function readHistory(
+  nats: Nats,
+  log: Logger,
+  spec: HistorySpec,
+  after: number,
+  selection: Selection,
+  sink: Pick<FeedSink, 'event' | 'ready'>,
+  enough: (seq: number) => boolean,
+  onReader: (r: OrderedReader) => void,
+): Promise<number> {
+  return new Promise<number>((resolve) => {
+    let reached = after;
+    let finished = false;
+    const r = readOrdered(
+      nats,
+      { stream: spec.stream, filter: spec.filter, startSeq: after + 1 },
+      (msg) => {
+        if (finished) return;
+        const ev = decodeFeedEvent(msg, undefined, spec.parse);
+        if (ev && matches(selection, ev)) sink.event(ev);
+        reached = msg.info.streamSequence;
+        if (enough(reached)) {
+          finished = true;
+          r.stop();
+          resolve(reached);
+          return;
+        }
+        return sink.ready() ?? undefined;
+      },
+      log,
+    );
+    onReader(r);
+    r.done.then(() => resolve(reached));
+  });
+}
 
 /** Positions the feed; resolves once the first phase has started (errors before any event reject). */
 export async function openFeed(
@@ -76,40 +115,32 @@ export async function openFeed(
     return { close };
   }
 
-  let after = await resolvePosition(deps.nats, lastEventId, sink);
+  const feed = tail.feed;
+  let after = await resolvePosition(deps.nats, feed.stream, lastEventId, sink);
   if (after + 1 < tail.coveredFrom) replayStats.fromStream++;
   else replayStats.fromRing++;
-
-  const fromStream = (from: number) =>
-    new Promise<number>((resolve) => {
-      let reached = from;
-      let finished = false;
-      const r = readOrdered(
-        deps.nats,
-        { stream: STREAMS.MD, filter: filterSubject(selection), startSeq: from + 1 },
-        (msg) => {
-          if (closed || finished) return;
-          const ev = decodeFeedEvent(msg);
-          if (ev && matches(selection, ev)) sink.event(ev);
-          reached = msg.info.streamSequence;
-          if (reached + 1 >= tail.coveredFrom) {
-            finished = true;
-            r.stop();
-            resolve(reached);
-            return;
-          }
-          return sink.ready() ?? undefined;
-        },
-        deps.log,
-      );
-      reader = r;
-      r.done.then(() => resolve(reached));
-    });
+  const history: HistorySpec = {
+    stream: feed.stream,
+    filter: feed.historyFilter ? feed.historyFilter(selection) : feed.filter,
+    parse: feed.parse,
+  };
+  const guarded = { event: (ev: FeedEvent) => !closed && sink.event(ev), ready: () => sink.ready() };
 
   const run = async () => {
     while (!closed) {
       if (after + 1 < tail.coveredFrom) {
-        after = await fromStream(after);
+        after = await readHistory(
+          deps.nats,
+          deps.log,
+          history,
+          after,
+          selection,
+          guarded,
+          (seq) => closed || seq + 1 >= tail.coveredFrom,
+          (r) => {
+            reader = r;
+          },
+        );
         continue;
       }
       const { events, reached, atEnd } = tail.ring.after(after, RING_CHUNK);
@@ -128,8 +159,49 @@ export async function openFeed(
   return { close };
 }
 
-async function resolvePosition(nats: Nats, requested: number, sink: FeedSink): Promise<number> {
-  const { first_seq, last_seq } = (await nats.jsm.streams.info(STREAMS.MD)).state;
+/**
+ * Replays a finite range of `spec` (sequences after `range.after`, up to `range.lastSeq`) that
+ * match `selection` into the sink.
+ * Resolves with the last sequence delivered or skipped, when the range is done or `signal` aborts.
+ */
+export async function replayRange(
+  deps: Pick<FeedDeps, 'nats' | 'log'>,
+  spec: HistorySpec,
+  selection: Selection,
+  range: { after: number; lastSeq: number },
+  sink: Pick<FeedSink, 'event' | 'ready'>,
+  signal: AbortSignal,
+): Promise<number> {
+  const { after, lastSeq } = range;
+  if (after >= lastSeq || signal.aborted) return after;
+  let reader: OrderedReader | null = null;
+  const stop = () => reader?.stop();
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    return await readHistory(
+      deps.nats,
+      deps.log,
+      spec,
+      after,
+      selection,
+      { event: (ev) => !signal.aborted && sink.event(ev), ready: () => sink.ready() },
+      (seq) => signal.aborted || seq >= lastSeq,
+      (r) => {
+        reader = r;
+      },
+    );
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
+}
+
+async function resolvePosition(
+  nats: Nats,
+  stream: string,
+  requested: number,
+  sink: FeedSink,
+): Promise<number> {
+  const { first_seq, last_seq } = (await nats.jsm.streams.info(stream)).state;
   const notice = (code: FeedNotice['code'], resumedAfter: number, message: string) => {
     replayStats.notices++;
     sink.notice({

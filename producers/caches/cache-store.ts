@@ -1,6 +1,6 @@
 /**
- * Writes, reads and removes caches, always through their owner: events → MessagePack messages on
- * `cache.<account_id>.<cache_key>`, then the manifest in KV `caches` under
+ * Writes, reads and removes caches, always through their owner: events → compact JSON messages
+ * (contracts/event-wire.ts) on `cache.<account_id>.<cache_key>.<event_type>`, then the manifest in KV `caches` under
  * `<account_id>.<cache_key>`. Every method takes the caller's account and addresses only that
  * account's keys and subjects, so another account's cache is simply absent (null / false / not
  * listed) and clearing all purges one account's subject space. The manifest is written last, so
@@ -11,15 +11,17 @@ import {
   accountCacheFilter,
   accountCacheManifests,
   type CacheManifest,
+  cacheFilter,
   cacheKeyOf,
   cacheManifestKey,
   cacheSubject,
   contentHash,
   isCacheKey,
 } from '../../contracts/caches.ts';
+import { encodeStoredEvent } from '../../contracts/event-wire.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
-import { decode, encode } from '../../platform/codec.ts';
+import { decode } from '../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Nats } from '../../platform/nats.ts';
 
@@ -50,7 +52,6 @@ export class CacheStore {
     const key = cacheKeyOf(req.accountId, req.source, req.symbol, hash);
     const existing = await this.get(req.accountId, key);
     if (existing) return existing;
-    const subject = cacheSubject(req.accountId, key);
     // A store attempt has its own ids: a cache deleted and stored again within the duplicate
     // window must not be dropped as a duplicate of its former self.
     const attempt = Date.now().toString(36);
@@ -60,9 +61,11 @@ export class CacheStore {
     for (let i = 0; i < req.events.length; i += BATCH) {
       const acks = await Promise.all(
         req.events.slice(i, i + BATCH).map((ev, j) => {
-          const data = encode(ev);
+          const data = encodeStoredEvent(ev);
           stored += data.length;
-          return this.nats.js.publish(subject, data, { msgID: `${key}.${attempt}.${i + j}` });
+          return this.nats.js.publish(cacheSubject(req.accountId, key, ev.event_type), data, {
+            msgID: `${key}.${attempt}.${i + j}`,
+          });
         }),
       );
       if (i === 0) firstSeq = acks[0]?.seq ?? 0;
@@ -115,7 +118,7 @@ export class CacheStore {
   async delete(accountId: string, key: string): Promise<boolean> {
     if (!(await this.get(accountId, key))) return false;
     await this.manifests.delete(cacheManifestKey(accountId, key));
-    await this.nats.jsm.streams.purge(STREAMS.CACHE, { filter: cacheSubject(accountId, key) });
+    await this.nats.jsm.streams.purge(STREAMS.CACHE, { filter: cacheFilter(accountId, key) });
     return true;
   }
 

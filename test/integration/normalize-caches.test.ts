@@ -10,6 +10,7 @@ import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentHash } from '../../contracts/caches.ts';
+import { encodeStoredEvent } from '../../contracts/event-wire.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { accountMdFilter, accountMdSubject, MD_PLATFORM } from '../../contracts/subjects.ts';
@@ -440,7 +441,7 @@ describe("the platform's feed carries only the platform's producers", () => {
     );
     await stack.nats.js.publish(
       accountMdSubject(accountId, 'binance', 'BTCUSDT', 'trade'),
-      encode(events[0]),
+      encodeStoredEvent(events[0]),
       {
         msgID: `norm.${accountId}.${batchId}.0`,
       },

@@ -1,24 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../contracts/errors.ts';
 import { mdFilter, mdSubject, parseMdSubject } from '../../contracts/subjects.ts';
-import { parseStreamRequest } from '../../gateways/unified/stream-query.ts';
+import { Subscription } from '../../contracts/subscription.ts';
+import { parseSseSubscription } from '../../gateways/core/sse-query.ts';
 
-describe('unified stream request', () => {
-  it('parses filters and positions', () => {
-    expect(
-      parseStreamRequest(
-        { coin: 'BTC, ETH,BTC', event_type: 'trade', source: 'synthetic,binance' },
-        undefined,
-      ),
-    ).toEqual({
-      coins: ['BTC', 'ETH'],
-      eventTypes: ['trade'],
-      sources: ['synthetic', 'binance'],
-      lastEventId: null,
-    });
-    expect(parseStreamRequest({ last_event_id: '42' }, undefined).lastEventId).toBe(42);
-    expect(parseStreamRequest({ last_event_id: '42' }, '77').lastEventId).toBe(77);
-    expect(parseStreamRequest({}, '').lastEventId).toBeNull();
+describe('SSE subscription (query + Last-Event-ID)', () => {
+  it('parses filters and positions into the one Subscription contract', () => {
+    const sub = parseSseSubscription(
+      { coin: 'BTC, ETH,BTC', event_type: 'trade', source: 'synthetic,binance' },
+      undefined,
+    );
+    expect(sub).toEqual({ coins: ['BTC', 'ETH'], event_types: ['trade'], sources: ['synthetic', 'binance'] });
+    expect(Subscription.parse(sub)).toEqual(sub);
+    expect(parseSseSubscription({ last_event_id: '42' }, undefined).last_event_id).toBe(42);
+    expect(parseSseSubscription({ last_event_id: '42' }, '77').last_event_id).toBe(77);
+    expect(parseSseSubscription({}, '').last_event_id).toBeUndefined();
   });
 
   it.each([
@@ -28,7 +24,7 @@ describe('unified stream request', () => {
     [{}, '9007199254740993', 'Last-Event-ID'],
   ])('refuses %j / %s naming %s', (query, header, field) => {
     try {
-      parseStreamRequest(query, header);
+      parseSseSubscription(query, header);
       expect.unreachable();
     } catch (err) {
       expect(err).toBeInstanceOf(ApiError);

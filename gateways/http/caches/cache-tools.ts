@@ -101,8 +101,8 @@ export function cacheTools(deps: CacheToolDeps): ToolDefinition[] {
         const m = await existingCache(deps.caches, ownerOf(ctx.principal), args.cache_key);
         const events: unknown[] = [];
         if (args.limit > 0) {
-          for await (const { seq, event } of readCache(deps.nats, m, args.after_seq + 1)) {
-            events.push({ seq, ...event });
+          for await (const { json } of readCache(deps.nats, m, args.after_seq + 1)) {
+            events.push(JSON.parse(json));
             if (events.length >= args.limit) break;
           }
         }

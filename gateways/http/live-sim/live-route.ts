@@ -1,14 +1,21 @@
 /**
  * `GET /stream/live?symbol=&seed=` (scope `stream`): unnamed `data:` messages, each a trade or book
- * event of the live synthetic session (symbol, seed); `id:` is the SIM stream sequence. A key
- * revoked while the session was being joined is refused (401) before the first byte.
+ * event of the live synthetic session (symbol, seed); `id:` is the SIM stream sequence, and a
+ * client resumes with `Last-Event-ID` (or `last_event_id`) exactly after the last event it read,
+ * through the core's replay loop like every stream. A key revoked while the session was being
+ * joined is refused (401) before the first byte.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { ApiError } from '../../../contracts/errors.ts';
 import { SymbolName } from '../../../contracts/events.ts';
+import { StreamPositionText } from '../../../contracts/subscription.ts';
 import type { ConnectionRegistry } from '../../core/connection-registry.ts';
 import { assertNotRevoked } from '../../core/guard.ts';
+import { type FeedSubscription, openFeed } from '../../core/replay-source.ts';
+import { EVERYTHING } from '../../core/selection.ts';
 import { SseConnection, type SseConnectionOptions } from '../../core/sse-connection.ts';
+import { lastEventIdOf } from '../../core/sse-query.ts';
 import { parseWith } from '../../core/validate.ts';
 import type { RequireKey } from '../require-key.ts';
 import type { SimSessions } from './sim-sessions.ts';
@@ -21,6 +28,7 @@ export const LiveQuery = z
       .regex(/^\d{1,15}$/, 'a non-negative integer')
       .transform(Number)
       .default(42),
+    last_event_id: StreamPositionText.optional(),
   })
   .strict();
 
@@ -33,25 +41,35 @@ export type LiveRouteDeps = {
 
 export function registerLiveRoute(app: FastifyInstance, deps: LiveRouteDeps): void {
   app.get('/stream/live', { preHandler: deps.requireKey('stream', { stream: true }) }, async (req, reply) => {
-    const { symbol, seed } = parseWith(LiveQuery, req.query ?? {}, 'text');
+    const q = parseWith(LiveQuery, req.query ?? {}, 'text');
+    const lastEventId = lastEventIdOf(req.headers['last-event-id'], q.last_event_id) ?? null;
     const conn = new SseConnection(
       reply.raw,
       { ...deps.connection, requestId: req.id },
       deps.registry.flusher,
     );
-    const detach = await deps.sessions.subscribe(symbol, seed, {
-      deliver: (ev) => conn.event(ev),
-      feedStale: () => {},
-      feedRecovered: () => {},
-    });
+    const hold = await deps.sessions.acquire(q.symbol, q.seed);
+    let sub: FeedSubscription;
+    try {
+      sub = await openFeed(hold.feed, EVERYTHING, lastEventId, conn);
+    } catch (err) {
+      hold.release();
+      req.log.warn({ err: String(err) }, 'cannot position live session stream');
+      throw new ApiError('feed_unavailable', 'the simulation log is unreachable; retry shortly');
+    }
+    const close = () => {
+      sub.close();
+      hold.release();
+    };
     if (req.principal?.revoked.aborted) {
-      detach();
+      close();
       assertNotRevoked(req.principal);
     }
-    deps.registry.start(conn, reply, {
+    deps.registry.start(conn, {
+      takeOver: () => reply.hijack(),
       principal: req.principal,
       headers: reply.getHeaders() as Record<string, string>,
-      onClose: detach,
+      onClose: close,
     });
   });
 }

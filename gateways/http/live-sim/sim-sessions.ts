@@ -13,10 +13,14 @@ import type { Nats } from '../../../platform/nats.ts';
 import { parseMarketModelConfig } from '../../../producers/simulator/config.ts';
 import { type LiveRunner, ModelCursor, runModels } from '../../../producers/simulator/live-runner.ts';
 import { BLOCK_MS } from '../../../producers/simulator/market.ts';
-import { LiveTail, type TailSubscriber } from '../../core/live-tail.ts';
+import { LiveTail } from '../../core/live-tail.ts';
+import type { FeedDeps } from '../../core/replay-source.ts';
 import { leaseStep, releaseLease } from './session-lease.ts';
 
 export const SIM_SESSIONS_BUCKET = 'sim_sessions';
+
+/** One client's hold on a session: where its events come from, and how to let go. */
+export type SessionHold = { feed: FeedDeps; release(): void };
 
 type Session = {
   key: string;
@@ -46,12 +50,12 @@ export class SimSessions {
     return new SimSessions(nats, kv, log);
   }
 
-  /** Attaches a live subscriber to the session, opening it if needed; returns the detach function. */
-  async subscribe(
-    symbol: string,
-    seed: number,
-    sub: Omit<TailSubscriber, 'lastSeq' | 'selection'>,
-  ): Promise<() => void> {
+  /**
+   * Holds the session (symbol, seed) open for one client, opening it if needed: its live tail (a
+   * client reads it through the core's `openFeed`, resuming by sequence like any stream) and the
+   * release that gives the hold back.
+   */
+  async acquire(symbol: string, seed: number): Promise<SessionHold> {
     const key = `${symbol}.${seed}`;
     let pending = this.sessions.get(key);
     if (!pending) {
@@ -60,19 +64,15 @@ export class SimSessions {
     }
     const session = await pending;
     session.clients++;
-    const subscriber: TailSubscriber = {
-      ...sub,
-      selection: { coins: null, eventTypes: null, sources: null },
-      lastSeq: session.tail.lastSeq,
-    };
-    const detach = session.tail.attach(subscriber);
     await this.tick(session);
     let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      detach();
-      session.clients--;
+    return {
+      feed: { nats: this.nats, tail: session.tail, log: this.log },
+      release: () => {
+        if (done) return;
+        done = true;
+        session.clients--;
+      },
     };
   }
 
@@ -111,7 +111,7 @@ export class SimSessions {
     const outcome = await leaseStep(this.kv, `lease.${s.key}`, this.me, s.clients > 0).catch(() => ({
       role: 'none' as const,
     }));
-    if (outcome.role === 'owner') {
+    if (outcome.role !== 'none') {
       if (!s.runner) this.produce(s, outcome.startMs);
       if (s.clients === 0 && outcome.interestUntil < Date.now()) {
         await releaseLease(this.kv, `lease.${s.key}`, this.me);
@@ -135,7 +135,7 @@ export class SimSessions {
         {
           cursor,
           subject: (ev) => simSubject(s.symbol, s.seed, ev.event_type),
-          idPrefix: `live.${s.key}.${startMs}`,
+          idPrefix: `live.${s.key}.${startMs}.${this.me}`,
         },
       ],
       this.log,

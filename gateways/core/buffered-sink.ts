@@ -1,0 +1,218 @@
+/**
+ * One client's outbound stream, whatever the transport: the slow-client policy written once.
+ * Frames queue in a bounded OutboundQueue and are written once per event-loop turn (Flusher),
+ * respecting the wire's backpressure. Overflow policy (ARCHITECTURE.md, slow clients): while the
+ * wire is blocked and the backlog passes the bound, book frames are conflated to the newest per
+ * coin and a non-terminal `upstream_lag` is queued; if that does not bring the backlog under ¾ of
+ * the bound, a terminal `reconnect` ends the stream, and the client resumes from the log.
+ *
+ * A transport supplies two small parts (sink-parts.ts): a Framer (how an event, a notice, a
+ * warning and a terminal error are written) and a Wire (write, buffered bytes, drain, end).
+ *
+ * Memory per client is bounded: at most the queue's bound plus the wire's SOCKET_BUFFER plus the
+ * one chunk written last. `highWaterBytes` records the peak of queued + wire-buffered bytes, so a
+ * test can check the bound on what the process really held, not on a sample.
+ */
+import type { ErrorCode } from '../../contracts/errors.ts';
+import { type FeedEvent, nowNs } from './feed-event.ts';
+import type { Flusher } from './flusher.ts';
+import { OutboundQueue } from './outbound-queue.ts';
+import type { FeedNotice, FeedSink } from './replay-source.ts';
+import type { Framer, Wire } from './sink-parts.ts';
+
+export type BufferedSinkOptions = {
+  maxBacklogBytes: number;
+  /** How long a terminated stream may linger before the wire is destroyed (< 0: never). */
+  closeGraceMs: number;
+  /** Identifies the client's selection: clients with equal keys share encoded chunks (see Flusher). */
+  selectionKey?: string;
+  /** Called with the in-gateway latency (ns) of each event as it is written (benchmarks). */
+  onEventWritten?: (latencyNs: number) => void;
+};
+
+/** Text of the non-terminal `upstream_lag` warning. */
+export const LAG_MESSAGE = 'client is reading slower than events arrive; book updates conflated';
+/** Backlog under which a history reader may go on (and over which it waits for a flush). */
+const LOW_WATER = 64 * 1024;
+/** Unsent bytes the wire may hold before the connection counts as blocked. */
+export const SOCKET_BUFFER = 256 * 1024;
+
+export class BufferedSink implements FeedSink {
+  private readonly queue: OutboundQueue;
+  private readonly pendingLatency: number[] = [];
+  private opened = false;
+  private blocked = false;
+  private lagging = false;
+  private lagFrameQueued = false;
+  private ending = false;
+  private waiters: (() => void)[] = [];
+  private peak = 0;
+  closed = false;
+  onClosed: (() => void) | null = null;
+
+  constructor(
+    readonly framer: Framer,
+    private readonly wire: Wire,
+    private readonly flusher: Flusher,
+    private readonly opts: BufferedSinkOptions,
+  ) {
+    this.queue = new OutboundQueue(opts.maxBacklogBytes);
+    wire.onClose(() => this.markClosed());
+  }
+
+  /** Starts the stream (status and headers where the transport has them); queued frames follow. */
+  open(extraHeaders: Record<string, string> = {}): void {
+    this.wire.open(extraHeaders, this.framer.preamble());
+    this.opened = true;
+    this.flusher.schedule(this);
+  }
+
+  event(ev: FeedEvent): void {
+    if (this.opts.onEventWritten) this.pendingLatency.push(ev.receivedAtNs);
+    this.enqueue(this.framer.event(ev), ev.eventType === 'book' ? ev.symbol : null, ev.seq);
+  }
+
+  notice(n: FeedNotice | Record<string, unknown>): void {
+    this.enqueue(this.framer.notice(n));
+  }
+
+  /** A non-terminal error (coin_not_found, feed_stale, upstream_lag). */
+  warn(code: ErrorCode, message?: string, extra: Record<string, unknown> = {}): void {
+    this.enqueue(this.framer.warning(code, message, extra));
+  }
+
+  feedStale(coin: string, silentMs: number): void {
+    this.warn('feed_stale', `no ${coin} events for ${Math.round(silentMs / 1000)} s`, { coin });
+  }
+
+  feedRecovered(coin: string): void {
+    this.notice({ code: 'feed_recovered', message: `${coin} events are flowing again`, coin });
+  }
+
+  heartbeat(): void {
+    const hb = this.framer.heartbeat();
+    if (hb !== null && this.queue.length === 0) this.enqueue(hb);
+  }
+
+  /** Bytes queued and not yet handed to the wire. */
+  get backlogBytes(): number {
+    return this.queue.bytes;
+  }
+
+  /** The peak, since the stream opened, of queued bytes plus bytes the wire had not yet sent. */
+  get highWaterBytes(): number {
+    return this.peak;
+  }
+
+  ready(): Promise<void> | null {
+    if (this.closed || (!this.blocked && this.queue.bytes < LOW_WATER)) return null;
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Writes a terminal error (after any pending upstream_lag) and closes. */
+  terminate(code: ErrorCode, message?: string): void {
+    if (this.closed) return;
+    // An upstream_lag warning still queued goes out before the terminal error, never silently dropped.
+    const lag = this.lagFrameQueued ? this.framer.warning('upstream_lag', LAG_MESSAGE, {}) : '';
+    this.queue.clear();
+    if (!this.opened) this.open();
+    this.wire.end(lag + this.framer.terminal(code, message));
+    this.measure();
+    this.markClosed();
+    if (this.opts.closeGraceMs >= 0) setTimeout(() => this.wire.destroy(), this.opts.closeGraceMs).unref();
+  }
+
+  /** A last end-of-stream frame after everything queued, then a normal close (finite streams). */
+  finish(data: Record<string, unknown>): void {
+    if (this.closed) return;
+    this.enqueue(this.framer.end(data));
+    this.ending = true;
+  }
+
+  flush(): void {
+    if (this.closed || this.blocked || !this.opened || this.queue.length === 0) return;
+    const signature = this.opts.selectionKey === undefined ? null : this.queue.signature();
+    const chunk =
+      signature === null
+        ? this.queue.drain()
+        : this.flusher.shared(`${this.opts.selectionKey}|${signature}`, () => this.queue.drain());
+    this.queue.clear();
+    this.lagFrameQueued = false;
+    this.wire.write(chunk);
+    this.recordLatency();
+    this.measure();
+    if (this.ending) {
+      this.wire.end();
+      this.markClosed();
+      return;
+    }
+    // Blocked only when the wire holds more than SOCKET_BUFFER unsent bytes (Node's own 16 KiB
+    // mark would stall every catch-up flush); `drain` fires once it is empty again.
+    if (this.wire.bufferedBytes > SOCKET_BUFFER) {
+      this.blocked = true;
+      this.wire.onceDrain(this.onDrain);
+      return;
+    }
+    this.lagging = false;
+    this.wake();
+  }
+
+  private enqueue(text: string, conflationKey: string | null = null, seq?: number): void {
+    if (this.closed) return;
+    // The slow-client policy applies to real backpressure only: while the wire accepts writes,
+    // the queue empties on the next flush, however many events this turn fanned out.
+    if (!this.queue.push(text, conflationKey, seq) && this.blocked) this.overflow();
+    if (this.closed) return;
+    this.measure();
+    if (!this.blocked && this.opened) this.flusher.schedule(this);
+  }
+
+  private measure(): void {
+    const held = this.queue.bytes + this.wire.bufferedBytes;
+    if (held > this.peak) this.peak = held;
+  }
+
+  private overflow(): void {
+    this.queue.conflate();
+    this.pendingLatency.length = 0;
+    if (!this.lagging) {
+      this.lagging = true;
+      this.lagFrameQueued = true;
+      this.queue.push(this.framer.warning('upstream_lag', LAG_MESSAGE, {}));
+    }
+    if (this.queue.bytes > this.queue.maxBytes * 0.75) {
+      this.terminate('reconnect', 'client too slow: reconnect with Last-Event-ID to resume from the log');
+    }
+  }
+
+  private readonly onDrain = (): void => {
+    this.blocked = false;
+    if (this.queue.length > 0) this.flush();
+    else this.wake();
+  };
+
+  private recordLatency(): void {
+    const cb = this.opts.onEventWritten;
+    if (!cb || this.pendingLatency.length === 0) return;
+    const t = nowNs();
+    for (const r of this.pendingLatency) cb(t - r);
+    this.pendingLatency.length = 0;
+  }
+
+  private wake(): void {
+    if (this.blocked || this.queue.bytes >= LOW_WATER) return;
+    const w = this.waiters;
+    this.waiters = [];
+    for (const resolve of w) resolve();
+  }
+
+  private markClosed(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue.clear();
+    const w = this.waiters;
+    this.waiters = [];
+    for (const resolve of w) resolve();
+    this.onClosed?.();
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The SSE spelling of a Subscription (contracts/subscription.ts): comma lists in the query
+ * (`coin`, `event_type`, `source`), the resume position in the `Last-Event-ID` header or the
+ * `last_event_id` query value. Unknown parameters and values are refused with field details
+ * (400, validate.ts). Shared by every SSE route (unified stream, cache replay, live sessions).
+ */
+import { z } from 'zod';
+import {
+  CoinList,
+  EventTypeList,
+  SourceList,
+  StreamPositionText,
+  type Subscription,
+} from '../../contracts/subscription.ts';
+import { parseWith } from './validate.ts';
+
+const commaList = <T extends z.ZodType<unknown, string[]>>(list: T) =>
+  z
+    .string()
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
+    .pipe(list);
+
+/** The SSE query, parsed with the contract's item schemas. */
+export const SseSubscriptionQuery = z
+  .object({
+    coin: commaList(CoinList).optional(),
+    event_type: commaList(EventTypeList).optional(),
+    source: commaList(SourceList).optional(),
+    last_event_id: StreamPositionText.optional(),
+  })
+  .strict();
+
+/** The resume position of an SSE request: the `Last-Event-ID` header wins (EventSource sends it). */
+export function lastEventIdOf(
+  header: string | string[] | undefined,
+  fromQuery: number | undefined = undefined,
+): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === '') return fromQuery;
+  return parseWith(StreamPositionText, value.trim(), 'text', 'Last-Event-ID');
+}
+
+/** A Subscription from an SSE request's query and `Last-Event-ID` header. */
+export function parseSseSubscription(
+  query: unknown,
+  lastEventIdHeader: string | string[] | undefined,
+): Subscription {
+  const q = parseWith(SseSubscriptionQuery, query ?? {}, 'text');
+  const lastEventId = lastEventIdOf(lastEventIdHeader, q.last_event_id);
+  return {
+    ...(q.coin ? { coins: [...new Set(q.coin)] } : {}),
+    ...(q.event_type ? { event_types: q.event_type } : {}),
+    ...(q.source ? { sources: q.source } : {}),
+    ...(lastEventId !== undefined ? { last_event_id: lastEventId } : {}),
+  };
+}

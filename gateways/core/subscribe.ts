@@ -1,0 +1,90 @@
+/**
+ * A Subscription (what a client asked for, contracts/subscription.ts) turned into a Selection
+ * (what it will be delivered), the same for every transport:
+ * - coins are resolved against the platform's known coins, then the viewer's own published coins
+ *   (exact spelling first, then upper case); unknown ones become `coin_not_found` warnings, and
+ *   if none is known the request fails with `coin_not_found`;
+ * - sources are limited by the key's `chain:*` scopes: asking for a source outside them is 403;
+ * - the viewer (the principal's account) sees its own `stream: true` events too.
+ * `initialStale` names the selected coins already stale, so a new client hears it at once.
+ */
+import { ApiError } from '../../contracts/errors.ts';
+import type { Subscription } from '../../contracts/subscription.ts';
+import type { Nats } from '../../platform/nats.ts';
+import type { Principal } from './guard.ts';
+import type { LiveTail } from './live-tail.ts';
+import { ownsCoin } from './own-coins.ts';
+import type { Selection } from './selection.ts';
+import { viewerOf } from './visibility.ts';
+
+/** A non-terminal warning to send before the first event. */
+export type SubscribeWarning = { code: 'coin_not_found'; message: string; coin: string };
+
+export type Subscribed = {
+  selection: Selection;
+  warnings: SubscribeWarning[];
+  /** Resume after this stream sequence; null: live only. */
+  lastEventId: number | null;
+};
+
+export type SubscribeDeps = { nats: Nats; tail: LiveTail };
+
+export async function subscribe(
+  deps: SubscribeDeps,
+  request: Subscription,
+  principal: Pick<Principal, 'accountId' | 'sources'>,
+): Promise<Subscribed> {
+  const viewer = viewerOf(principal);
+  const coins = request.coins ? await resolveCoins(deps, request.coins, viewer) : null;
+  if (coins && coins.known.length === 0)
+    throw new ApiError('coin_not_found', `not tracked: ${coins.unknown.join(', ')}`);
+  return {
+    selection: {
+      coins: coins ? new Set(coins.known) : null,
+      eventTypes: request.event_types ? new Set(request.event_types) : null,
+      sources: allowedSources(request.sources ?? null, principal.sources),
+      viewer,
+    },
+    warnings: (coins?.unknown ?? []).map((coin) => ({
+      code: 'coin_not_found',
+      message: `coin ${coin} is not tracked; the stream goes on for the others`,
+      coin,
+    })),
+    lastEventId: request.last_event_id ?? null,
+  };
+}
+
+/** The selected coins (all known ones when none is named) that are stale right now. */
+export function initialStale(tail: LiveTail, selection: Selection): string[] {
+  return [...(selection.coins ?? tail.health.coins())].filter((c) => tail.health.isStale(c));
+}
+
+async function resolveCoins(
+  deps: SubscribeDeps,
+  coins: readonly string[],
+  viewer: string | null,
+): Promise<{ known: string[]; unknown: string[] }> {
+  const known: string[] = [];
+  const unknown: string[] = [];
+  for (const c of coins) {
+    const spellings = [...new Set([c, c.toUpperCase()])];
+    let hit = spellings.find((x) => deps.tail.health.knows(x));
+    for (const x of spellings) if (!hit && (await ownsCoin(deps.nats, viewer, x))) hit = x;
+    if (hit) known.push(hit);
+    else unknown.push(c);
+  }
+  return { known: [...new Set(known)], unknown };
+}
+
+/** Requested sources within what the key's chain scopes allow; asking for more is a 403. */
+function allowedSources(
+  requested: readonly string[] | null,
+  allowed: ReadonlySet<string> | null,
+): ReadonlySet<string> | null {
+  if (!allowed) return requested ? new Set(requested) : null;
+  if (!requested) return allowed;
+  const outside = requested.filter((s) => !allowed.has(s));
+  if (outside.length > 0)
+    throw new ApiError('forbidden', `this key is limited to sources ${[...allowed].join(', ')}`);
+  return new Set(requested);
+}
