@@ -7,6 +7,7 @@ import { readdirSync } from 'node:fs';
 import { parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { expectError } from '../support/http.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
 
@@ -82,22 +83,50 @@ describe('POST /data/generate', () => {
     expect(res.status).toBe(202);
     const accepted = await res.json();
     expect(res.headers.get('location')).toBe(accepted.status_url);
-    let job: Record<string, unknown> & {
+    type Job = Record<string, unknown> & {
       status: string;
       progress: { rows_done: number; rows_total: number };
       result: { manifest_hash: string } | null;
     };
-    do {
-      job = await (await fetch(accepted.status_url, { headers: { 'x-api-key': key } })).json();
-    } while (
-      job.status !== 'completed' &&
-      job.status !== 'failed' &&
-      (await new Promise((r) => setTimeout(r, 50))) === undefined
+    const job = await eventually(
+      async () => {
+        const j: Job = await (await fetch(accepted.status_url, { headers: { 'x-api-key': key } })).json();
+        return (j.status === 'completed' || j.status === 'failed') && j;
+      },
+      60_000,
+      `job ${accepted.job_id} finished`,
+      50,
     );
     expect(job.status).toBe('completed');
     expect(job.progress.rows_done).toBe(job.progress.rows_total);
     const sync = await (await generate(manifest)).json();
     expect(job.result?.manifest_hash).toBe(sync.manifest_hash);
+  });
+
+  it('hashes the manifest as sent: key order, whitespace and explicit defaults change nothing', async () => {
+    const mcpKey = (await stack.accounts.key('pro', { scopes: ['mcp'] })).key;
+    const hashOfText = async (text: string) => {
+      const res = await fetch(`${stack.http.url}/mcp/config/validate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': mcpKey },
+        body: text,
+      });
+      expect(res.status).toBe(200);
+      const out = await res.json();
+      expect(out.valid).toBe(true);
+      return out.hash as string;
+    };
+    const compact = '{"config":{"symbol":"BTC","seed":7},"duration_seconds":300}';
+    const hash = await hashOfText(compact);
+    expect(hash).toMatch(/^sha256:[0-9a-f]{64}$/);
+    for (const text of [
+      '{\n  "config": {\n    "symbol": "BTC",\n    "seed": 7\n  },\n  "duration_seconds": 300\n}\n',
+      ' \t{ "duration_seconds" :300 ,\r\n"config" : { "seed" : 7 , "symbol":"BTC" } }\r\n ',
+      '{"config":{"symbol":"BTC","seed":7,"tick_size":0.1},"duration_seconds":300}',
+    ])
+      expect(await hashOfText(text), JSON.stringify(text)).toBe(hash);
+    // Control: the same text with one value changed hashes differently.
+    expect(await hashOfText(compact.replace('"seed":7', '"seed":8'))).not.toBe(hash);
   });
 
   it.each([

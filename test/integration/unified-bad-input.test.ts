@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../../contracts/streams.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { nowUs, publishEvents } from '../../producers/publish.ts';
+import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
@@ -20,7 +21,7 @@ beforeAll(async () => {
   nats = await startTestNats();
   gw = await startTestGateway(nats.url);
   const p = publishAtRate(gw.nats.js, ['BTC', 'ETH'], 2_000);
-  await new Promise((r) => setTimeout(r, 300));
+  await eventually(() => p.published() >= 500, 20_000, '500 events published');
   await p.stop();
   lastSeq = (await gw.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
 });

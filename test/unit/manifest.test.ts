@@ -129,8 +129,9 @@ describe('manifest: hash', () => {
     expect(hashOf(minimal)).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
-  it('is the same whatever the key order, whitespace or explicit defaults', () => {
-    const reordered = JSON.parse('{ "duration_seconds" : 600,\n  "config": {"symbol":"BTC"} }');
+  // Whitespace of the text a user sends: generation-http.test.ts (over HTTP, before any parsing).
+  it('is the same whatever the key order or explicit defaults', () => {
+    const reordered = { duration_seconds: 600, config: { symbol: 'BTC' } };
     const explicit = {
       duration_seconds: 600,
       config: {
