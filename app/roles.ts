@@ -1,7 +1,8 @@
 /**
  * Process roles. `all` (what `npm start` runs) is every role in one process; the others run one
- * role each for scale-out: `gateway unified --region us|jp`, `gateway http`, `producer sim`, `worker`,
- * `producer connector --venue binance|hyperliquid --symbols A,B`.
+ * role each for scale-out: `gateway unified --region us|jp`, `gateway jsonrpc --region us|jp`,
+ * `gateway http`, `producer sim`, `worker`, `producer connector --venue binance|hyperliquid --symbols A,B`.
+ * `all` runs the US and JP edges of every transport.
  */
 import type { Config } from '../platform/config.ts';
 import type { Stoppable } from '../platform/lifecycle.ts';
@@ -10,6 +11,7 @@ import type { Nats } from '../platform/nats.ts';
 import { type ConnectorArgs, startConnectorProducer } from './connector.ts';
 import { startEdgeGuard } from './edge-guard.ts';
 import { startHttpGateway } from './http-gateway.ts';
+import { startJsonRpcGateway } from './jsonrpc-gateway.ts';
 import { startSimProducer } from './sim-producer.ts';
 import { setupStreams } from './streams.ts';
 import { type Region, startUnifiedGateway } from './unified-gateway.ts';
@@ -18,6 +20,7 @@ import { startWorker } from './worker.ts';
 export type Role =
   | 'all'
   | 'gateway-unified'
+  | 'gateway-jsonrpc'
   | 'gateway-http'
   | 'producer-sim'
   | 'producer-connector'
@@ -46,11 +49,21 @@ export async function startRole(
       ];
       const us = await startUnifiedGateway(nats, config, log, 'us', edge);
       usAddress = us.address;
-      return [...parts, us, await startUnifiedGateway(nats, config, log, 'jp', edge)];
+      return [
+        ...parts,
+        us,
+        await startUnifiedGateway(nats, config, log, 'jp', edge),
+        await startJsonRpcGateway(nats, config, log, 'us', edge),
+        await startJsonRpcGateway(nats, config, log, 'jp', edge),
+      ];
     }
     case 'gateway-unified': {
       const edge = await startEdgeGuard(nats, config, log);
       return [edge.part, await startUnifiedGateway(nats, config, log, region, edge)];
+    }
+    case 'gateway-jsonrpc': {
+      const edge = await startEdgeGuard(nats, config, log);
+      return [edge.part, await startJsonRpcGateway(nats, config, log, region, edge)];
     }
     case 'gateway-http': {
       const edge = await startEdgeGuard(nats, config, log);

@@ -27,6 +27,8 @@ export const KV_BUCKETS = {
   leases: 'leases',
   /** `<account_id>.<batch_id>` → the state of a `stream: true` publish (written once, kept). */
   publishedBatches: 'published_batches',
+  /** `<key_id>.<slot>` → a JSON-RPC polling filter and its cursor (expires unpolled: bucket max age). */
+  jsonrpcFilters: 'jsonrpc_filters',
   /** `incident.<id>` / `maintenance.<id>` → the record projected from `STATUS`. */
   status: 'status',
 } as const;

@@ -1,4 +1,5 @@
 /** KV buckets (read models projected from the streams), created idempotently. Values are MessagePack. */
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { KV_BUCKETS } from '../contracts/streams.ts';
 import { decode, encode } from './codec.ts';
@@ -15,6 +16,12 @@ export type Bucket<T> = {
 
 const DAY_MS = 86_400_000;
 
+/** Whether a KV write failed because the key's revision was not the one expected (compare-and-swap lost). */
+export const isRevisionConflict = (err: unknown): boolean =>
+  err instanceof JetStreamApiError &&
+  (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
+    err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+
 export async function openBucket<T>(
   nats: Nats,
   name: string,
@@ -22,6 +29,7 @@ export async function openBucket<T>(
 ): Promise<Bucket<T>> {
   const kv = await new Kvm(nats.js).create(name, {
     history: opts.history ?? 1,
+    replicas: nats.replicas ?? 1,
     ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),
   });
   return {

@@ -4,9 +4,10 @@
  * is correct only if every bucket is full and the window empty by then: the max age is checked
  * against the tiers.
  */
-import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { TIERS, tierBuckets, tierWindow } from '../../../contracts/limits.ts';
+import { isRevisionConflict } from '../../../platform/kv.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import { LeaseConflictError, type LeaseStore } from './lease-store.ts';
 
@@ -41,16 +42,11 @@ export class LeaseBucketMaxAgeError extends Error {
   }
 }
 
-const isConflict = (err: unknown): boolean =>
-  err instanceof JetStreamApiError &&
-  (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
-    err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
-
 /** Opens the KV bucket, creating it (history 1, max age) if missing; safe from many processes at once. */
 export async function openKvLeaseStore(nats: Nats, opts: KvLeaseStoreOptions): Promise<LeaseStore> {
   const js = jetstream(nats.nc, { timeout: opts.timeoutMs });
   const kvm = new Kvm(js);
-  const config = { history: 1, ttl: opts.maxAgeMs, timeout: opts.timeoutMs };
+  const config = { history: 1, ttl: opts.maxAgeMs, timeout: opts.timeoutMs, replicas: nats.replicas ?? 1 };
   // Two processes creating it at once: the loser's create fails or sees it; the second try opens it.
   const kv = await kvm.create(opts.bucket, config).catch(() => kvm.create(opts.bucket, config));
   const { ttl } = await kv.status();
@@ -59,7 +55,7 @@ export async function openKvLeaseStore(nats: Nats, opts: KvLeaseStoreOptions): P
   const mapConflict =
     (key: string) =>
     (err: unknown): never => {
-      throw isConflict(err) ? new LeaseConflictError(key) : err;
+      throw isRevisionConflict(err) ? new LeaseConflictError(key) : err;
     };
   return {
     async get(key) {

@@ -1,0 +1,58 @@
+/** The JSON-RPC edge of one region: its live tail, the latest-state view, the filter store and its listener. */
+
+import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
+import type { Guard } from '../gateways/core/guard.ts';
+import { LatestState } from '../gateways/core/latest-state.ts';
+import { LiveTail } from '../gateways/core/live-tail.ts';
+import { buildJsonRpcApp } from '../gateways/jsonrpc/app.ts';
+import { FilterStore } from '../gateways/jsonrpc/filter-store.ts';
+import type { Config } from '../platform/config.ts';
+import type { Stoppable } from '../platform/lifecycle.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
+import { tlsOptions } from '../platform/tls.ts';
+import type { EdgeStatus } from './edge-status.ts';
+import type { Region } from './unified-gateway.ts';
+
+export async function startJsonRpcGateway(
+  nats: Nats,
+  config: Config,
+  log: Logger,
+  region: Region,
+  edge: { guard: Guard; status: EdgeStatus },
+): Promise<Stoppable & { address: string }> {
+  // One tail per edge for now; the process-wide tail shared by every edge replaces it (issue 9, part 1).
+  const tail = await LiveTail.start(nats, log, {
+    name: `jsonrpc-${region}`,
+    ringSize: config.SSE_RING_SIZE,
+    staleAfterMs: config.SSE_FEED_STALE_MS,
+    expectedCoins: config.COINS,
+  });
+  const latest = await LatestState.start(nats, tail, log);
+  const filters = await FilterStore.open(nats, config.JSONRPC_FILTER_TTL_S * 1_000);
+  const rpc = buildJsonRpcApp({
+    config,
+    nats,
+    tail,
+    latest,
+    filters,
+    guard: edge.guard,
+    log,
+    region,
+    tls: await tlsOptions(config),
+  });
+  const detachStatus = attachEdgeStatus(rpc.app, edge.status, { region, transport: 'jsonrpc' });
+  const port = region === 'us' ? config.JSONRPC_PORT_US : config.JSONRPC_PORT_JP;
+  const address = await rpc.app.listen({ host: config.HOST, port });
+  log.info({ region, url: address }, 'json-rpc listening');
+  return {
+    address,
+    name: `jsonrpc-${region}`,
+    async stop() {
+      detachStatus();
+      await rpc.shutdown();
+      latest.stop();
+      tail.stop();
+    },
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * Polling filters in NATS KV (bucket `jsonrpc_filters`), so that any replica answers the next poll.
+ * One entry per live filter under `<key_id>.<slot>`: what it selects, whose events it may see, and
+ * its cursor (the last stream sequence a poll has examined).
+ *
+ * Invariants:
+ * - A key has at most `cap` live filters across every replica: a filter takes a free slot in
+ *   [0, cap) with an atomic create, so two replicas never take the same slot.
+ * - A poll returns the events after the cursor and moves the cursor with a compare-and-swap on the
+ *   entry's revision. Two polls of one filter at once (two replicas) cannot both win: the loser
+ *   reads again from the winner's cursor. So the polls of a filter see every event once: no gap,
+ *   no duplicate.
+ * - A filter not polled for `ttlMs` is gone: the bucket's max age removes the entry (each poll
+ *   rewrites it), and a read of an entry older than that answers "not found" before the server
+ *   has removed it.
+ * The filter id is `0x` + the slot (4 hex digits) + 24 random hex digits; a stale id never reaches
+ * a newer filter in the same slot.
+ */
+import { randomBytes } from 'node:crypto';
+import type { KV } from '@nats-io/kv';
+import { ApiError } from '../../contracts/errors.ts';
+import { FILTER_ID } from '../../contracts/jsonrpc.ts';
+import { KV_BUCKETS } from '../../contracts/streams.ts';
+import { decode, encode } from '../../platform/codec.ts';
+import { isRevisionConflict, openBucket } from '../../platform/kv.ts';
+import type { Nats } from '../../platform/nats.ts';
+
+/** A polling filter as stored. Lists are null for "any"; `viewer` is the account whose own events it sees. */
+export type StoredFilter = {
+  id: string;
+  coins: string[] | null;
+  event_types: string[] | null;
+  sources: string[] | null;
+  viewer: string | null;
+  /** Last stream sequence examined: the next poll returns events after it. */
+  cursor: number;
+  /** Unix ms of the last poll (or of the install). */
+  polled_at_ms: number;
+};
+
+/** Reads the events after a filter's cursor; `reached` is its next cursor. */
+export type ReadAfter<E> = (f: StoredFilter) => Promise<{ events: E[]; reached: number }>;
+
+const MAX_POLL_ATTEMPTS = 8;
+const slotOf = (id: string): number => Number.parseInt(id.slice(2, 6), 16);
+
+export class FilterStore {
+  private constructor(
+    private readonly kv: KV,
+    private readonly ttlMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  static async open(nats: Nats, ttlMs: number, now: () => number = Date.now): Promise<FilterStore> {
+    const bucket = await openBucket(nats, KV_BUCKETS.jsonrpcFilters, { ttlMs });
+    return new FilterStore(bucket.raw, ttlMs, now);
+  }
+
+  /** Installs a filter in a free slot of `keyId`; -32005 when all `cap` slots are live. */
+  async install(
+    keyId: string,
+    cap: number,
+    filter: Omit<StoredFilter, 'id' | 'polled_at_ms'>,
+  ): Promise<string> {
+    const used = new Set<number>();
+    for await (const k of await this.kv.keys(`${keyId}.*`)) used.add(Number(k.slice(keyId.length + 1)));
+    for (let slot = 0; slot < cap; slot++) {
+      if (used.has(slot)) continue;
+      const id = `0x${slot.toString(16).padStart(4, '0')}${randomBytes(12).toString('hex')}`;
+      try {
+        await this.kv.create(`${keyId}.${slot}`, encode({ ...filter, id, polled_at_ms: this.now() }));
+        return id;
+      } catch (err) {
+        if (!isRevisionConflict(err)) throw err;
+        // Another replica took this slot meanwhile: try the next one.
+      }
+    }
+    throw new ApiError(
+      'subscription_limit',
+      `this key already has ${used.size} live filters (the cap of its tier is ${cap}); uninstall one or let it expire`,
+      { limit: cap },
+    );
+  }
+
+  /** The events after the filter's cursor, moving the cursor past them (see the invariants). */
+  async poll<E>(keyId: string, id: string, read: ReadAfter<E>): Promise<E[]> {
+    for (let attempt = 0; attempt < MAX_POLL_ATTEMPTS; attempt++) {
+      const { filter, revision } = await this.get(keyId, id);
+      const { events, reached } = await read(filter);
+      const next: StoredFilter = {
+        ...filter,
+        cursor: Math.max(filter.cursor, reached),
+        polled_at_ms: this.now(),
+      };
+      try {
+        await this.kv.update(this.keyOf(keyId, id), encode(next), revision);
+        return events;
+      } catch (err) {
+        if (!isRevisionConflict(err)) throw err;
+      }
+    }
+    throw new ApiError('conflict', `filter ${id} is being polled elsewhere at the same time; poll again`);
+  }
+
+  /** Removes the filter; false when there was none (unknown or expired), as `eth_uninstallFilter` answers. */
+  async uninstall(keyId: string, id: string): Promise<boolean> {
+    try {
+      const { revision } = await this.get(keyId, id);
+      await this.kv.delete(this.keyOf(keyId, id), { previousSeq: revision });
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'not_found') return false;
+      if (isRevisionConflict(err)) return false;
+      throw err;
+    }
+  }
+
+  private keyOf(keyId: string, id: string): string {
+    return `${keyId}.${slotOf(id)}`;
+  }
+
+  private async get(keyId: string, id: string): Promise<{ filter: StoredFilter; revision: number }> {
+    const notFound = () =>
+      new ApiError('not_found', `filter ${id} not found: unknown, uninstalled or expired`);
+    if (!FILTER_ID.test(id)) throw notFound();
+    const entry = await this.kv.get(this.keyOf(keyId, id));
+    if (entry?.operation !== 'PUT' || entry.value.length === 0) throw notFound();
+    const filter = decode<StoredFilter>(entry.value);
+    if (filter.id !== id || this.now() - filter.polled_at_ms > this.ttlMs) throw notFound();
+    return { filter, revision: entry.revision };
+  }
+}

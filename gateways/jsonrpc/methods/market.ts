@@ -1,0 +1,117 @@
+/**
+ * Market state from the latest-state view (no NATS round trip): `md_coins`, `md_midPrice`,
+ * `md_l2Book`. A coin the feed does not track is -32003; a tracked coin with no book yet from the
+ * sources the key may read, or the view while NATS is unreachable (it may be stale), is -32004.
+ * Without `source`, the most recent book among the readable sources answers. Each book's answer is
+ * encoded once and shared by every call that reads it.
+ */
+import { ApiError } from '../../../contracts/errors.ts';
+import { MAX_BOOK_DEPTH, type ParamsOf } from '../../../contracts/jsonrpc.ts';
+import type { FeedEvent } from '../../core/feed-event.ts';
+import { fieldsOf } from '../../core/latest-state.ts';
+import { platformCoin, readableSources, trackedCoin } from '../coins.ts';
+import { type CallContext, type EdgeDeps, type Json, toJson } from '../context.ts';
+
+const midCache = new WeakMap<FeedEvent, Json>();
+const fullBookCache = new WeakMap<FeedEvent, Json>();
+
+function midPriceOf(ev: FeedEvent): Json {
+  let json = midCache.get(ev);
+  if (!json) {
+    const f = fieldsOf(ev);
+    json = toJson({
+      coin: ev.symbol,
+      source: ev.source,
+      mid_price: f.mid_price,
+      best_bid: f.best_bid,
+      best_ask: f.best_ask,
+      spread_bps: f.spread_bps,
+      seq: ev.seq,
+      timestamp_ms: f.timestamp_ms,
+    });
+    midCache.set(ev, json);
+  }
+  return json;
+}
+
+function bookOf(ev: FeedEvent, depth: number): Json {
+  const f = fieldsOf(ev);
+  const whole = depth >= f.bids.length && depth >= f.asks.length;
+  const cached = whole ? fullBookCache.get(ev) : undefined;
+  if (cached) return cached;
+  const json = toJson({
+    coin: ev.symbol,
+    source: ev.source,
+    seq: ev.seq,
+    timestamp_ms: f.timestamp_ms,
+    best_bid: f.best_bid,
+    best_ask: f.best_ask,
+    mid_price: f.mid_price,
+    spread_bps: f.spread_bps,
+    bids: whole ? f.bids : f.bids.slice(0, depth),
+    asks: whole ? f.asks : f.asks.slice(0, depth),
+  });
+  if (whole) fullBookCache.set(ev, json);
+  return json;
+}
+
+export function marketMethods(deps: EdgeDeps) {
+  /** The newest readable book of `coin` (or of `source`), or -32003 / -32004. */
+  async function latestBook(coin: string, source: string | undefined, ctx: CallContext): Promise<FeedEvent> {
+    if (!deps.latest.available())
+      throw new ApiError('feed_unavailable', 'the market data log is unreachable; retry shortly');
+    const tracked = platformCoin(deps, coin) ?? (await trackedCoin(deps, coin, ctx.principal));
+    const sources = readableSources(source ? [source] : null, ctx.principal);
+    let best: FeedEvent | null = null;
+    for (const [src, state] of deps.latest.sourcesOf(tracked))
+      if (state.book && (!sources || sources.has(src)) && (!best || state.book.seq > best.seq))
+        best = state.book;
+    if (!best)
+      throw new ApiError(
+        'feed_unavailable',
+        `no book yet for ${tracked}${source ? ` from ${source}` : ''}; the feed has not published one`,
+        { coin: tracked, ...(source ? { source } : {}) },
+      );
+    return best;
+  }
+
+  return {
+    md_coins: (_: ParamsOf<'md_coins'>, ctx: CallContext): Json => {
+      const allowed = ctx.principal.sources;
+      const coins = new Set([...deps.tail.health.coins(), ...[...deps.latest.entries()].map(([c]) => c)]);
+      const out = [];
+      for (const coin of [...coins].sort()) {
+        const sources = [];
+        let published = false;
+        for (const [source, state] of deps.latest.sourcesOf(coin)) {
+          published = true;
+          if (allowed && !allowed.has(source)) continue;
+          const times = [state.book, state.trade].map((ev) => (ev ? fieldsOf(ev).timestamp_ms : null));
+          const last = Math.max(...times.map((t) => t ?? -1));
+          sources.push({ source, last_event_ms: last < 0 ? null : last });
+        }
+        if (published && sources.length === 0) continue;
+        sources.sort((a, b) => a.source.localeCompare(b.source));
+        const last = Math.max(-1, ...sources.map((s) => s.last_event_ms ?? -1));
+        out.push({ coin, sources, last_event_ms: last < 0 ? null : last });
+      }
+      return toJson(out);
+    },
+
+    md_midPrice: async (p: ParamsOf<'md_midPrice'>, ctx: CallContext): Promise<Json> =>
+      midPriceOf(await latestBook(p.coin, p.source, ctx)),
+
+    md_l2Book: async (p: ParamsOf<'md_l2Book'>, ctx: CallContext): Promise<Json> => {
+      if (p.depth !== undefined && p.depth > MAX_BOOK_DEPTH)
+        throw new ApiError(
+          'snapshot_too_large',
+          `depth ${p.depth} is over ${MAX_BOOK_DEPTH} levels per side`,
+          {
+            field: 'depth',
+            limit: MAX_BOOK_DEPTH,
+          },
+        );
+      return bookOf(await latestBook(p.coin, p.source, ctx), p.depth ?? MAX_BOOK_DEPTH);
+    },
+  };
+}

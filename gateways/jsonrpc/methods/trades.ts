@@ -1,0 +1,75 @@
+/**
+ * `md_trades [coin, start_ms, end_ms, limit?]`: the coin's trades with start_ms ≤ timestamp_ms ≤
+ * end_ms, read from the log in the order they were stored, at most `limit` (`truncated` says more
+ * were there: narrow the range to page). -32008 when end is before start, the range is wider than
+ * the configured cap, or it starts before what the log retains.
+ *
+ * The log is positioned by its own store time: a trade is stored after its event time, and at most
+ * `tradesSkewMs` after it, so reading what was stored in [start_ms − 1 s, end_ms + skew] finds every
+ * trade of the range (the second of margin absorbs clock differences between hosts).
+ */
+import { ApiError } from '../../../contracts/errors.ts';
+import { type ParamsOf, TRADES_DEFAULT_LIMIT } from '../../../contracts/jsonrpc.ts';
+import { STREAMS } from '../../../contracts/streams.ts';
+import type { FeedEvent } from '../../core/feed-event.ts';
+import { fieldsOf } from '../../core/latest-state.ts';
+import { eventsStoredBetween } from '../../core/log-range.ts';
+import { viewerOf } from '../../core/visibility.ts';
+import { readableSources, trackedCoin } from '../coins.ts';
+import type { CallContext, EdgeDeps, Json } from '../context.ts';
+
+const CLOCK_MARGIN_MS = 1_000;
+
+export function tradeMethods(deps: EdgeDeps) {
+  const { settings } = deps;
+
+  /** The earliest time the log still holds, Unix ms: its age limit, or later when it has dropped messages. */
+  async function retainedFromMs(): Promise<number> {
+    const { state } = await deps.nats.jsm.streams.info(STREAMS.MD);
+    const byAge = Date.now() - settings.retentionMs;
+    return state.first_seq > 1 ? Math.max(byAge, Date.parse(state.first_ts)) : byAge;
+  }
+
+  return {
+    md_trades: async (p: ParamsOf<'md_trades'>, ctx: CallContext): Promise<Json> => {
+      const range = (message: string, extra: Record<string, unknown> = {}) =>
+        new ApiError('invalid_time_range', message, { start_ms: p.start_ms, end_ms: p.end_ms, ...extra });
+      if (p.end_ms < p.start_ms) throw range('end_ms is before start_ms');
+      if (p.end_ms - p.start_ms > settings.tradesMaxRangeMs)
+        throw range(`the range is wider than ${settings.tradesMaxRangeMs} ms`, {
+          max_range_ms: settings.tradesMaxRangeMs,
+        });
+      const coin = await trackedCoin(deps, p.coin, ctx.principal);
+      const retainedFrom = await retainedFromMs();
+      if (p.start_ms < retainedFrom)
+        throw range(`start_ms is before the oldest trade retained (${retainedFrom})`, {
+          retained_from_ms: retainedFrom,
+        });
+
+      const limit = p.limit ?? TRADES_DEFAULT_LIMIT;
+      const trades: FeedEvent[] = [];
+      const selection = {
+        coins: new Set([coin]),
+        eventTypes: new Set(['trade']),
+        sources: readableSources(null, ctx.principal),
+        viewer: viewerOf(ctx.principal),
+      };
+      await eventsStoredBetween(
+        deps.nats,
+        selection,
+        p.start_ms - CLOCK_MARGIN_MS,
+        p.end_ms + settings.tradesSkewMs,
+        (ev) => {
+          const t = fieldsOf(ev).timestamp_ms;
+          if (t !== null && t >= p.start_ms && t <= p.end_ms) trades.push(ev);
+          return trades.length <= limit;
+        },
+        ctx.signal,
+      );
+      const truncated = trades.length > limit;
+      const list = (truncated ? trades.slice(0, limit) : trades).map((t) => t.json).join(',');
+      const head = JSON.stringify({ coin, start_ms: p.start_ms, end_ms: p.end_ms, truncated });
+      return `${head.slice(0, -1)},"trades":[${list}]}` as Json;
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * `POST /`: JSON-RPC 2.0, one call or a batch, for every tier (`x-api-key`).
+ *
+ * Order: the guard admits the request (a failure of the whole request is the real HTTP status with
+ * a JSON-RPC error body: see app.ts) → the body is decoded (-32700, -32600 for an empty batch,
+ * -32006 over 100 calls, each HTTP 200) → every further call of a batch takes one more token of the
+ * key (batch-charge.ts: calls past its tokens are -32000 with `retry_after`, never run) → the calls
+ * run independently and at once, and their answers go back in request order. A body of
+ * notifications only is 204. The body is read as text so that malformed JSON is -32700, not 400.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ApiError } from '../../contracts/errors.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { chargeBatch } from '../core/batch-charge.ts';
+import { type Guard, type GuardRequest, rateLimitHeaders } from '../core/guard.ts';
+import {
+  decodeBody,
+  encodeResult,
+  errorResponse,
+  type JsonRpcId,
+  readCall,
+} from '../core/jsonrpc-envelope.ts';
+import { CallScope, callError } from './call-scope.ts';
+import type { CallContext } from './context.ts';
+import { type MethodTable, runCall } from './methods/index.ts';
+
+export type RpcRouteDeps = {
+  guard: Guard;
+  region: 'us' | 'jp';
+  methods: MethodTable;
+  callTimeoutMs: number;
+  log: Logger;
+};
+
+const encodeError = (id: JsonRpcId, err: ApiError, requestId: string): string =>
+  JSON.stringify(errorResponse(id, err, requestId));
+
+const sendJson = (reply: FastifyReply, body: string) =>
+  reply.type('application/json; charset=utf-8').send(body);
+
+export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void {
+  app.register(async (scope) => {
+    // Scoped to this plugin: the body stays text whatever its content type.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+    scope.post('/', async (req, reply) => {
+      const guardRequest: GuardRequest = {
+        surface: 'jsonrpc',
+        region: deps.region,
+        headers: req.headers,
+        query: {},
+        requestId: req.id,
+        clientIp: req.ip,
+        capability: null,
+        stream: false,
+      };
+      const principal = await deps.guard.admit(guardRequest);
+      if (principal.rateLimit) reply.headers(rateLimitHeaders(principal.rateLimit));
+      const decoded = decodeBody(typeof req.body === 'string' ? req.body : '');
+      if (!decoded.ok) return sendJson(reply, encodeError(null, decoded.error, req.id));
+
+      // The admission above paid for the first call; each further one is admitted again.
+      const charge = await chargeBatch(decoded.items.length, async () => {
+        (await deps.guard.admit(guardRequest)).release();
+      });
+      const calls = new CallScope(principal, deps.callTimeoutMs);
+      const ctx: CallContext = {
+        principal,
+        requestId: req.id,
+        get signal() {
+          return calls.signal;
+        },
+      };
+      const answer = async (item: unknown, i: number): Promise<string | null> => {
+        const call = readCall(item);
+        if ('error' in call) return encodeError(call.id, call.error, req.id);
+        try {
+          if (i >= charge.admitted && charge.refusal) throw charge.refusal;
+          calls.assertLive();
+          const result = runCall(deps.methods, call, ctx);
+          const json = typeof result === 'string' ? result : await calls.race(result);
+          return call.notification ? null : encodeResult(call.id, json);
+        } catch (e) {
+          const err = callError(e);
+          if (err.row.http >= 500 && err.code !== 'upstream_timeout' && err.code !== 'feed_unavailable')
+            req.log.error({ err: e, method: call.method }, 'json-rpc call failed');
+          return call.notification ? null : encodeError(call.id, err, req.id);
+        }
+      };
+      let answers: (string | null)[];
+      try {
+        answers = await Promise.all(decoded.items.map(answer));
+      } finally {
+        calls.end();
+        principal.release();
+      }
+      const parts = answers.filter((a): a is string => a !== null);
+      if (parts.length === 0) return reply.code(204).send();
+      return sendJson(reply, decoded.batch ? `[${parts.join(',')}]` : (parts[0] as string));
+    });
+  });
+}
