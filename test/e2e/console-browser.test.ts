@@ -103,7 +103,7 @@ async function distinctColours(page: Page, png: Buffer): Promise<number> {
     const data = ctx.getImageData(0, 0, c.width, c.height).data;
     const seen = new Set<number>();
     for (let i = 0; i < data.length; i += 16)
-      seen.add((data[i] << 16) | (data[i + 1] << 8) | (data[i + 2] as number));
+      seen.add(((data[i] ?? 0) << 16) | ((data[i + 1] ?? 0) << 8) | (data[i + 2] ?? 0));
     return seen.size;
   }, png.toString('base64'));
 }

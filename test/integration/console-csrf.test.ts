@@ -110,7 +110,10 @@ it('refuses a state-changing request on the cookie without its CSRF token, and n
 
 it("refuses a browser's cross-site request even with valid credentials", async () => {
   const { cookie, csrf } = await cookieSession();
-  for (const headers of [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }])
+  for (const headers of [{ origin: 'https://evil.example' }, { 'sec-fetch-site': 'cross-site' }] as Record<
+    string,
+    string
+  >[])
     await expectError(
       await fetch(api('/keys'), {
         method: 'POST',
