@@ -193,18 +193,21 @@ describe('cache lifecycle', () => {
       row_count: '400',
     });
 
-    const first = (await replay(cacheKey, undefined, 150)).filter((m) => m.event === 'message');
+    // The first connection is cut after 150 events (whatever else was in flight is not read), the
+    // second resumes from the last one read: it must deliver the remaining 250, no more, no less.
+    const first = (await replay(cacheKey, undefined, 150)).filter((m) => m.event === 'message').slice(0, 150);
+    expect(first).toHaveLength(150);
     const resumeFrom = Number(first.at(-1)?.id);
     const rest = await replay(cacheKey, resumeFrom);
     expect(rest.at(-1)).toMatchObject({ event: 'end' });
-    const ids = [...first, ...rest.filter((m) => m.event === 'message')].map((m) => Number(m.id));
+    const resumed = rest.filter((m) => m.event === 'message');
+    expect(resumed).toHaveLength(400 - 150);
+    const ids = [...first, ...resumed].map((m) => Number(m.id));
     expect(ids).toEqual(Array.from({ length: 400 }, (_, i) => manifest.first_seq + i));
-    const replayed = rest
-      .filter((m) => m.event === 'message')
-      .map((m) => {
-        const { seq: _s, ...ev } = JSON.parse(m.data);
-        return ev;
-      });
+    const replayed = resumed.map((m) => {
+      const { seq: _s, ...ev } = JSON.parse(m.data);
+      return ev;
+    });
     expect(replayed).toEqual(simulated.slice(400 - replayed.length));
 
     expect((await req('DELETE', `/mcp/caches/${cacheKey}`)).status).toBe(200);
