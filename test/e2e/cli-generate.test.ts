@@ -51,7 +51,7 @@ it('submits a job, downloads and verifies the artifact, prints the manifest hash
   expect(again.code, again.stderr).toBe(0);
   expect(again.stdout).toContain(`manifest_hash ${result.manifest_hash}`);
   expect(again.stdout + again.stderr).not.toContain(key);
-});
+}, 180_000);
 
 it('draws a job progress bar and a byte progress bar in colour on a terminal', async () => {
   const out = join(dir, 'tty.parquet');
@@ -86,4 +86,4 @@ it('fails with the error body’s code and request id and a scriptable exit code
   });
   expect(wrongKey.code).toBe(3);
   expect(wrongKey.stderr).toMatch(/invalid_key/);
-});
+}, 180_000); // four CLI processes, each starting tsx on a shared machine
