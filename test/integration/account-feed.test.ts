@@ -10,6 +10,7 @@ import { LiveTail } from '../../gateways/core/live-tail.ts';
 import { replayStats } from '../../gateways/core/replay-source.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { nowUs, publishEvents } from '../../producers/publish.ts';
+import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { trade } from '../support/publisher.ts';
 import { openSse, type SseMessage, type SseStream } from '../support/sse.ts';
@@ -133,9 +134,12 @@ describe("an account's own events on the unified stream", () => {
     expect(theirs.got.map((e) => e.seq)).toEqual(
       mine.got.filter((e) => e.source !== 'binance').map((e) => e.seq),
     );
-    const deadline = Date.now() + 10_000;
-    while (!theirsFiltered.got.some((e) => e.trade_id === last) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 5));
+    await eventually(
+      () => theirsFiltered.got.some((e) => e.trade_id === last),
+      10_000,
+      `platform event ${last} on the filtered stream`,
+      5,
+    );
     theirsFiltered.stream.abort();
     expect(forgedIn(theirsFiltered)).toEqual([]);
     expect(replayStats[via]).toBe(resumedBefore + 3);
@@ -171,8 +175,7 @@ describe("an account's own events on the unified stream", () => {
     // Its owner may filter by it (any spelling); to another account it does not exist.
     const own = await read(owner.key, undefined, '?coin=btcusdt');
     await publishForged();
-    const deadline = Date.now() + 10_000;
-    while (forgedIn(own).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => forgedIn(own).length > 0, 10_000, "the owner's own BTCUSDT print", 5);
     own.stream.abort();
     expect(forgedIn(own)).toHaveLength(1);
   });

@@ -7,6 +7,7 @@ import { STREAMS } from '../../contracts/streams.ts';
 import { replayStats } from '../../gateways/core/replay-source.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { nowUs, type Outgoing, publishEvents } from '../../producers/publish.ts';
+import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate, trade } from '../support/publisher.ts';
@@ -25,8 +26,6 @@ afterAll(async () => {
   await nats?.cleanup();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 it('catches up 50,000 stored events and joins the live tail without gap or duplicate', async () => {
   const log = createLogger('silent');
   const history = 50_000;
@@ -37,7 +36,7 @@ it('catches up 50,000 stored events and joins the live tail without gap or dupli
     await publishEvents(gw.nats.js, batch, log);
   }
   const live = publishAtRate(gw.nats.js, ['BTC', 'ETH'], 1_000);
-  await sleep(200);
+  await eventually(() => live.published() >= 100, 10_000, '100 live events published');
 
   const ids: number[] = [];
   const fromStreamBefore = replayStats.fromStream;
@@ -46,11 +45,15 @@ it('catches up 50,000 stored events and joins the live tail without gap or dupli
   });
   expect(stream.status).toBe(200);
   // Keep publishing while the client is on the catch-up consumer and through the handover.
-  while ((ids[ids.length - 1] ?? 0) < history + 500) await sleep(20);
-  await sleep(500);
+  await eventually(
+    () => (ids.at(-1) ?? 0) >= history + 1_000,
+    60_000,
+    `the client past ${history + 1_000} (the live tail)`,
+    20,
+  );
   await live.stop();
   const { last_seq } = (await gw.nats.jsm.streams.info(STREAMS.MD)).state;
-  while (ids[ids.length - 1] !== last_seq) await sleep(20);
+  await eventually(() => ids.at(-1) === last_seq, 20_000, `the client at the last sequence ${last_seq}`, 20);
   stream.abort();
 
   expect(replayStats.fromStream - fromStreamBefore).toBe(1);
