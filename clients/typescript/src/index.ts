@@ -7,6 +7,13 @@ export { ConsoleClient, type CreatedKey, type KeyView, type Session } from './co
 export { errorFromResponse, isMdpError, MdpError, type MdpErrorCode } from './errors.ts';
 export type { Download } from './http.ts';
 export {
+  JsonRpcClient,
+  type JsonRpcClientOptions,
+  JsonRpcError,
+  JsonRpcErrorCode,
+  type ParamsInput,
+} from './jsonrpc.ts';
+export {
   GenerationJob,
   SimulationClient,
   type SimulationClientOptions,

@@ -39,8 +39,27 @@ export type NormalizeResult = {
   published?: number;
 };
 
+/** One cache in `GET /mcp/caches/stats`. */
+export type CacheSummary = {
+  cache_key: string;
+  source: string;
+  symbol: string;
+  events: number;
+  first_timestamp_ms: number;
+  last_timestamp_ms: number;
+  raw_json_bytes: number;
+  stored_bytes: number;
+  compression_ratio: number | null;
+  created_at: string;
+};
+
 export type CacheStats = {
-  caches: Record<string, unknown>[];
-  totals: Record<string, unknown>;
-  [field: string]: unknown;
+  caches: CacheSummary[];
+  totals: {
+    caches: number;
+    events: number;
+    raw_json_bytes: number;
+    stored_bytes: number;
+    compression_ratio: number | null;
+  };
 };
