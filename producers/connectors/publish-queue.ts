@@ -28,6 +28,9 @@ export class PublishQueue {
   private readonly abort = new AbortController();
   private readonly maxBatch: number;
   private readonly highWater: number;
+  /** Metric children bound once: a label lookup per event would cost more than the event. */
+  private readonly counted: Record<MarketEvent['event_type'], { inc(): void }>;
+  private readonly lag: { observe(seconds: number): void };
 
   constructor(
     private readonly nats: Nats,
@@ -36,12 +39,17 @@ export class PublishQueue {
   ) {
     this.maxBatch = opts.maxBatch ?? 1_000;
     this.highWater = opts.highWater ?? 20_000;
+    this.counted = {
+      trade: connectorEvents.labels(opts.venue, 'trade'),
+      book: connectorEvents.labels(opts.venue, 'book'),
+    };
+    this.lag = connectorLag.labels(opts.venue);
   }
 
   /** Queues one event under its venue-derived message id; `receivedUs` = when its frame arrived. */
   push(event: MarketEvent, id: string, receivedUs: number): void {
     this.pending.push({ event, id, ingestUs: receivedUs });
-    connectorEvents.inc({ venue: this.opts.venue, event_type: event.event_type });
+    this.counted[event.event_type].inc();
     if (!this.full && this.pending.length >= this.highWater) {
       this.full = true;
       this.opts.onFull?.();
@@ -74,8 +82,7 @@ export class PublishQueue {
         this.pending = batch === this.pending ? [] : this.pending.slice(this.maxBatch);
         this.stored += await publishEvents(this.nats.js, batch, this.log, this.abort.signal);
         const nowMs = Date.now();
-        for (const o of batch)
-          connectorLag.observe({ venue: this.opts.venue }, Math.max(0, nowMs - o.event.timestamp_ms) / 1_000);
+        for (const o of batch) this.lag.observe(Math.max(0, nowMs - o.event.timestamp_ms) / 1_000);
         if (this.full && this.pending.length === 0) {
           this.full = false;
           this.opts.onDrained?.();

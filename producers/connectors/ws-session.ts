@@ -57,20 +57,29 @@ export function startWsSession(opts: WsSessionOptions): WsSession {
     if (stopped) return;
     const socket = new WebSocket(opts.url, { perMessageDeflate: false });
     ws = socket;
+    let lastFrameAt = Date.now();
     let idle: NodeJS.Timeout | undefined;
     let beat: NodeJS.Timeout | undefined;
     let healthy = false;
+    // A timestamp per frame and a periodic check: re-arming a timer per frame would cost more.
     const touch = () => {
-      clearTimeout(idle);
-      idle = setTimeout(() => {
-        log.warn({ venue, idleMs: opts.idleTimeoutMs }, `${venue} connection silent; reconnecting`);
-        socket.terminate();
-      }, opts.idleTimeoutMs);
+      lastFrameAt = Date.now();
+    };
+    const watch = () => {
+      idle = setInterval(
+        () => {
+          if (Date.now() - lastFrameAt < opts.idleTimeoutMs) return;
+          log.warn({ venue, idleMs: opts.idleTimeoutMs }, `${venue} connection silent; reconnecting`);
+          socket.terminate();
+        },
+        Math.max(50, Math.floor(opts.idleTimeoutMs / 4)),
+      );
     };
     socket.on('open', () => {
       opens++;
       log.info({ venue, url: opts.url }, `${venue} connected`);
       touch();
+      watch();
       opts.onOpen?.();
       for (const m of opts.subscriptions()) socket.send(m);
       if (opts.heartbeat) {
@@ -92,7 +101,7 @@ export function startWsSession(opts: WsSessionOptions): WsSession {
     socket.on('pong', touch);
     socket.on('error', (err) => log.warn({ venue, err: err.message }, `${venue} connection error`));
     socket.on('close', (code) => {
-      clearTimeout(idle);
+      clearInterval(idle);
       clearInterval(beat);
       if (ws === socket) ws = null;
       if (stopped) {

@@ -1,0 +1,104 @@
+/**
+ * Venue frames for the connector benchmark, in each venue's documented format, half trades and
+ * half books: Binance `/ws` trades and one-update-id diff-depth events that move levels inside a
+ * band on each side of 64,000 (never crossed) over a 100-level REST snapshot at update id 0;
+ * Hyperliquid one-fill `trades` pushes and 20-level `l2Book` snapshots. Every frame yields exactly
+ * one canonical event, so frames/s and events/s are the same figure.
+ */
+const T0 = 1_767_225_600_000;
+const px = (x: number) => x.toFixed(2);
+
+export type VenueFrames = {
+  frames: string[];
+  /** Client messages to await before replaying. */
+  subscriptions: number;
+  /** The answer(s) sent first on each connection. */
+  acks: string[];
+  snapshots?: Record<string, unknown[]>;
+};
+
+export function binanceFrames(n: number): VenueFrames {
+  const frames: string[] = [];
+  let updateId = 0;
+  for (let i = 0; i < n; i++) {
+    if (i % 2 === 0) {
+      frames.push(
+        JSON.stringify({
+          e: 'trade',
+          E: T0 + i,
+          s: 'BTCUSDT',
+          t: i + 1,
+          p: px(64_000 + (i % 7) / 10),
+          q: '0.01000000',
+          T: T0 + i,
+          m: i % 3 === 0,
+          M: true,
+        }),
+      );
+    } else {
+      updateId++;
+      const k = (i * 7919) % 100;
+      const size = i % 5 === 0 ? '0.00000000' : ((i % 13) + 1).toFixed(8);
+      frames.push(
+        JSON.stringify({
+          e: 'depthUpdate',
+          E: T0 + i,
+          s: 'BTCUSDT',
+          U: updateId,
+          u: updateId,
+          b: [[px(63_999.9 - k / 10), size]],
+          a: [[px(64_000.1 + k / 10), size]],
+        }),
+      );
+    }
+  }
+  const levels = (start: number, step: number) =>
+    Array.from({ length: 100 }, (_, k) => [px(start + step * k), '1.00000000']);
+  return {
+    frames,
+    subscriptions: 1,
+    acks: [JSON.stringify({ result: null, id: 1 })],
+    snapshots: { BTCUSDT: [{ lastUpdateId: 0, bids: levels(63_999.9, -0.1), asks: levels(64_000.1, 0.1) }] },
+  };
+}
+
+export function hyperliquidFrames(n: number): VenueFrames {
+  const frames: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const time = T0 + i;
+    if (i % 2 === 0) {
+      frames.push(
+        JSON.stringify({
+          channel: 'trades',
+          data: [
+            {
+              coin: 'BTC',
+              side: i % 3 ? 'B' : 'A',
+              px: String(70_000 + (i % 9)),
+              sz: '0.01',
+              time,
+              hash: `0x${i.toString(16)}`,
+              tid: i + 1,
+            },
+          ],
+        }),
+      );
+    } else {
+      const side = (sign: number) =>
+        Array.from({ length: 20 }, (_, k) => ({
+          px: String(70_000 + sign * (k + 1)),
+          sz: String(((i + k) % 9) + 1),
+          n: 1,
+        }));
+      frames.push(
+        JSON.stringify({ channel: 'l2Book', data: { coin: 'BTC', time, levels: [side(-1), side(1)] } }),
+      );
+    }
+  }
+  const sub = (type: string) =>
+    JSON.stringify({
+      channel: 'subscriptionResponse',
+      data: { method: 'subscribe', subscription: { type, coin: 'BTC' } },
+    });
+  return { frames, subscriptions: 2, acks: [sub('trades'), sub('l2Book')] };
+}
