@@ -46,7 +46,12 @@ export function startService(args: string[], env: Record<string, string>): Servi
       if (hit) return Promise.resolve(hit);
       return new Promise((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new Error(`no matching log line; stderr: ${stderr.slice(-2_000)}`)),
+          () =>
+            reject(
+              new Error(
+                `${args.join(' ')}: no matching log line in ${timeoutMs} ms; stderr: ${stderr.slice(-2_000)}`,
+              ),
+            ),
           timeoutMs,
         );
         waiters.push({
@@ -85,7 +90,9 @@ export async function startUnifiedGateways(
   );
   into.push(...started);
   return Promise.all(
-    started.map(async (g) => (await g.waitForLog((l) => l.msg === 'unified stream listening')).url as string),
+    started.map(
+      async (g) => (await g.waitForLog((l) => l.msg === 'unified stream listening', 90_000)).url as string,
+    ),
   );
 }
 
@@ -107,5 +114,5 @@ export async function startHttpGatewayProcess(
     ...extraEnv,
   });
   into.push(service);
-  return (await service.waitForLog((l) => l.msg === 'http (console) listening')).url as string;
+  return (await service.waitForLog((l) => l.msg === 'http (console) listening', 90_000)).url as string;
 }
