@@ -8,7 +8,6 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
-  connectorEvents,
   connectorFormatErrors,
   connectorFrames,
   connectorReconnects,
@@ -21,6 +20,8 @@ import {
   collectMd,
   connectorSettings,
   counterValue,
+  expectRestartStoresNothing,
+  expectStoredAsExpected,
   loadScenario,
 } from '../support/connector-harness.ts';
 import { eventually } from '../support/eventually.ts';
@@ -78,20 +79,7 @@ it('stores exactly the expected canonical events, per subject and in order, unde
   await replay.replayed(2);
   await eventually(async () => md.events.length >= expectedCount, 20_000);
   await connector.drained();
-  const got = md.bySubject();
-  expect(Object.keys(got).sort()).toEqual(Object.keys(fx.expected).sort());
-  for (const [subject, events] of Object.entries(fx.expected)) {
-    const stored = got[subject] ?? [];
-    expect(
-      stored.map((s) => s.event),
-      subject,
-    ).toEqual(events);
-    expect(
-      stored.map((s) => s.msgId),
-      subject,
-    ).toEqual(fx.expected_msg_ids[subject]);
-  }
-  expect(md.events).toHaveLength(expectedCount);
+  expectStoredAsExpected(md, fx);
 });
 
 it('subscribed with one SUBSCRIBE per connection, reconnected once, and fetched one snapshot per sync', async () => {
@@ -129,24 +117,13 @@ it('refuses the frame in a changed format with an error naming the field, counte
 });
 
 it('a second connector replaying the same frames (a restart) stores nothing new', async () => {
-  const handed = async () =>
-    (await counterValue(connectorEvents, { venue: 'binance', event_type: 'trade' })) +
-    (await counterValue(connectorEvents, { venue: 'binance', event_type: 'book' }));
-  const before = await handed();
-  const again = await startVenueReplay({
-    sessions: fx.sessions,
+  // Its four trades, and the book at u 1015 rebuilt from the same last snapshot: the same ids.
+  await expectRestartStoresNothing({
+    venue: 'binance',
+    fx,
     subscriptions: 1,
-    waits: { first_book: async () => {} },
+    handed: 5,
+    md,
+    start: (url) => startConnector(conn, 'binance', ['BTCUSDT'], settings(url), log),
   });
-  const restarted = startConnector(conn, 'binance', ['BTCUSDT'], settings(again.url), log);
-  try {
-    // Its four trades, and the book at u 1015 rebuilt from the same last snapshot: the same ids.
-    await eventually(async () => (await handed()) - before === 5, 20_000);
-    await restarted.drained();
-    expect(restarted.stored()).toBe(0);
-    expect(md.events).toHaveLength(expectedCount);
-  } finally {
-    await restarted.stop();
-    await again.close();
-  }
 });

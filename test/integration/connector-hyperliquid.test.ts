@@ -8,12 +8,7 @@
  * stores nothing new.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import {
-  connectorEvents,
-  connectorFormatErrors,
-  connectorFrames,
-  connectorReconnects,
-} from '../../platform/metrics.ts';
+import { connectorFormatErrors, connectorFrames, connectorReconnects } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type Connector, startConnector } from '../../producers/connectors/connector.ts';
 import {
@@ -21,6 +16,9 @@ import {
   collectMd,
   connectorSettings,
   counterValue,
+  expectRestartStoresNothing,
+  expectStoredAsExpected,
+  handedOver,
   loadScenario,
 } from '../support/connector-harness.ts';
 import { eventually } from '../support/eventually.ts';
@@ -39,9 +37,6 @@ let replay: VenueReplay;
 let connector: Connector;
 
 const settings = (wsUrl: string) => connectorSettings({ HYPERLIQUID_WS_URL: wsUrl });
-const handed = async () =>
-  (await counterValue(connectorEvents, { venue: 'hyperliquid', event_type: 'trade' })) +
-  (await counterValue(connectorEvents, { venue: 'hyperliquid', event_type: 'book' }));
 
 beforeAll(async () => {
   nats = await startTestNats();
@@ -61,22 +56,10 @@ afterAll(async () => {
 
 it('stores exactly the expected canonical events, per subject and in order, under the venue-derived ids', async () => {
   await replay.replayed(2);
-  await eventually(async () => (await handed()) >= expectedCount, 20_000);
+  await eventually(async () => (await handedOver('hyperliquid')) >= expectedCount, 20_000);
   await connector.drained();
   await eventually(async () => md.events.length >= expectedCount);
-  expect(Object.keys(md.bySubject()).sort()).toEqual(Object.keys(fx.expected).sort());
-  for (const [subject, events] of Object.entries(fx.expected)) {
-    const stored = md.bySubject()[subject] ?? [];
-    expect(
-      stored.map((s) => s.event),
-      subject,
-    ).toEqual(events);
-    expect(
-      stored.map((s) => s.msgId),
-      subject,
-    ).toEqual(fx.expected_msg_ids[subject]);
-  }
-  expect(md.events).toHaveLength(expectedCount);
+  expectStoredAsExpected(md, fx);
 });
 
 it('subscribes to trades and l2Book per coin on every connection, and reconnected once', async () => {
@@ -103,16 +86,12 @@ it('refuses the frame in a changed format with an error naming the field, counte
 });
 
 it('a second connector replaying the same frames (a restart) stores nothing new', async () => {
-  const before = await handed();
-  const again = await startVenueReplay({ sessions: fx.sessions, subscriptions: 4 });
-  const restarted = startConnector(conn, 'hyperliquid', COINS, settings(again.url), log);
-  try {
-    await eventually(async () => (await handed()) - before === expectedCount, 20_000);
-    await restarted.drained();
-    expect(restarted.stored()).toBe(0);
-    expect(md.events).toHaveLength(expectedCount);
-  } finally {
-    await restarted.stop();
-    await again.close();
-  }
+  await expectRestartStoresNothing({
+    venue: 'hyperliquid',
+    fx,
+    subscriptions: 4,
+    handed: expectedCount,
+    md,
+    start: (url) => startConnector(conn, 'hyperliquid', COINS, settings(url), log),
+  });
 });

@@ -7,12 +7,15 @@ import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import type { JsMsg } from '@nats-io/jetstream';
 import { pino } from 'pino';
+import { expect } from 'vitest';
 import { decodeFeedEvent } from '../../gateways/core/feed-event.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { connectorEvents } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { readOrdered } from '../../platform/ordered-reader.ts';
-import type { ConnectorSettings } from '../../producers/connectors/connector.ts';
-import type { ScriptEntry } from './venue-replay.ts';
+import type { Connector, ConnectorSettings } from '../../producers/connectors/connector.ts';
+import { eventually } from './eventually.ts';
+import { type ScriptEntry, startVenueReplay } from './venue-replay.ts';
 
 export type Scenario = {
   about: string;
@@ -91,4 +94,61 @@ export async function counterValue(
     Object.entries(labels).every(([k, val]) => (v.labels as Record<string, unknown>)[k] === val),
   );
   return hit?.value ?? 0;
+}
+
+/** Events of `venue` handed to its publisher so far (trades and books). */
+export async function handedOver(venue: string): Promise<number> {
+  return (
+    (await counterValue(connectorEvents, { venue, event_type: 'trade' })) +
+    (await counterValue(connectorEvents, { venue, event_type: 'book' }))
+  );
+}
+
+/** MD holds exactly the scenario's events, per subject and in order, under the expected ids. */
+export function expectStoredAsExpected(md: ReturnType<typeof collectMd>, fx: Scenario): void {
+  const got = md.bySubject();
+  expect(Object.keys(got).sort()).toEqual(Object.keys(fx.expected).sort());
+  for (const [subject, events] of Object.entries(fx.expected)) {
+    const stored = got[subject] ?? [];
+    expect(
+      stored.map((s) => s.event),
+      subject,
+    ).toEqual(events);
+    expect(
+      stored.map((s) => s.msgId),
+      subject,
+    ).toEqual(fx.expected_msg_ids[subject]);
+  }
+  expect(md.events).toHaveLength(Object.values(fx.expected).reduce((n, list) => n + list.length, 0));
+}
+
+/**
+ * A restart: a second connector (`start`) reads the same recorded sessions from a new replay
+ * server; once it has handed over `handed` events, none of them was stored (same venue ids).
+ */
+export async function expectRestartStoresNothing(opts: {
+  venue: string;
+  fx: Scenario;
+  subscriptions: number;
+  handed: number;
+  md: ReturnType<typeof collectMd>;
+  start: (wsUrl: string) => Connector;
+}): Promise<void> {
+  const before = await handedOver(opts.venue);
+  const storedBefore = opts.md.events.length;
+  const again = await startVenueReplay({
+    sessions: opts.fx.sessions,
+    subscriptions: opts.subscriptions,
+    waits: { first_book: async () => {} },
+  });
+  const restarted = opts.start(again.url);
+  try {
+    await eventually(async () => (await handedOver(opts.venue)) - before === opts.handed, 20_000);
+    await restarted.drained();
+    expect(restarted.stored()).toBe(0);
+    expect(opts.md.events).toHaveLength(storedBefore);
+  } finally {
+    await restarted.stop();
+    await again.close();
+  }
 }
