@@ -46,7 +46,11 @@ export class SimSessions {
   ) {}
 
   static async start(nats: Nats, log: Logger): Promise<SimSessions> {
-    const kv = await new Kvm(nats.js).create(SIM_SESSIONS_BUCKET, { history: 1, ttl: 3_600_000 });
+    const kv = await new Kvm(nats.js).create(SIM_SESSIONS_BUCKET, {
+      history: 1,
+      ttl: 3_600_000,
+      replicas: nats.replicas ?? 1,
+    });
     return new SimSessions(nats, kv, log);
   }
 
