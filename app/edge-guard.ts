@@ -3,6 +3,7 @@ import { createApiKeyGuard } from '../gateways/core/api-key-guard.ts';
 import type { Guard } from '../gateways/core/guard.ts';
 import { KeyStore } from '../gateways/core/key-store.ts';
 import { createRateLimiter } from '../gateways/core/rate-limit/rate-limiter.ts';
+import { openKvStreamSlots } from '../gateways/core/stream-slots.ts';
 import { type Config, previousSecrets } from '../platform/config.ts';
 import type { Stoppable } from '../platform/lifecycle.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -22,9 +23,11 @@ export async function startEdgeGuard(
   const keys = await KeyStore.start(nats, secretsOf(config), log);
   const limiter = await createRateLimiter(nats);
   const status = await startEdgeStatus(nats, log);
+  const streamSlots = await openKvStreamSlots(nats, { ttlMs: config.STREAM_LEASE_TTL_MS });
   const guard = createApiKeyGuard({
     keys,
     limiter,
+    streamSlots,
     maintenance: status.maintenance,
     onIdentified: status.accounts.identified,
   });
@@ -32,6 +35,7 @@ export async function startEdgeGuard(
     status.stop();
     await keys.stop();
     await limiter.close();
+    await streamSlots.close();
   };
   return { guard, part: { name: 'edge-guard', stop }, keys, status };
 }

@@ -1,9 +1,13 @@
-/** Creates or updates every stream the platform uses, with the configured retention. */
+/**
+ * Creates or updates every stream the platform uses, with the configured retention and replicas,
+ * and records the replicas on the connection for the KV buckets created after it.
+ */
 import { streamDefinitions } from '../contracts/streams.ts';
 import type { Config } from '../platform/config.ts';
 import { ensureStreams, type Nats } from '../platform/nats.ts';
 
 export async function setupStreams(nats: Nats, config: Config): Promise<void> {
+  nats.replicas = config.STREAM_REPLICAS;
   await ensureStreams(
     nats.jsm,
     streamDefinitions({

@@ -135,6 +135,11 @@ export const ConfigSchema = z.object({
   SIM_TRADE_RATE: z.coerce.number().min(0).max(1_000).default(5),
   /** Book snapshot period of the live simulator, ms. */
   SIM_BOOK_INTERVAL_MS: int(100, 10, 60_000).refine((ms) => 60_000 % ms === 0, 'must divide 60000'),
+  /**
+   * A gateway process that dies without releasing its streams (kill -9, lost host) stops counting
+   * against its keys' concurrent-stream caps within this long (its leases are renewed every third), ms.
+   */
+  STREAM_LEASE_TTL_MS: int(15_000, 300, 600_000),
   /** Replicas of every stream (3 on a 3-node cluster). */
   STREAM_REPLICAS: int(1, 1, 5),
   /** MD stream retention. */

@@ -21,6 +21,8 @@ export type NatsServerOptions = {
    * has used NATS. Still killed when this process exits.
    */
   ownProcessGroup?: boolean;
+  /** More command-line flags (cluster membership: `--server_name`, `--cluster`, `--routes`). */
+  extraArgs?: string[];
 };
 
 export type NatsServerHandle = {
@@ -93,7 +95,16 @@ export async function startNatsServer(opts: NatsServerOptions): Promise<NatsServ
   const binary = findNatsServer(opts.binary);
   const port = opts.port || (await freePort());
   mkdirSync(opts.storeDir, { recursive: true });
-  const args = ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', opts.storeDir];
+  const args = [
+    '-a',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    '-js',
+    '-sd',
+    opts.storeDir,
+    ...(opts.extraArgs ?? []),
+  ];
   const child = spawn(binary, args, {
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: opts.ownProcessGroup ?? false,

@@ -21,6 +21,11 @@ export type Nats = {
   readonly connected: () => boolean;
   /** Runs `fn` after every reconnect; returns the unsubscribe function. */
   onReconnect(fn: () => void): () => void;
+  /**
+   * Replicas of the KV buckets this process creates (1 when unset); `setupStreams` sets it from
+   * STREAM_REPLICAS, so buckets are R3 on a 3-node cluster like the streams.
+   */
+  replicas?: number;
 };
 
 /** `auth`: credentials and TLS from configuration (`natsAuthOptions`); none for a private server. */

@@ -22,6 +22,7 @@ import {
 } from './guard.ts';
 import { KeyFailureLimit } from './key-failure-limit.ts';
 import type { KeyStore } from './key-store.ts';
+import { createLocalStreamSlots, type StreamSlots } from './stream-slots.ts';
 
 export type RateLimiterPort = { check(keyId: string, tier: Tier): Promise<RateDecision> };
 
@@ -29,6 +30,8 @@ export type RateLimiterPort = { check(keyId: string, tier: Tier): Promise<RateDe
  * `keyFailures`: the per-address limit on failed key attempts (a fresh one when absent).
  * `maintenance`: refuses requests to a transport under a maintenance window (maintenance.ts), first.
  * `onIdentified`: told which account a request's key belongs to, once known (the error log).
+ * `streamSlots`: where the concurrent-stream cap is counted (stream-slots.ts: across every process
+ * on NATS KV; this process only when absent).
  */
 export type ApiKeyGuardDeps = {
   keys: KeyStore;
@@ -36,13 +39,14 @@ export type ApiKeyGuardDeps = {
   keyFailures?: KeyFailureLimit;
   maintenance?: { admit(req: GuardRequest): void };
   onIdentified?: (requestId: string, accountId: string) => void;
+  streamSlots?: StreamSlots;
 };
 
 export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(keyId: string): number } {
-  const streams = new Map<string, number>();
+  const slots = deps.streamSlots ?? createLocalStreamSlots();
   const keyFailures = deps.keyFailures ?? new KeyFailureLimit();
   return {
-    openStreams: (keyId) => streams.get(keyId) ?? 0,
+    openStreams: (keyId) => slots.held(keyId),
     async admit(req: GuardRequest): Promise<Principal> {
       try {
         deps.maintenance?.admit(req);
@@ -80,16 +84,22 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
     if (revoked.aborted) throw new ApiError('key_revoked', 'this API key has been revoked');
 
     const counted = req.stream && liveDataTransport(req.surface) !== null;
-    let released = !counted;
+    let release = () => {};
     if (counted) {
-      const open = streams.get(rec.key_id) ?? 0;
       const cap = TIER_LIMITS[rec.tier].concurrentStreams;
-      if (open >= cap)
+      const slot = await slots.acquire(rec.key_id, cap).catch(() => {
+        throw new ApiError('overload', 'stream limits are unavailable; retry shortly');
+      });
+      if (!slot.admitted)
         throw new ApiError(
           'subscription_limit',
-          `this key already has ${open} open streams (the ${rec.tier} cap is ${cap})`,
+          `this key already has ${slot.open} open streams (the ${rec.tier} cap is ${cap})`,
         );
-      streams.set(rec.key_id, open + 1);
+      if (revoked.aborted) {
+        slot.release();
+        throw new ApiError('key_revoked', 'this API key has been revoked');
+      }
+      release = slot.release;
     }
     deps.keys.touch(rec.key_id);
     return {
@@ -100,13 +110,7 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
       scopes: rec.scopes,
       revoked,
       rateLimit: decision,
-      release() {
-        if (released) return;
-        released = true;
-        const n = (streams.get(rec.key_id) ?? 1) - 1;
-        if (n > 0) streams.set(rec.key_id, n);
-        else streams.delete(rec.key_id);
-      },
+      release,
     };
   }
 }

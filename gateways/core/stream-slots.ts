@@ -1,0 +1,175 @@
+/**
+ * The tier's concurrent-stream cap per key, counted across every gateway process of every
+ * transport: one record per key in the KV bucket `stream_leases` holding the leases of its open
+ * streams, `{lease id → expiry (Unix ms)}`.
+ *
+ * Why it holds: a lease is added only by a compare-and-set write (the KV revision) of a record in
+ * which fewer than `cap` unexpired leases were seen; two processes admitting at once cannot both
+ * win, the loser re-reads. So no more than `cap` leases are ever live at once.
+ * A crashed holder: each process renews its own leases every ttl / 3; a crashed process stops, so
+ * its leases stop counting at most `ttlMs` after its last renewal (STREAM_LEASE_TTL_MS, the stated
+ * time). A release that cannot reach NATS is the same case. Expiries are this host's clock: hosts
+ * whose clocks differ by d see a crashed holder's leases end up to d early or late.
+ * NATS unreachable: `acquire` throws (the guard refuses the stream with 503 `overload`: fail
+ * closed); streams already open are never cut by it. After an outage longer than `ttlMs`, renewal
+ * puts the still-open streams back even past the cap, so they are not cut either.
+ */
+import { randomBytes } from 'node:crypto';
+import { jetstream } from '@nats-io/jetstream';
+import { type KV, Kvm } from '@nats-io/kv';
+import { KV_BUCKETS } from '../../contracts/streams.ts';
+import { isRevisionConflict } from '../../platform/kv.ts';
+import type { Nats } from '../../platform/nats.ts';
+
+export type StreamSlot = { admitted: true; release(): void } | { admitted: false; open: number };
+
+export type StreamSlots = {
+  /** Takes one of `cap` slots of the key, or says how many are open. */
+  acquire(keyId: string, cap: number): Promise<StreamSlot>;
+  /** Slots this process holds for the key. */
+  held(keyId: string): number;
+  close(): Promise<void>;
+};
+
+type Leases = Record<string, number>;
+
+/** Attempts of one compare-and-set before giving up (each loss means another writer progressed). */
+const MAX_ATTEMPTS = 20;
+
+/** Slots counted in this process only (tests and tools that run a guard without NATS). */
+export function createLocalStreamSlots(): StreamSlots {
+  const open = new Map<string, number>();
+  return {
+    held: (keyId) => open.get(keyId) ?? 0,
+    async acquire(keyId, cap) {
+      const n = open.get(keyId) ?? 0;
+      if (n >= cap) return { admitted: false, open: n };
+      open.set(keyId, n + 1);
+      let released = false;
+      return {
+        admitted: true,
+        release() {
+          if (released) return;
+          released = true;
+          const left = (open.get(keyId) ?? 1) - 1;
+          if (left > 0) open.set(keyId, left);
+          else open.delete(keyId);
+        },
+      };
+    },
+    async close() {},
+  };
+}
+
+export async function openKvStreamSlots(
+  nats: Nats,
+  opts: { ttlMs: number; timeoutMs?: number },
+): Promise<StreamSlots> {
+  const timeout = opts.timeoutMs ?? 2_000;
+  const kvm = new Kvm(jetstream(nats.nc, { timeout }));
+  const config = { history: 1, ttl: 2 * opts.ttlMs, timeout, replicas: nats.replicas ?? 1 };
+  // Two processes creating it at once: the loser's create fails or sees it; the second try opens it.
+  const kv = await kvm
+    .create(KV_BUCKETS.streamLeases, config)
+    .catch(() => kvm.create(KV_BUCKETS.streamLeases, config));
+  return new KvStreamSlots(kv, opts.ttlMs);
+}
+
+class KvStreamSlots implements StreamSlots {
+  /** Lease ids are `<process id>-<n>`, so renewal can tell this process's own leases. */
+  private readonly processId = randomBytes(6).toString('hex');
+  private next = 0;
+  private readonly mine = new Map<string, Set<string>>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly kv: KV,
+    private readonly ttlMs: number,
+  ) {
+    this.timer = setInterval(() => void this.renewAll(), Math.max(1, Math.floor(ttlMs / 3)));
+    this.timer.unref();
+  }
+
+  held(keyId: string): number {
+    return this.mine.get(keyId)?.size ?? 0;
+  }
+
+  async acquire(keyId: string, cap: number): Promise<StreamSlot> {
+    const leaseId = `${this.processId}-${++this.next}`;
+    let open = 0;
+    const won = await this.change(keyId, (leases, now) => {
+      open = Object.keys(leases).length;
+      if (open >= cap) return null;
+      leases[leaseId] = now + this.ttlMs;
+      return leases;
+    });
+    if (!won) return { admitted: false, open };
+    const set = this.mine.get(keyId) ?? new Set();
+    set.add(leaseId);
+    this.mine.set(keyId, set);
+    let released = false;
+    return {
+      admitted: true,
+      release: () => {
+        if (released) return;
+        released = true;
+        set.delete(leaseId);
+        if (set.size === 0 && this.mine.get(keyId) === set) this.mine.delete(keyId);
+        // Best effort: a release NATS does not take is a lease that expires within ttlMs.
+        this.change(keyId, (leases) => {
+          if (!(leaseId in leases)) return null;
+          delete leases[leaseId];
+          return leases;
+        }).catch(() => {});
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+  }
+
+  /** Renews every lease this process holds and drops its own leases it no longer holds. */
+  private async renewAll(): Promise<void> {
+    for (const [keyId, set] of this.mine) {
+      await this.change(keyId, (leases, now) => {
+        for (const id of Object.keys(leases))
+          if (id.startsWith(this.processId) && !set.has(id)) delete leases[id];
+        for (const id of set) leases[id] = now + this.ttlMs;
+        return leases;
+      }).catch(() => {});
+    }
+  }
+
+  /**
+   * Reads the key's live leases, lets `edit` change them (null: no write) and writes them back
+   * only over the revision read; retries on a lost race. Resolves whether it wrote.
+   */
+  private async change(
+    keyId: string,
+    edit: (leases: Leases, now: number) => Leases | null,
+  ): Promise<boolean> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const entry = await this.kv.get(keyId);
+      const now = Date.now();
+      const leases = entry?.operation === 'PUT' && entry.length > 0 ? live(entry.json<Leases>(), now) : {};
+      const next = edit(leases, now);
+      if (!next) return false;
+      const bytes = JSON.stringify(next);
+      try {
+        if (entry) await this.kv.update(keyId, bytes, entry.revision);
+        else await this.kv.create(keyId, bytes);
+        return true;
+      } catch (err) {
+        if (!isRevisionConflict(err)) throw err;
+      }
+    }
+    throw new Error(`stream slots of ${keyId}: too many concurrent writers`);
+  }
+}
+
+function live(leases: Leases, now: number): Leases {
+  const out: Leases = {};
+  for (const [id, expiry] of Object.entries(leases)) if (expiry > now) out[id] = expiry;
+  return out;
+}

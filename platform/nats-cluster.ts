@@ -1,0 +1,154 @@
+/**
+ * A NATS cluster of real nats-server processes on this machine (what `npm run cluster` and the
+ * fault tests run): every node on loopback with a free client port and a free route port, JetStream
+ * on each with its own store, routes to every other node, and no client URLs advertised (clients
+ * are given every node's URL, so a client pinned to one node stays there: partitions stay
+ * partitions). A node keeps its ports and store across a kill and a restart, so the platform's
+ * comma-separated NATS_URL stays valid. Clustering is nats-server's own; nothing here replicates.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { freePort, type NatsServerHandle, startNatsServer } from './nats-server.ts';
+
+export type NatsClusterOptions = {
+  /** Each node stores under `<baseDir>/<node name>`. */
+  baseDir: string;
+  /** Nodes (3: an R3 stream survives the loss of any one). */
+  size?: number;
+  /** Cluster name (also the prefix of node names: `<name>-1`…). */
+  name?: string;
+  binary?: string;
+  /** Run each node in a process group of its own (see `NatsServerOptions.ownProcessGroup`). */
+  ownProcessGroup?: boolean;
+  /** Longest wait for JetStream to elect its meta leader, ms. */
+  readyTimeoutMs?: number;
+  /** More flags for every node (e.g. `--user`/`--pass` to require client credentials). */
+  extraArgs?: string[];
+  /** Credentials of the readiness check when `extraArgs` requires them. */
+  auth?: { user: string; pass: string };
+};
+
+export type ClusterNode = {
+  name: string;
+  storeDir: string;
+  clientPort: number;
+  routePort: number;
+  url: string;
+  /** The running server, or null while the node is down. */
+  server: NatsServerHandle | null;
+};
+
+export type NatsCluster = {
+  nodes: ClusterNode[];
+  /** Every node's client URL, comma-separated: the platform's NATS_URL. */
+  url: string;
+  /** Signals node `i` (SIGKILL: a crash) and resolves once it has exited. */
+  kill(i: number, signal?: NodeJS.Signals): Promise<void>;
+  /**
+   * (Re)starts node `i` on its ports and store. `isolated`: with no routes and another route port,
+   * so no node reaches it nor it any node (a partition of that node from the rest).
+   */
+  start(i: number, opts?: { isolated?: boolean }): Promise<void>;
+  /** Resolves once JetStream answers API requests through `url` (a meta leader exists). */
+  ready(url?: string, timeoutMs?: number): Promise<void>;
+  /** Stops every node (SIGTERM, SIGKILL after 5 s). */
+  stop(): Promise<void>;
+};
+
+export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCluster> {
+  const size = opts.size ?? 3;
+  const clusterName = opts.name ?? 'mdp';
+  const nodes: ClusterNode[] = [];
+  for (let i = 1; i <= size; i++) {
+    const clientPort = await freePort();
+    const name = `${clusterName}-${i}`;
+    nodes.push({
+      name,
+      storeDir: join(opts.baseDir, name),
+      clientPort,
+      routePort: await freePort(),
+      url: `nats://127.0.0.1:${clientPort}`,
+      server: null,
+    });
+  }
+
+  const start = async (i: number, startOpts: { isolated?: boolean } = {}) => {
+    const node = nodes[i];
+    if (!node) throw new Error(`no node ${i}`);
+    mkdirSync(node.storeDir, { recursive: true });
+    const routePort = startOpts.isolated ? await freePort() : node.routePort;
+    const routes = nodes.filter((n) => n !== node).map((n) => `nats-route://127.0.0.1:${n.routePort}`);
+    node.server = await startNatsServer({
+      storeDir: node.storeDir,
+      port: node.clientPort,
+      ...(opts.binary ? { binary: opts.binary } : {}),
+      ownProcessGroup: opts.ownProcessGroup ?? false,
+      extraArgs: [
+        '--server_name',
+        node.name,
+        '--cluster_name',
+        clusterName,
+        '--cluster',
+        `nats://127.0.0.1:${routePort}`,
+        '--no_advertise',
+        ...(startOpts.isolated ? [] : ['--routes', routes.join(',')]),
+        ...(opts.extraArgs ?? []),
+      ],
+    });
+  };
+
+  const cluster: NatsCluster = {
+    nodes,
+    url: nodes.map((n) => n.url).join(','),
+    start,
+    async kill(i, signal = 'SIGKILL') {
+      const node = nodes[i];
+      await node?.server?.kill(signal);
+      if (node) node.server = null;
+    },
+    ready: (url = cluster.url, timeoutMs = opts.readyTimeoutMs ?? 60_000) =>
+      jetStreamReady(url, timeoutMs, opts.auth),
+    async stop() {
+      await Promise.all(nodes.map((n) => n.server?.stop()));
+      for (const n of nodes) n.server = null;
+    },
+  };
+  try {
+    await Promise.all(nodes.map((_, i) => start(i)));
+    await cluster.ready();
+  } catch (err) {
+    await Promise.all(nodes.map((n) => n.server?.kill('SIGKILL')));
+    throw err;
+  }
+  return cluster;
+}
+
+/** Polls JetStream's account info through `url` until it answers (meta leader elected). */
+async function jetStreamReady(
+  url: string,
+  timeoutMs: number,
+  auth: { user: string; pass: string } = { user: '', pass: '' },
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const nc = await connect({
+    servers: url.split(','),
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 100,
+    ...(auth.user ? auth : {}),
+  });
+  try {
+    for (;;) {
+      try {
+        await (await jetstreamManager(nc, { timeout: 2_000 })).getAccountInfo();
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw new Error(`JetStream not ready at ${url}: ${String(err)}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  } finally {
+    await nc.close();
+  }
+}
