@@ -9,8 +9,9 @@
  */
 import { z } from 'zod';
 import type { ErrorCode, JsonRpcCode } from './errors.ts';
-import { EventType, Source, SymbolName } from './events.ts';
+import { Source, SymbolName } from './events.ts';
 import { SERVICE_VERSION } from './mcp-tools.ts';
+import { Subscription } from './subscription.ts';
 
 /** `web3_clientVersion`. */
 export const JSONRPC_CLIENT_VERSION = `mdp-jsonrpc/${SERVICE_VERSION}`;
@@ -25,16 +26,6 @@ export const TRADES_MAX_LIMIT = 10_000;
 export const FILTER_ID = /^0x[0-9a-f]{28}$/;
 
 const epochMs = z.number().int().nonnegative();
-
-/** What a polling filter selects; an absent list means every value the key may read. */
-export const FilterSpec = z
-  .object({
-    coins: z.array(SymbolName).min(1).max(100).optional(),
-    event_types: z.array(EventType).min(1).optional(),
-    sources: z.array(Source).min(1).optional(),
-  })
-  .strict();
-export type FilterSpec = z.infer<typeof FilterSpec>;
 
 const none = z.object({}).strict();
 
@@ -76,7 +67,8 @@ export const JSONRPC_METHODS = {
       })
       .strict(),
   ),
-  md_newFilter: params(['filter'], z.object({ filter: FilterSpec.default({}) }).strict()),
+  /** What the filter selects (the subscription contract of every transport); `last_event_id` starts it after that sequence. */
+  md_newFilter: params(['filter'], z.object({ filter: Subscription.default({}) }).strict()),
   md_getFilterChanges: params(['filter_id'], z.object({ filter_id: z.string().regex(FILTER_ID) }).strict()),
   md_uninstallFilter: params(['filter_id'], z.object({ filter_id: z.string().regex(FILTER_ID) }).strict()),
 } as const;

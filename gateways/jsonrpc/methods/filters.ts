@@ -1,35 +1,34 @@
 /**
- * Polling filters in the EVM manner: `md_newFilter [{coins, event_types, sources}]` → a filter id;
- * `md_getFilterChanges [id]` → the events stored since the previous poll (each with its `seq`, in
- * stream order, at most `filterMaxEvents`: the rest come with the next poll); `md_uninstallFilter
- * [id]` → whether there was one. A filter starts after the newest event at its creation, belongs to
+ * Polling filters in the EVM manner: `md_newFilter [{coins, event_types, sources, last_event_id}]`
+ * → a filter id; `md_getFilterChanges [id]` → the events stored since the previous poll (each with
+ * its `seq`, in stream order, at most `filterMaxEvents`: the rest come with the next poll);
+ * `md_uninstallFilter [id]` → whether there was one. A filter starts after the newest event at its
+ * creation (or after `last_event_id`, which must still be retained: -32008 otherwise), belongs to
  * the key that made it, and sees the platform's feed plus that key's own account's events. Its
  * cursor is in KV (filter-store.ts), so any replica answers the next poll with no gap and no
  * duplicate. At most the tier's subscription cap of live filters per key (-32005 beyond).
  */
-
+import { ApiError } from '../../../contracts/errors.ts';
 import type { ParamsOf } from '../../../contracts/jsonrpc.ts';
 import { TIER_LIMITS } from '../../../contracts/limits.ts';
+import { STREAMS } from '../../../contracts/streams.ts';
 import type { Principal } from '../../core/guard.ts';
 import { eventsAfter } from '../../core/log-range.ts';
 import type { Selection } from '../../core/selection.ts';
-import { viewerOf } from '../../core/visibility.ts';
-import { readableSources, trackedCoin } from '../coins.ts';
 import { type CallContext, type EdgeDeps, type Json, toJson } from '../context.ts';
 import type { StoredFilter } from '../filter-store.ts';
+import { selectionOf } from '../selection.ts';
 
 /** Filters of the open guard (benchmarks) belong to no key: they share one owner. */
 const keyOf = (p: Principal): string => p.keyId ?? 'open';
 
+const listOf = (s: ReadonlySet<string> | null): string[] | null => (s ? [...s] : null);
 const setOf = (xs: readonly string[] | null): ReadonlySet<string> | null => (xs ? new Set(xs) : null);
 
 /** What a stored filter selects now: its sources narrowed to what the key may still read. */
-function selectionOf(f: StoredFilter, principal: Principal): Selection {
+function storedSelection(f: StoredFilter, principal: Principal): Selection {
   const allowed = principal.sources;
-  const sources =
-    f.sources && allowed
-      ? f.sources.filter((s) => allowed.has(s))
-      : (f.sources ?? (allowed ? [...allowed] : null));
+  const sources = allowed ? (f.sources ?? [...allowed]).filter((s) => allowed.has(s)) : f.sources;
   return {
     coins: setOf(f.coins),
     eventTypes: setOf(f.event_types),
@@ -39,26 +38,41 @@ function selectionOf(f: StoredFilter, principal: Principal): Selection {
 }
 
 export function filterMethods(deps: EdgeDeps) {
+  /** Where a new filter starts: after `lastEventId` when it is still retained, else after the newest event. */
+  async function startAfter(lastEventId: number | null): Promise<number> {
+    if (lastEventId === null) return deps.tail.lastSeq;
+    const { first_seq } = (await deps.nats.jsm.streams.info(STREAMS.MD)).state;
+    if (lastEventId + 1 < first_seq)
+      throw new ApiError('invalid_time_range', `events after ${lastEventId} are no longer retained`, {
+        last_event_id: lastEventId,
+        first_seq,
+      });
+    return lastEventId;
+  }
+
   return {
     md_newFilter: async (p: ParamsOf<'md_newFilter'>, ctx: CallContext): Promise<Json> => {
       const { principal } = ctx;
-      const coins = p.filter.coins
-        ? [...new Set(await Promise.all(p.filter.coins.map((c) => trackedCoin(deps, c, principal))))]
-        : null;
-      const sources = readableSources(p.filter.sources ?? null, principal);
+      const { selection, lastEventId } = await selectionOf(deps, p.filter, principal);
       const id = await deps.filters.install(keyOf(principal), TIER_LIMITS[principal.tier].subscriptions, {
-        coins,
-        event_types: p.filter.event_types ?? null,
-        sources: sources ? [...sources] : null,
-        viewer: viewerOf(principal),
-        cursor: deps.tail.lastSeq,
+        coins: listOf(selection.coins),
+        event_types: listOf(selection.eventTypes),
+        sources: listOf(selection.sources),
+        viewer: selection.viewer ?? null,
+        cursor: await startAfter(lastEventId),
       });
       return toJson(id);
     },
 
     md_getFilterChanges: async (p: ParamsOf<'md_getFilterChanges'>, ctx: CallContext): Promise<Json> => {
       const events = await deps.filters.poll(keyOf(ctx.principal), p.filter_id, (f) =>
-        eventsAfter(deps, selectionOf(f, ctx.principal), f.cursor, deps.settings.filterMaxEvents, ctx.signal),
+        eventsAfter(
+          deps,
+          storedSelection(f, ctx.principal),
+          f.cursor,
+          deps.settings.filterMaxEvents,
+          ctx.signal,
+        ),
       );
       return `[${events.map((e) => e.json).join(',')}]` as Json;
     },

@@ -6,11 +6,12 @@
  * encoded once and shared by every call that reads it.
  */
 import { ApiError } from '../../../contracts/errors.ts';
+import type { Source } from '../../../contracts/events.ts';
 import { MAX_BOOK_DEPTH, type ParamsOf } from '../../../contracts/jsonrpc.ts';
 import type { FeedEvent } from '../../core/feed-event.ts';
 import { fieldsOf } from '../../core/latest-state.ts';
-import { platformCoin, readableSources, trackedCoin } from '../coins.ts';
 import { type CallContext, type EdgeDeps, type Json, toJson } from '../context.ts';
+import { onlyCoin, selectionOf } from '../selection.ts';
 
 const midCache = new WeakMap<FeedEvent, Json>();
 const fullBookCache = new WeakMap<FeedEvent, Json>();
@@ -57,11 +58,16 @@ function bookOf(ev: FeedEvent, depth: number): Json {
 
 export function marketMethods(deps: EdgeDeps) {
   /** The newest readable book of `coin` (or of `source`), or -32003 / -32004. */
-  async function latestBook(coin: string, source: string | undefined, ctx: CallContext): Promise<FeedEvent> {
+  async function latestBook(coin: string, source: Source | undefined, ctx: CallContext): Promise<FeedEvent> {
     if (!deps.latest.available())
       throw new ApiError('feed_unavailable', 'the market data log is unreachable; retry shortly');
-    const tracked = platformCoin(deps, coin) ?? (await trackedCoin(deps, coin, ctx.principal));
-    const sources = readableSources(source ? [source] : null, ctx.principal);
+    const subscribed = await selectionOf(
+      deps,
+      { coins: [coin], ...(source ? { sources: [source] } : {}) },
+      ctx.principal,
+    );
+    const tracked = onlyCoin(subscribed.selection);
+    const { sources } = subscribed.selection;
     let best: FeedEvent | null = null;
     for (const [src, state] of deps.latest.sourcesOf(tracked))
       if (state.book && (!sources || sources.has(src)) && (!best || state.book.seq > best.seq))

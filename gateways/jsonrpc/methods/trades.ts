@@ -14,9 +14,8 @@ import { STREAMS } from '../../../contracts/streams.ts';
 import type { FeedEvent } from '../../core/feed-event.ts';
 import { fieldsOf } from '../../core/latest-state.ts';
 import { eventsStoredBetween } from '../../core/log-range.ts';
-import { viewerOf } from '../../core/visibility.ts';
-import { readableSources, trackedCoin } from '../coins.ts';
 import type { CallContext, EdgeDeps, Json } from '../context.ts';
+import { onlyCoin, selectionOf } from '../selection.ts';
 
 const CLOCK_MARGIN_MS = 1_000;
 
@@ -39,7 +38,11 @@ export function tradeMethods(deps: EdgeDeps) {
         throw range(`the range is wider than ${settings.tradesMaxRangeMs} ms`, {
           max_range_ms: settings.tradesMaxRangeMs,
         });
-      const coin = await trackedCoin(deps, p.coin, ctx.principal);
+      const { selection } = await selectionOf(
+        deps,
+        { coins: [p.coin], event_types: ['trade'] },
+        ctx.principal,
+      );
       const retainedFrom = await retainedFromMs();
       if (p.start_ms < retainedFrom)
         throw range(`start_ms is before the oldest trade retained (${retainedFrom})`, {
@@ -48,12 +51,6 @@ export function tradeMethods(deps: EdgeDeps) {
 
       const limit = p.limit ?? TRADES_DEFAULT_LIMIT;
       const trades: FeedEvent[] = [];
-      const selection = {
-        coins: new Set([coin]),
-        eventTypes: new Set(['trade']),
-        sources: readableSources(null, ctx.principal),
-        viewer: viewerOf(ctx.principal),
-      };
       await eventsStoredBetween(
         deps.nats,
         selection,
@@ -68,7 +65,12 @@ export function tradeMethods(deps: EdgeDeps) {
       );
       const truncated = trades.length > limit;
       const list = (truncated ? trades.slice(0, limit) : trades).map((t) => t.json).join(',');
-      const head = JSON.stringify({ coin, start_ms: p.start_ms, end_ms: p.end_ms, truncated });
+      const head = JSON.stringify({
+        coin: onlyCoin(selection),
+        start_ms: p.start_ms,
+        end_ms: p.end_ms,
+        truncated,
+      });
       return `${head.slice(0, -1)},"trades":[${list}]}` as Json;
     },
   };

@@ -1,0 +1,250 @@
+/**
+ * Polling filters of the JSON-RPC edge, two edges on one real nats-server sharing the filter
+ * bucket: events since the last poll with their `seq`, never a gap or a duplicate (polls alternating
+ * between edges and racing each other, while events are published, and a cursor older than the
+ * tail's ring read from JetStream), pages of `JSONRPC_FILTER_MAX_EVENTS`, the tier's cap (-32005),
+ * uninstall, expiry after the TTL without a poll, and filters private to their key.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MarketEvent } from '../../contracts/events.ts';
+import { accountMdSubject } from '../../contracts/subjects.ts';
+import { createLogger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { nowUs, publishEvents } from '../../producers/publish.ts';
+import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { call, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { book, publishAtRate, trade } from '../support/publisher.ts';
+
+// Long enough for a poll on a loaded machine, short enough to wait out.
+const TTL_S = 5;
+const PAGE = 50;
+// A ring of 16 events: a filter polled after more than 16 events reads from JetStream first.
+const config = testConfig({
+  JSONRPC_FILTER_TTL_S: String(TTL_S),
+  JSONRPC_FILTER_MAX_EVENTS: String(PAGE),
+  SSE_RING_SIZE: '16',
+});
+let server: TestNats;
+let nats: Nats;
+let accounts: TestAccounts;
+let a: TestJsonRpc;
+let b: TestJsonRpc;
+let key: string;
+
+type Event = { seq: number; symbol: string; event_type: string };
+
+async function publish(events: MarketEvent[], subject?: (e: MarketEvent) => string): Promise<void> {
+  const prefix = randomUUID();
+  await publishEvents(
+    nats.js,
+    events.map((event, i) => ({
+      event,
+      id: `${prefix}.${i}`,
+      ingestUs: nowUs(),
+      ...(subject ? { subject: subject(event) } : {}),
+    })),
+    createLogger('silent'),
+  );
+}
+
+const as = (k: string) => ({ 'x-api-key': k });
+const newFilter = async (url: string, spec: unknown, k = key) => call(url, 'md_newFilter', [spec], as(k));
+const changes = async (url: string, id: unknown, k = key) => call(url, 'md_getFilterChanges', [id], as(k));
+const poll = async (url: string, id: string, k = key): Promise<Event[]> => {
+  const answer = await changes(url, id, k);
+  if (answer.error) throw new Error(JSON.stringify(answer.error));
+  return answer.result as Event[];
+};
+/** Polls alternately on both edges until `n` events have come, failing on a poll with nothing new for too long. */
+async function drain(id: string, n: number, k = key): Promise<Event[]> {
+  const got: Event[] = [];
+  let idle = 0;
+  for (let i = 0; got.length < n; i++) {
+    const page = await poll(i % 2 ? b.url : a.url, id, k);
+    got.push(...page);
+    idle = page.length ? 0 : idle + 1;
+    if (idle > 200) throw new Error(`only ${got.length} of ${n} events`);
+    if (!page.length) await new Promise((r) => setTimeout(r, 10));
+  }
+  return got;
+}
+/** Sequences of the stored events on `filter` after `after`, as the stream has them. */
+async function storedSeqs(filter: string, after: number): Promise<number[]> {
+  const seqs: number[] = [];
+  const last = (await nats.jsm.streams.info('MD')).state.last_seq;
+  for (let seq = after + 1; seq <= last; seq++) {
+    const m = await nats.jsm.streams.getMessage('MD', { seq }).catch(() => null);
+    if (m && new RegExp(filter).test(m.subject)) seqs.push(seq);
+  }
+  return seqs;
+}
+
+beforeAll(async () => {
+  server = await startTestNats();
+  nats = await connectTestNats(server.url, config);
+  accounts = await startTestAccounts(nats, config);
+  a = await startTestJsonRpc(nats, config, { guard: 'keys' });
+  b = await startTestJsonRpc(nats, config, { guard: 'keys' });
+  key = (await accounts.key('quant')).key;
+});
+
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  accounts?.stop();
+  await nats?.nc.close();
+  await server?.cleanup();
+});
+
+describe('a polling filter', () => {
+  it('returns the matching events since the last poll, with their seq, on either edge', async () => {
+    const id = (await newFilter(a.url, { coins: ['BTC'], event_types: ['trade'] })).result as string;
+    expect(id).toMatch(/^0x[0-9a-f]{28}$/);
+    const after = (await nats.jsm.streams.info('MD')).state.last_seq;
+    expect(await poll(b.url, id)).toEqual([]);
+    await publish([trade('BTC', 1), trade('ETH', 2), book('BTC', 3), trade('BTC', 4)]);
+    const events = await drain(id, 2);
+    expect(events.map((e) => [e.symbol, e.event_type])).toEqual([
+      ['BTC', 'trade'],
+      ['BTC', 'trade'],
+    ]);
+    expect(events.map((e) => e.seq)).toEqual(await storedSeqs('^md\\.[^.]+\\.BTC\\.trade$', after));
+    expect(await poll(a.url, id)).toEqual([]);
+  });
+
+  it('never skips or repeats an event while events are published and polls alternate and race between edges', async () => {
+    const id = (await newFilter(b.url, { coins: ['SOL', 'HYPE'] })).result as string;
+    const after = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const publisher = publishAtRate(nats.js, ['SOL', 'HYPE', 'ETH'], 600, { booksEvery: 4 });
+    const got: Event[] = [];
+    const deadline = Date.now() + 3_000;
+    while (Date.now() < deadline) {
+      // Two polls at once, one per edge: the compare-and-swap of the cursor lets one win per event.
+      const pages = await Promise.all([poll(a.url, id), poll(b.url, id)]);
+      for (const p of pages) got.push(...p);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await publisher.stop();
+    const expected = await storedSeqs('^md\\.[^.]+\\.(SOL|HYPE)\\.[^.]+$', after);
+    got.push(...(await drain(id, expected.length - got.length)));
+    // Pages of two racing polls arrive in either order; each event must come exactly once.
+    const seqs = got.map((e) => e.seq).sort((x, y) => x - y);
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(seqs).toEqual(expected);
+  });
+
+  it('reads a cursor older than the ring from JetStream and pages by JSONRPC_FILTER_MAX_EVENTS', async () => {
+    const id = (await newFilter(a.url, { coins: ['ETH'], event_types: ['trade'] })).result as string;
+    const after = (await nats.jsm.streams.info('MD')).state.last_seq;
+    await publish(Array.from({ length: 120 }, (_, i) => trade(i % 2 ? 'ETH' : 'BTC', 1_000 + i)));
+    await publish(Array.from({ length: 60 }, (_, i) => trade('ETH', 2_000 + i)));
+    const expected = await storedSeqs('^md\\.[^.]+\\.ETH\\.trade$', after);
+    expect(expected).toHaveLength(120);
+    const sizes: number[] = [];
+    const got: Event[] = [];
+    while (got.length < expected.length) {
+      const page = await poll(got.length % 2 ? a.url : b.url, id);
+      if (page.length) sizes.push(page.length);
+      got.push(...page);
+    }
+    expect(sizes.every((n) => n <= PAGE)).toBe(true);
+    expect(sizes.slice(0, 2)).toEqual([PAGE, PAGE]);
+    expect(got.map((e) => e.seq)).toEqual(expected);
+  });
+
+  it('sees the key’s own account events and no other account’s', async () => {
+    const owner = await accounts.key('pro');
+    const other = await accounts.key('pro');
+    const mine = (await newFilter(a.url, {}, owner.key)).result as string;
+    const theirs = (await newFilter(a.url, {}, other.key)).result as string;
+    await publish([trade('OWNED', 1)], (e) =>
+      accountMdSubject(owner.accountId, e.source, e.symbol, e.event_type),
+    );
+    await publish([trade('BTC', 77)]);
+    const ownerEvents = await drain(mine, 2, owner.key);
+    expect(ownerEvents.map((e) => e.symbol).sort()).toEqual(['BTC', 'OWNED']);
+    const otherEvents = await drain(theirs, 1, other.key);
+    expect(otherEvents.map((e) => e.symbol)).toEqual(['BTC']);
+    expect((await newFilter(a.url, { coins: ['OWNED'] }, other.key)).error).toMatchObject({ code: -32003 });
+  });
+});
+
+describe('filter ids', () => {
+  it('belong to their key: another key polling one gets -32602, like an unknown id', async () => {
+    const id = (await newFilter(a.url, {})).result as string;
+    const stranger = await accounts.key('quant');
+    expect((await changes(b.url, id, stranger.key)).error).toMatchObject({
+      code: -32602,
+      data: { error: 'not_found' },
+    });
+    expect((await changes(b.url, `0x${'0'.repeat(28)}`)).error).toMatchObject({ code: -32602 });
+    expect((await changes(b.url, 'not-an-id')).error).toMatchObject({ code: -32602 });
+  });
+
+  it('are uninstalled once: true, then false, and a poll after is -32602', async () => {
+    const id = (await newFilter(a.url, {})).result as string;
+    expect((await call(b.url, 'md_uninstallFilter', [id], as(key))).result).toBe(true);
+    expect((await call(a.url, 'md_uninstallFilter', [id], as(key))).result).toBe(false);
+    expect((await changes(a.url, id)).error).toMatchObject({ code: -32602 });
+  });
+
+  it('expire after the TTL without a poll, and stay alive while polled', async () => {
+    const idle = (await newFilter(a.url, {})).result as string;
+    const polled = (await newFilter(a.url, {})).result as string;
+    const until = Date.now() + TTL_S * 1_000 + 600;
+    while (Date.now() < until) {
+      expect((await changes(b.url, polled)).error).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect((await changes(b.url, idle)).error).toMatchObject({ code: -32602, data: { error: 'not_found' } });
+    expect((await changes(a.url, polled)).error).toBeUndefined();
+  });
+});
+
+describe('the subscription cap', () => {
+  it('allows the tier’s number of live filters per key and refuses one more with -32005', async () => {
+    const basic = (await accounts.key('basic')).key;
+    const ids = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => newFilter(i % 2 ? a.url : b.url, {}, basic)),
+    );
+    expect(ids.every((r) => typeof r.result === 'string')).toBe(true);
+    expect(new Set(ids.map((r) => r.result)).size).toBe(10);
+    const over = await newFilter(a.url, {}, basic);
+    expect(over.error).toMatchObject({ code: -32005, data: { error: 'subscription_limit', limit: 10 } });
+    expect((await call(b.url, 'md_uninstallFilter', [ids[3]?.result], as(basic))).result).toBe(true);
+    expect(typeof (await newFilter(b.url, {}, basic)).result).toBe('string');
+  });
+
+  it('answers -32003 for an unknown coin and -32002 for a source outside the key’s chains', async () => {
+    expect((await newFilter(a.url, { coins: ['BTC', 'NOPE'] })).error).toMatchObject({ code: -32003 });
+    const scoped = (await accounts.key('pro', { scopes: ['chain:hyperliquid'] })).key;
+    expect((await newFilter(a.url, { sources: ['synthetic'] }, scoped)).error).toMatchObject({
+      code: -32002,
+    });
+    expect((await newFilter(a.url, { event_types: ['quote'] })).error).toMatchObject({ code: -32602 });
+  });
+});
+
+describe('a filter started at a position', () => {
+  it('returns the events after `last_event_id` first', async () => {
+    const before = (await nats.jsm.streams.info('MD')).state.last_seq;
+    await publish([trade('BTC', 501), trade('BTC', 502)]);
+    const id = (await newFilter(a.url, { coins: ['BTC'], event_types: ['trade'], last_event_id: before }))
+      .result;
+    const events = await drain(id as string, 2);
+    expect(events.map((e) => e.seq)).toEqual(await storedSeqs('^md\\.[^.]+\\.BTC\\.trade$', before));
+  });
+
+  it('refuses a position the log no longer retains with -32008', async () => {
+    const last = (await nats.jsm.streams.info('MD')).state.last_seq;
+    await nats.jsm.streams.purge('MD', { seq: last });
+    const answer = await newFilter(a.url, { last_event_id: 1 });
+    expect(answer.error).toMatchObject({
+      code: -32008,
+      data: { error: 'invalid_time_range', first_seq: last },
+    });
+  });
+});
