@@ -4,14 +4,17 @@
  * respecting the wire's backpressure. Overflow policy (ARCHITECTURE.md, slow clients): while the
  * wire is blocked and the backlog passes the bound, book frames are conflated to the newest per
  * coin and a non-terminal `upstream_lag` is queued; if that does not bring the backlog under ¾ of
- * the bound, a terminal `reconnect` ends the stream, and the client resumes from the log.
+ * the bound, what is queued is written and a terminal `reconnect` ends the stream, and the client
+ * resumes from the log.
  *
  * A transport supplies two small parts (sink-parts.ts): a Framer (how an event, a notice, a
  * warning and a terminal error are written) and a Wire (write, buffered bytes, drain, end).
  *
- * Memory per client is bounded: at most the queue's bound plus the wire's SOCKET_BUFFER plus the
- * one chunk written last. `highWaterBytes` records the peak of queued + wire-buffered bytes, so a
- * test can check the bound on what the process really held, not on a sample.
+ * Memory per client is bounded: the queue holds at most its bound plus one frame (past it, it is
+ * written at once, or conflated if the wire is blocked), and the wire at most SOCKET_BUFFER plus
+ * the one chunk written last; so queued + wire-buffered bytes stay under SOCKET_BUFFER + 2 × (bound
+ * + one frame) + the terminal frames. `highWaterBytes` records that sum's peak at every change,
+ * so a test checks the bound on what the process really held, not on a sample.
  */
 import type { ErrorCode } from '../../contracts/errors.ts';
 import { type FeedEvent, nowNs } from './feed-event.ts';
@@ -34,6 +37,8 @@ export type BufferedSinkOptions = {
 export const LAG_MESSAGE = 'client is reading slower than events arrive; book updates conflated';
 /** Backlog under which a history reader may go on (and over which it waits for a flush). */
 const LOW_WATER = 64 * 1024;
+/** How long a lagging client must keep up before a new episode warns again (`upstream_lag`). */
+const LAG_CLEAR_MS = 10_000;
 /** Unsent bytes the wire may hold before the connection counts as blocked. */
 export const SOCKET_BUFFER = 256 * 1024;
 
@@ -47,6 +52,7 @@ export class BufferedSink implements FeedSink {
   private ending = false;
   private waiters: (() => void)[] = [];
   private peak = 0;
+  private lastOverflowMs = 0;
   closed = false;
   onClosed: (() => void) | null = null;
 
@@ -148,23 +154,30 @@ export class BufferedSink implements FeedSink {
     }
     // Blocked only when the wire holds more than SOCKET_BUFFER unsent bytes (Node's own 16 KiB
     // mark would stall every catch-up flush); `drain` fires once it is empty again.
-    if (this.wire.bufferedBytes > SOCKET_BUFFER) {
+    const buffered = this.wire.bufferedBytes;
+    if (buffered > SOCKET_BUFFER) {
       this.blocked = true;
       this.wire.onceDrain(this.onDrain);
       return;
     }
-    this.lagging = false;
+    // A lagging episode ends when the client has kept up for a while (not at the first drain: a
+    // client that stopped reading drains in bursts while the kernel's buffers still take bytes).
+    if (this.lagging && buffered < LOW_WATER && performance.now() - this.lastOverflowMs > LAG_CLEAR_MS)
+      this.lagging = false;
     this.wake();
   }
 
   private enqueue(text: string, conflationKey: string | null = null, seq?: number): void {
     if (this.closed) return;
-    // The slow-client policy applies to real backpressure only: while the wire accepts writes,
-    // the queue empties on the next flush, however many events this turn fanned out.
-    if (!this.queue.push(text, conflationKey, seq) && this.blocked) this.overflow();
+    // The slow-client policy applies to real backpressure only: while the wire accepts writes, a
+    // queue past the bound is written at once instead of waiting for the turn's flush.
+    if (!this.queue.push(text, conflationKey, seq)) {
+      if (this.blocked) this.overflow();
+      else if (this.opened) this.flush();
+    }
     if (this.closed) return;
     this.measure();
-    if (!this.blocked && this.opened) this.flusher.schedule(this);
+    if (!this.blocked && this.opened && this.queue.length > 0) this.flusher.schedule(this);
   }
 
   private measure(): void {
@@ -173,6 +186,7 @@ export class BufferedSink implements FeedSink {
   }
 
   private overflow(): void {
+    this.lastOverflowMs = performance.now();
     this.queue.conflate();
     this.pendingLatency.length = 0;
     if (!this.lagging) {
@@ -181,6 +195,10 @@ export class BufferedSink implements FeedSink {
       this.queue.push(this.framer.warning('upstream_lag', LAG_MESSAGE, {}));
     }
     if (this.queue.bytes > this.queue.maxBytes * 0.75) {
+      // What is queued (books conflated, the lag warning last) goes out before the terminal error:
+      // the bytes move from the queue to the wire, so what the connection holds does not grow.
+      this.wire.write(this.queue.drain());
+      this.lagFrameQueued = false;
       this.terminate('reconnect', 'client too slow: reconnect with Last-Event-ID to resume from the log');
     }
   }

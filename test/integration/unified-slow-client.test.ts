@@ -1,17 +1,22 @@
 /**
- * Slow client: a client that stops reading gets book updates conflated, then `upstream_lag`, then a
- * terminal `reconnect`; its server-side backlog never exceeds the bound; a fast client on the same
- * gateway meanwhile receives every event.
+ * Slow client: a client that stops reading gets book updates conflated (its book sequences have
+ * gaps, its trade sequences none), then `upstream_lag`, then a terminal `reconnect`; what the
+ * gateway held for it (queue + the socket's unsent bytes, the connection's high-water mark, kept
+ * at every change) never exceeds the stated bound; a fast client on the same gateway meanwhile
+ * receives every event.
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { STREAMS } from '../../contracts/streams.ts';
+import { SOCKET_BUFFER } from '../../gateways/core/buffered-sink.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { openSse } from '../support/sse.ts';
 
 const MAX_BACKLOG = 256 * 1024;
+/** Larger than any one frame the publisher below makes (a 40-level book is about 2 KiB). */
+const FRAME = 8 * 1024;
 let nats: TestNats;
 let gw: TestGateway;
 
@@ -33,7 +38,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 it('conflates, warns with upstream_lag, then disconnects a client that stopped reading', async () => {
   const url = `${gw.url}/api/v1/unified/stream`;
   const fastIds: number[] = [];
-  const fast = await openSse(url, (m) => m.id && fastIds.push(Number(m.id)));
+  const fastTypes = new Map<number, string>();
+  const fast = await openSse(url, (m) => {
+    if (!m.id) return;
+    fastIds.push(Number(m.id));
+    fastTypes.set(Number(m.id), JSON.parse(m.data).event_type);
+  });
 
   // The slow client reads the headers, then nothing: its socket buffers fill up.
   const slowChunks: Buffer[] = [];
@@ -75,6 +85,27 @@ it('conflates, warns with upstream_lag, then disconnects a client that stopped r
   expect(errors[0].terminal).toBe(false);
   expect(errors[1].terminal).toBe(true);
   expect(text.indexOf('upstream_lag')).toBeLessThan(text.indexOf('"reconnect"'));
-  expect(maxBacklog).toBeLessThanOrEqual(MAX_BACKLOG + 8 * 1024);
+  expect(maxBacklog).toBeLessThanOrEqual(MAX_BACKLOG + FRAME);
+  // The high-water mark counts the socket's unsent bytes too: the queue's bound plus one frame,
+  // the socket's allowance plus the last chunk written (at most the queue), and the terminal frames.
+  const highWater = gw.unified.registry.maxHighWaterBytes();
+  expect(highWater, 'the slow client never reached backpressure').toBeGreaterThan(MAX_BACKLOG);
+  expect(highWater).toBeLessThanOrEqual(SOCKET_BUFFER + 2 * (MAX_BACKLOG + FRAME) + FRAME);
   expect(fastIds).toEqual(Array.from({ length: last_seq }, (_, i) => i + 1));
+
+  // Conflation: between the slow client's first and last event, every trade arrived and some
+  // books did not.
+  const slowEvents = [...text.matchAll(/^id: (\d+)\ndata: (.*)$/gm)].map((m) => ({
+    seq: Number(m[1]),
+    type: JSON.parse(m[2] as string).event_type as string,
+  }));
+  expect(slowEvents.length).toBeGreaterThan(0);
+  const first = slowEvents[0]?.seq as number;
+  const last = slowEvents.at(-1)?.seq as number;
+  const inRange = (type: string) =>
+    fastIds.filter((id) => id >= first && id <= last && fastTypes.get(id) === type);
+  const slowOf = (type: string) => slowEvents.filter((e) => e.type === type).map((e) => e.seq);
+  expect(slowOf('trade'), 'a trade was dropped').toEqual(inRange('trade'));
+  expect(slowOf('book').length, 'no book was conflated').toBeLessThan(inRange('book').length);
+  expect(slowOf('book').length).toBeGreaterThan(0);
 });
