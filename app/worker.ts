@@ -1,4 +1,7 @@
-/** Generation workers: WORKER_CONCURRENCY consumers of the job queue, storing to ARTIFACT_STORE. */
+/**
+ * Generation workers: WORKER_CONCURRENCY consumers of the job queue and WINDOW_CONCURRENCY window
+ * lanes (worker threads writing any job's windows), storing to ARTIFACT_STORE.
+ */
 import { join } from 'node:path';
 import { type JobWorker, startJobWorker } from '../consumers/generation/job-worker.ts';
 import { artifactStoreSettings, artifactsDirOf } from '../gateways/http/app.ts';
@@ -19,6 +22,8 @@ export async function startWorker(nats: Nats, config: Config, log: Logger): Prom
         tmpDir: join(config.DATA_DIR, 'tmp'),
         ackWaitMs: config.JOB_ACK_WAIT_MS,
         minFreeDiskBytes: config.MIN_FREE_DISK_BYTES,
+        // One set of window lanes per process, started with the first job consumer.
+        windowLanes: i === 0 ? config.WINDOW_CONCURRENCY : 0,
       }),
     );
   return { name: 'worker', stop: async () => void (await Promise.all(workers.map((w) => w.stop()))) };

@@ -66,3 +66,31 @@ export type AccountJobLedger = {
    */
   stored: [number, number][];
 };
+
+/**
+ * Window tasks of a job, on the same `JOBS` work queue: `jobs.window.<job_id>.<index>`, taken by
+ * any worker process (durable `generation-windows`, its own filter, so jobs and windows never
+ * share a consumer). The worker that took the job publishes them and stitches the parts.
+ */
+export const WINDOW_SUBJECT_ALL = 'jobs.window.>';
+export const windowSubject = (jobId: string, index: number): string => `jobs.window.${jobId}.${index}`;
+/** Key of a window's outcome in KV `job_windows`. */
+export const windowKey = (jobId: string, index: number): string => `${jobId}.${index}`;
+
+/** One window to write: plain data (MessagePack). */
+export type WindowTaskMessage = {
+  job_id: string;
+  /** The manifest's model config. */
+  config: SimulationManifest['config'];
+  window: { index: number; fromMs: number; toMs: number };
+  max_retries: number;
+  backoff_seconds: number;
+};
+
+/** A written part in the artifact store: its name, FileMetaData and column-chunk bytes. */
+export type StoredPartRef = { name: string; footer: Uint8Array; body_length: number };
+
+/** What a window worker records in KV `job_windows` when done: its parts in order, or why it failed. */
+export type WindowOutcome =
+  | { ok: true; rows: number; parts: StoredPartRef[] }
+  | { ok: false; message: string };

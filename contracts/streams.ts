@@ -23,6 +23,8 @@ export const KV_BUCKETS = {
   keyUsage: 'key_usage',
   sessions: 'sessions',
   jobs: 'jobs',
+  /** `<job_id>.<window>` → a window's outcome (its parts in the artifact store), until the job is stitched. */
+  jobWindows: 'job_windows',
   caches: 'caches',
   leases: 'leases',
   /** `<key_id>` → the leases of the key's open live-data streams, all gateways (gateways/core/stream-slots.ts). */

@@ -97,6 +97,8 @@ export const ConfigSchema = z.object({
   ARTIFACT_STORE_MAX_BYTES: int(0, 0),
   /** Generation jobs run at once per worker process. */
   WORKER_CONCURRENCY: int(1, 1, 16),
+  /** Windows (of any job) a worker process writes at once, each on its own worker thread. */
+  WINDOW_CONCURRENCY: int(1, 1, 16),
   /** A worker silent this long (crashed) loses its job to another worker, ms. */
   JOB_ACK_WAIT_MS: int(30_000, 1_000, 600_000),
   /** Longest a synchronous generation waits before 504 naming the job; keep it below HTTP_HANDLER_TIMEOUT_MS, ms. */

@@ -16,7 +16,7 @@ import { LocalArtifactStore } from '../../platform/artifact-store/local.ts';
 import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
 import { RetriesExhaustedError, withRetries } from './retry.ts';
 import { createInProcessRunner, type WindowRunner } from './runner.ts';
-import { localPart, planStitch, stitchBytes } from './stitch.ts';
+import { localPart, stitchToStore } from './stitch.ts';
 import type { WindowResult } from './window-task.ts';
 import { estimateRows, type GenerationWindow, planWindows } from './windows.ts';
 import { createWorkerPool } from './worker-pool.ts';
@@ -104,10 +104,7 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
     signal?.throwIfAborted();
     const parts = await Promise.all(results.flatMap((r) => r.parts).map(localPart));
     const metadata: ArtifactMetadata = { job_id: jobId, manifest_hash: hash, row_count: rowCount };
-    const plan = planStitch(parts, kvStrings(metadata));
-    if (plan.rows !== rowCount) throw new Error(`parts hold ${plan.rows} rows, windows wrote ${rowCount}`);
-    const bytes = await store.put(name, abortable(stitchBytes(parts, plan), signal));
-    if (bytes !== plan.bytes) throw new Error(`stored ${bytes} bytes of a ${plan.bytes}-byte artifact`);
+    const bytes = await stitchToStore(store, name, parts, kvStrings(metadata), rowCount, signal);
     options.onProgress?.(rowCount, rowCount);
     return { name, path: store.locate(name), rowCount, bytes, manifestHash: hash };
   } catch (error) {
@@ -125,17 +122,6 @@ export const kvStrings = (m: ArtifactMetadata): Record<string, string> => ({
   manifest_hash: m.manifest_hash,
   row_count: String(m.row_count),
 });
-
-/** Stops a byte stream at the next chunk once `signal` aborts (the store then discards the file). */
-async function* abortable(
-  bytes: AsyncIterable<Uint8Array>,
-  signal?: AbortSignal,
-): AsyncGenerator<Uint8Array> {
-  for await (const chunk of bytes) {
-    signal?.throwIfAborted();
-    yield chunk;
-  }
-}
 
 /** Runs every window with `runner.concurrency` lanes; results are indexed by window. */
 async function runWindows(

@@ -1,7 +1,8 @@
 /**
  * A generation worker: takes jobs from the `JOBS` work queue (one durable pull consumer shared by
- * every worker process, so each job goes to one worker), generates the artifact, and records
- * progress and the outcome in KV `jobs`. While generating it tells JetStream it is still working;
+ * every worker process, so each job goes to one worker), spreads the job's windows over every
+ * worker process (queued-generation.ts, window-queue.ts), stitches their parts into the artifact,
+ * and records progress and the outcome in KV `jobs`. While generating it tells JetStream it is still working;
  * if it dies the job is redelivered to another worker, up to MAX_JOB_DELIVERIES, then failed.
  * The artifact is stored (local directory or JetStream Object Store) whole before the record says
  * `completed`, so every gateway can serve it at once; a job whose upload failed is `failed`.
@@ -10,9 +11,14 @@
  */
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AckPolicy, type JsMsg } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
-import { JOB_SUBJECT, type JobMessage, type JobRecord, MAX_JOB_DELIVERIES } from '../../contracts/jobs.ts';
+import type { JsMsg } from '@nats-io/jetstream';
+import {
+  JOB_SUBJECT,
+  type JobMessage,
+  type JobRecord,
+  MAX_JOB_DELIVERIES,
+  type WindowOutcome,
+} from '../../contracts/jobs.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { LocalArtifactStore } from '../../platform/artifact-store/local.ts';
 import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
@@ -22,7 +28,14 @@ import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { generationJobs, generationRows, registerLagSource } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { GenerationError, generateDataset } from './generate.ts';
+import { GenerationError } from './generate.ts';
+import { generateOnQueue } from './queued-generation.ts';
+import {
+  ensureQueueConsumer,
+  openWindowOutcomes,
+  startWindowWorker,
+  type WindowWorker,
+} from './window-queue.ts';
 
 export const WORKER_DURABLE = 'generation-workers';
 
@@ -40,23 +53,14 @@ export type JobWorkerOptions = {
   ackWaitMs?: number;
   /** Free bytes the artifacts disk must have for a job to start (default 0: not checked). */
   minFreeDiskBytes?: number;
+  /** Window lanes this worker runs for every job on the queue (default 1; 0: none, another worker's run them). */
+  windowLanes?: number;
 };
 
 const DEFAULT_ACK_WAIT_MS = 30_000;
 
-export async function ensureWorkerConsumer(nats: Nats, ackWaitMs = DEFAULT_ACK_WAIT_MS): Promise<void> {
-  const limits = { ack_wait: nanos(ackWaitMs), max_deliver: MAX_JOB_DELIVERIES + 1 };
-  await nats.jsm.consumers
-    .add(STREAMS.JOBS, {
-      durable_name: WORKER_DURABLE,
-      ack_policy: AckPolicy.Explicit,
-      filter_subject: JOB_SUBJECT,
-      ...limits,
-    })
-    .catch(async () => {
-      await nats.jsm.consumers.update(STREAMS.JOBS, WORKER_DURABLE, limits);
-    });
-}
+export const ensureWorkerConsumer = (nats: Nats, ackWaitMs = DEFAULT_ACK_WAIT_MS): Promise<void> =>
+  ensureQueueConsumer(nats, WORKER_DURABLE, JOB_SUBJECT, ackWaitMs);
 
 export type JobWorker = { stop(): Promise<void> };
 
@@ -64,6 +68,19 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
   await sweepLeftovers(opts, log);
   await ensureWorkerConsumer(nats, opts.ackWaitMs);
   const jobs = await openJobsBucket(nats);
+  const outcomes = await openWindowOutcomes(nats);
+  const store = opts.store ?? new LocalArtifactStore(opts.artifactsDir);
+  const lanes = opts.windowLanes ?? 1;
+  const windowWorker: WindowWorker | null =
+    lanes > 0
+      ? await startWindowWorker(nats, log, {
+          store,
+          ackWaitMs: opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS,
+          lanes,
+          ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}),
+        })
+      : null;
+  const ctx: JobContext = { nats, jobs, outcomes, store, log, opts };
   const abort = new AbortController();
   const unregisterLag = registerLagSource(WORKER_DURABLE, async () => {
     const info = await nats.jsm.consumers.info(STREAMS.JOBS, WORKER_DURABLE);
@@ -74,7 +91,7 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
       try {
         const consumer = await nats.js.consumers.get(STREAMS.JOBS, WORKER_DURABLE);
         const msg = await consumer.next({ expires: 2_000 });
-        if (msg) await runJob(msg, jobs, log, opts, abort.signal);
+        if (msg) await runJob(msg, ctx, abort.signal);
       } catch (err) {
         if (!abort.signal.aborted) {
           log.warn({ err: String(err) }, 'job worker: fetch failed');
@@ -87,18 +104,22 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
     async stop() {
       abort.abort();
       unregisterLag();
-      await loop;
+      await Promise.all([loop, windowWorker?.stop()]);
     },
   };
 }
 
-async function runJob(
-  msg: JsMsg,
-  jobs: Bucket<JobRecord>,
-  log: Logger,
-  opts: JobWorkerOptions,
-  signal: AbortSignal,
-): Promise<void> {
+type JobContext = {
+  nats: Nats;
+  jobs: Bucket<JobRecord>;
+  outcomes: Bucket<WindowOutcome>;
+  store: ArtifactStore;
+  log: Logger;
+  opts: JobWorkerOptions;
+};
+
+async function runJob(msg: JsMsg, ctx: JobContext, signal: AbortSignal): Promise<void> {
+  const { jobs, log, opts, store } = ctx;
   const job = decode<JobMessage>(msg.data);
   const record = (await jobs.get(job.job_id)) ?? null;
   if (!record || record.status === 'completed' || record.status === 'failed') return msg.ack();
@@ -125,16 +146,18 @@ async function runJob(
   }
   let current: JobRecord = { ...record, status: 'running', attempts, started_at: Date.now() };
   await jobs.put(job.job_id, current);
+  log.info({ job: job.job_id, attempts }, 'generation job started');
   const heartbeat = setInterval(() => msg.working(), (opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS) / 3);
   let lastProgress = 0;
   try {
     const file = `${job.job_id}.parquet`;
-    const store = opts.store ?? new LocalArtifactStore(opts.artifactsDir);
-    const result = await generateDataset({
+    const result = await generateOnQueue({
+      nats: ctx.nats,
+      outcomes: ctx.outcomes,
+      store,
       manifest: job.manifest,
       jobId: job.job_id,
-      output: { store, name: file },
-      ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}),
+      name: file,
       signal,
       onProgress: (done, total) => {
         const now = Date.now();
@@ -157,6 +180,7 @@ async function runJob(
         progress: { rows_done: result.rowCount, rows_total: result.rowCount },
       }),
     );
+    log.info({ job: job.job_id, rows: result.rowCount, bytes: result.bytes }, 'generation job completed');
     generationJobs.inc({ status: 'completed' });
     generationRows.inc(result.rowCount);
     msg.ack();

@@ -9,6 +9,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
 import {
   footerStart,
   MAGIC,
@@ -88,5 +89,60 @@ export async function localPart(path: string): Promise<StitchPart> {
     };
   } finally {
     await file.close();
+  }
+}
+
+/**
+ * A part stored in an artifact store (another worker wrote it): its footer is known, its column
+ * chunks are read as one range, after the part's leading `PAR1`.
+ */
+export function storedPart(
+  store: ArtifactStore,
+  name: string,
+  footer: Uint8Array,
+  bodyLength: number,
+): StitchPart {
+  return {
+    footer,
+    bodyLength,
+    async *body() {
+      if (bodyLength === 0) return;
+      const range = { start: MAGIC.length, end: MAGIC.length + bodyLength - 1 };
+      const bytes = await store.read(name, range);
+      if (!bytes) throw new Error(`part ${store.locate(name)} is missing`);
+      yield* bytes as AsyncIterable<Uint8Array>;
+    },
+  };
+}
+
+/**
+ * Stitches `parts` (in order) into `name` in `store`, with `keyValue` as the key-value metadata;
+ * stops at the next chunk once `signal` aborts (the store then keeps nothing). Checks the row
+ * count and the stored size against the plan; resolves with the size.
+ */
+export async function stitchToStore(
+  store: ArtifactStore,
+  name: string,
+  parts: readonly StitchPart[],
+  keyValue: Readonly<Record<string, string>>,
+  expectedRows: number,
+  signal?: AbortSignal,
+): Promise<number> {
+  const plan = planStitch(parts, keyValue);
+  if (plan.rows !== expectedRows)
+    throw new Error(`parts hold ${plan.rows} rows, windows wrote ${expectedRows}`);
+  const bytes = await store.put(name, abortable(stitchBytes(parts, plan), signal));
+  if (bytes !== plan.bytes) throw new Error(`stored ${bytes} bytes of a ${plan.bytes}-byte artifact`);
+  return bytes;
+}
+
+/** Stops a byte stream at the next chunk once `signal` aborts. */
+async function* abortable(
+  bytes: AsyncIterable<Uint8Array>,
+  signal?: AbortSignal,
+): AsyncGenerator<Uint8Array> {
+  for await (const chunk of bytes) {
+    signal?.throwIfAborted();
+    yield chunk;
   }
 }

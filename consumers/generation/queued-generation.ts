@@ -1,0 +1,123 @@
+/**
+ * A job's windows spread over worker processes: the worker that took the job publishes one task
+ * per window on the `JOBS` work queue (`jobs.window.<job>.<i>`, deduplicated by `<job>.<i>`), any
+ * worker's window lanes write them (window-queue.ts), and this worker watches KV `job_windows`
+ * for their outcomes, reports progress as windows complete, and, once every part exists, stitches
+ * them in window order by range reads from the artifact store (stitch.ts) into `<job>.parquet`.
+ * The parts' bytes are what `generateDataset` writes locally, and so is the stitched file.
+ *
+ * A redelivered job (its first worker died) finds the outcomes already recorded and waits only
+ * for the rest. Parts and outcomes are removed once the job is stitched or has failed; a worker
+ * shutting down (abort) keeps them for the next one.
+ */
+
+import {
+  type WindowOutcome,
+  type WindowTaskMessage,
+  windowKey,
+  windowSubject,
+} from '../../contracts/jobs.ts';
+import { manifestHash, type SimulationManifest } from '../../contracts/manifest.ts';
+import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
+import { decode, encode } from '../../platform/codec.ts';
+import type { Bucket } from '../../platform/kv.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { type GeneratedDataset, GenerationError, kvStrings } from './generate.ts';
+import { stitchToStore, storedPart } from './stitch.ts';
+import { estimateRows, planWindows } from './windows.ts';
+
+export type QueuedGenerationOptions = {
+  readonly nats: Nats;
+  readonly outcomes: Bucket<WindowOutcome>;
+  readonly store: ArtifactStore;
+  readonly manifest: SimulationManifest;
+  readonly jobId: string;
+  /** The artifact's name in `store`. */
+  readonly name: string;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (rowsDone: number, rowsTotalEstimate: number) => void;
+};
+
+type Written = Extract<WindowOutcome, { ok: true }>;
+
+/** Generates the job's artifact with its windows on the queue; resolves once it is stored whole. */
+export async function generateOnQueue(options: QueuedGenerationOptions): Promise<GeneratedDataset> {
+  const { nats, outcomes, store, manifest, jobId, name, signal } = options;
+  signal?.throwIfAborted();
+  const windows = planWindows(manifest.duration_seconds, manifest.driver.window_seconds);
+  const estimate = estimateRows(manifest.config, manifest.duration_seconds * 1000);
+  // Watch first, so that no outcome recorded while the tasks are published is missed.
+  const watch = await outcomes.raw.watch({ key: `${jobId}.*` });
+  const onAbort = (): void => watch.stop();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await Promise.all(
+      windows.map((window) => {
+        const task: WindowTaskMessage = {
+          job_id: jobId,
+          config: manifest.config,
+          window,
+          max_retries: manifest.driver.max_retries,
+          backoff_seconds: manifest.driver.backoff_seconds,
+        };
+        return nats.js.publish(windowSubject(jobId, window.index), encode(task), {
+          msgID: windowKey(jobId, window.index),
+        });
+      }),
+    );
+    const written: Written[] = new Array(windows.length);
+    let done = 0;
+    let rowsDone = 0;
+    for await (const entry of watch) {
+      if (entry.operation !== 'PUT' || entry.value.length === 0) continue;
+      const index = Number(entry.key.slice(jobId.length + 1));
+      const outcome = decode<WindowOutcome>(entry.value);
+      if (!outcome.ok) {
+        const w = windows[index];
+        throw new GenerationError(
+          `window ${index} [${(w?.fromMs ?? 0) / 1000} s, ${(w?.toMs ?? 0) / 1000} s) failed: ${outcome.message}`,
+          index,
+        );
+      }
+      if (written[index]) continue;
+      written[index] = outcome;
+      rowsDone += outcome.rows;
+      options.onProgress?.(rowsDone, Math.max(estimate, rowsDone));
+      if (++done === windows.length) break;
+    }
+    signal?.throwIfAborted();
+    if (done < windows.length)
+      throw new Error(`the outcome watch ended after ${done} of ${windows.length} windows`);
+    const parts = written.flatMap((w) =>
+      w.parts.map((p) => storedPart(store, p.name, p.footer, p.body_length)),
+    );
+    const hash = manifestHash(manifest);
+    const metadata = kvStrings({ job_id: jobId, manifest_hash: hash, row_count: rowsDone });
+    const bytes = await stitchToStore(store, name, parts, metadata, rowsDone, signal);
+    options.onProgress?.(rowsDone, rowsDone);
+    return { name, path: store.locate(name), rowCount: rowsDone, bytes, manifestHash: hash };
+  } catch (error) {
+    throw signal?.aborted ? signal.reason : error;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    watch.stop();
+    if (!signal?.aborted) await discardWindows(outcomes, store, jobId, windows.length);
+  }
+}
+
+/** Removes a job's parts and window outcomes (after the stitch, or when the job failed). */
+async function discardWindows(
+  outcomes: Bucket<WindowOutcome>,
+  store: ArtifactStore,
+  jobId: string,
+  count: number,
+): Promise<void> {
+  await Promise.all(
+    Array.from({ length: count }, async (_, index) => {
+      const key = windowKey(jobId, index);
+      const outcome = await outcomes.get(key).catch(() => null);
+      if (outcome?.ok) await Promise.all(outcome.parts.map((p) => store.delete(p.name).catch(() => false)));
+      await outcomes.delete(key).catch(() => {});
+    }),
+  );
+}

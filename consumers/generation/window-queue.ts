@@ -1,0 +1,177 @@
+/**
+ * Window workers: take window tasks of any job from the `JOBS` work queue (`jobs.window.>`, one
+ * durable pull consumer shared by every worker process), write each window's ZSTD parts on a
+ * worker thread (the same `runWindowTask` as everywhere, so the same bytes), put every part into
+ * the artifact store as `parts/<job_id>/<part>` and record the window's outcome (part names and
+ * footers) in KV `job_windows`, then ack. A worker that dies mid-window never acks: the window is
+ * redelivered after the ack wait to another worker, up to MAX_JOB_DELIVERIES, then recorded as
+ * failed. A window that keeps failing is retried here (`driver.max_retries`, backoff) first.
+ */
+import { createReadStream } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { AckPolicy, type JsMsg } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import {
+  type JobRecord,
+  MAX_JOB_DELIVERIES,
+  type StoredPartRef,
+  WINDOW_SUBJECT_ALL,
+  type WindowOutcome,
+  type WindowTaskMessage,
+  windowKey,
+} from '../../contracts/jobs.ts';
+import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
+import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
+import { decode } from '../../platform/codec.ts';
+import { type Bucket, openBucket } from '../../platform/kv.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { withRetries } from './retry.ts';
+import { localPart } from './stitch.ts';
+import { createWorkerPool } from './worker-pool.ts';
+
+export const WINDOW_DURABLE = 'generation-windows';
+
+/** A job's parts in the store: `parts/<job_id>/w<window>-<segment>.parquet`. */
+export const partName = (jobId: string, localPath: string): string => `parts/${jobId}/${basename(localPath)}`;
+
+/** Outcomes live until their job is stitched; a day at most (a job abandoned by every worker). */
+export const openWindowOutcomes = (nats: Nats): Promise<Bucket<WindowOutcome>> =>
+  openBucket<WindowOutcome>(nats, KV_BUCKETS.jobWindows, { ttlMs: 86_400_000 });
+
+/** Creates (or updates the limits of) a work-queue consumer of `JOBS` for `filter`. */
+export async function ensureQueueConsumer(
+  nats: Nats,
+  durable: string,
+  filter: string,
+  ackWaitMs: number,
+): Promise<void> {
+  const limits = { ack_wait: nanos(ackWaitMs), max_deliver: MAX_JOB_DELIVERIES + 1 };
+  await nats.jsm.consumers
+    .add(STREAMS.JOBS, {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      filter_subject: filter,
+      ...limits,
+    })
+    .catch(async () => {
+      await nats.jsm.consumers.update(STREAMS.JOBS, durable, limits);
+    });
+}
+
+export type WindowWorkerOptions = {
+  /** Where parts go: the store the stitching worker reads (shared by every worker). */
+  store: ArtifactStore;
+  /** Local scratch for a window's part files before upload; default: the OS temp directory. */
+  tmpDir?: string;
+  ackWaitMs: number;
+  /** Windows written at once, each on its own worker thread. */
+  lanes: number;
+};
+
+export type WindowWorker = { stop(): Promise<void> };
+
+export async function startWindowWorker(
+  nats: Nats,
+  log: Logger,
+  opts: WindowWorkerOptions,
+): Promise<WindowWorker> {
+  await ensureQueueConsumer(nats, WINDOW_DURABLE, WINDOW_SUBJECT_ALL, opts.ackWaitMs);
+  const ctx: LaneContext = {
+    jobs: await openBucket<JobRecord>(nats, KV_BUCKETS.jobs, { ttlMs: 30 * 86_400_000 }),
+    outcomes: await openWindowOutcomes(nats),
+    runner: createWorkerPool(opts.lanes),
+    abort: new AbortController(),
+    log,
+    opts,
+  };
+  const lane = async (): Promise<void> => {
+    while (!ctx.abort.signal.aborted) {
+      try {
+        const consumer = await nats.js.consumers.get(STREAMS.JOBS, WINDOW_DURABLE);
+        const msg = await consumer.next({ expires: 2_000 });
+        if (msg) await runWindow(msg, ctx);
+      } catch (err) {
+        if (!ctx.abort.signal.aborted) {
+          log.warn({ err: String(err) }, 'window worker: fetch failed');
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    }
+  };
+  const lanes = Array.from({ length: opts.lanes }, lane);
+  return {
+    async stop() {
+      ctx.abort.abort();
+      await ctx.runner.close();
+      await Promise.all(lanes);
+    },
+  };
+}
+
+type LaneContext = {
+  jobs: Bucket<JobRecord>;
+  outcomes: Bucket<WindowOutcome>;
+  runner: ReturnType<typeof createWorkerPool>;
+  abort: AbortController;
+  log: Logger;
+  opts: WindowWorkerOptions;
+};
+
+const ended = (r: JobRecord | null): boolean => !r || r.status === 'completed' || r.status === 'failed';
+
+async function runWindow(msg: JsMsg, ctx: LaneContext): Promise<void> {
+  const task = decode<WindowTaskMessage>(msg.data);
+  const { job_id: jobId, window } = task;
+  const key = windowKey(jobId, window.index);
+  if (ended(await ctx.jobs.get(jobId)) || (await ctx.outcomes.get(key))) return msg.ack();
+  const delivery = msg.info.deliveryCount;
+  if (delivery > MAX_JOB_DELIVERIES) {
+    const message = `window ${window.index}: its worker stopped ${MAX_JOB_DELIVERIES} times`;
+    await ctx.outcomes.put(key, { ok: false, message });
+    return msg.term();
+  }
+  const { store, ackWaitMs } = ctx.opts;
+  const heartbeat = setInterval(() => msg.working(), ackWaitMs / 3);
+  const tmpRoot = ctx.opts.tmpDir ?? tmpdir();
+  await mkdir(tmpRoot, { recursive: true });
+  const partDir = await mkdtemp(join(tmpRoot, 'generation-'));
+  const uploaded: string[] = [];
+  ctx.log.debug({ job: jobId, window: window.index, delivery }, 'window task started');
+  try {
+    const policy = { maxRetries: task.max_retries, backoffSeconds: task.backoff_seconds };
+    const result = await withRetries(
+      (attempt) => ctx.runner.run({ config: task.config, window, partDir, attempt }),
+      policy,
+      ctx.abort.signal,
+    );
+    const parts: StoredPartRef[] = [];
+    for (const path of result.parts) {
+      const { footer, bodyLength } = await localPart(path);
+      const name = partName(jobId, path);
+      uploaded.push(name);
+      await store.put(name, createReadStream(path, { highWaterMark: 1 << 20 }));
+      parts.push({ name, footer, body_length: bodyLength });
+    }
+    // A job that ended meanwhile (failed elsewhere) has discarded its parts: do not leave ours.
+    if (ended(await ctx.jobs.get(jobId))) {
+      await Promise.all(uploaded.map((n) => store.delete(n).catch(() => false)));
+      return msg.ack();
+    }
+    await ctx.outcomes.put(key, { ok: true, rows: result.rows, parts });
+    ctx.log.debug({ job: jobId, window: window.index, rows: result.rows }, 'window task done');
+    msg.ack();
+  } catch (err) {
+    if (ctx.abort.signal.aborted) return msg.nak(); // shutting down: another worker takes it
+    const message = err instanceof Error ? err.message : String(err);
+    ctx.log.error({ err: message, job: jobId, window: window.index }, 'window task failed');
+    await Promise.all(uploaded.map((n) => store.delete(n).catch(() => false)));
+    await ctx.outcomes.put(key, { ok: false, message });
+    msg.term();
+  } finally {
+    clearInterval(heartbeat);
+    await rm(partDir, { recursive: true, force: true });
+  }
+}
