@@ -72,7 +72,10 @@ async function readBack(nats: Nats, count: number): Promise<MarketEvent[]> {
 
 /** Frames/s a bare `ws` client that only counts receives from the replay worker: the delivery ceiling. */
 async function rawDelivery(worker: Worker, venue: ConnectorVenue, frames: number): Promise<number> {
-  const { wsUrl } = await worker.call<{ wsUrl: string }>('start', { venue, frames });
+  const { wsUrl, restUrl } = await worker.call<{ wsUrl: string; restUrl: string }>('start', {
+    venue,
+    frames,
+  });
   const subscriptions = venue === 'binance' ? 1 : 2;
   const t0 = performance.now();
   const ws = new WebSocket(wsUrl, { perMessageDeflate: false });
@@ -80,6 +83,8 @@ async function rawDelivery(worker: Worker, venue: ConnectorVenue, frames: number
   await new Promise<void>((resolve, reject) => {
     ws.on('open', () => {
       for (let i = 0; i < subscriptions; i++) ws.send('{}');
+      // As the connector does: the Binance replay holds its flood until the snapshot was served.
+      if (venue === 'binance') fetch(`${restUrl}?symbol=BTCUSDT`).then((r) => r.text(), reject);
     });
     ws.on('message', () => {
       if (++n >= frames + subscriptions) resolve();

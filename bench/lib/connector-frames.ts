@@ -2,6 +2,7 @@
  * Venue frames for the connector benchmark, in each venue's documented format, half trades and
  * half books: Binance `/ws` trades and one-update-id diff-depth events that move levels inside a
  * band on each side of 64,000 (never crossed) over a 100-level REST snapshot at update id 0;
+ * The Binance replay pauses after the first diff until the snapshot was served.
  * Hyperliquid one-fill `trades` pushes and 20-level `l2Book` snapshots. Every frame yields exactly
  * one canonical event, so frames/s and events/s are the same figure.
  */
@@ -9,7 +10,8 @@ const T0 = 1_767_225_600_000;
 const px = (x: number) => x.toFixed(2);
 
 export type VenueFrames = {
-  frames: string[];
+  /** Frames as sent; `{$wait: 'snapshot'}` holds the replay until the REST snapshot was served. */
+  frames: (string | { $wait: string })[];
   /** Client messages to await before replaying. */
   subscriptions: number;
   /** The answer(s) sent first on each connection. */
@@ -18,7 +20,7 @@ export type VenueFrames = {
 };
 
 export function binanceFrames(n: number): VenueFrames {
-  const frames: string[] = [];
+  const frames: VenueFrames['frames'] = [];
   let updateId = 0;
   for (let i = 0; i < n; i++) {
     if (i % 2 === 0) {
@@ -50,6 +52,9 @@ export function binanceFrames(n: number): VenueFrames {
           a: [[px(64_000.1 + k / 10), size]],
         }),
       );
+      // The first diff makes the connector fetch its snapshot; the flood waits for it, as a
+      // venue's stream would not outrun a REST call by thousands of diffs.
+      if (updateId === 1) frames.push({ $wait: 'snapshot' });
     }
   }
   const levels = (start: number, step: number) =>
@@ -63,7 +68,7 @@ export function binanceFrames(n: number): VenueFrames {
 }
 
 export function hyperliquidFrames(n: number): VenueFrames {
-  const frames: string[] = [];
+  const frames: VenueFrames['frames'] = [];
   for (let i = 0; i < n; i++) {
     const time = T0 + i;
     if (i % 2 === 0) {

@@ -28,9 +28,15 @@ serveWorker(
       await stop();
       const v = args.venue === 'binance' ? binanceFrames(args.frames) : hyperliquidFrames(args.frames);
       snapshots = await startSnapshotServer(v.snapshots ?? {});
+      const served = snapshots;
       replay = await startVenueReplay({
         sessions: [[...v.acks, ...v.frames]],
         subscriptions: v.subscriptions,
+        waits: {
+          async snapshot() {
+            while (served.served('BTCUSDT') === 0) await new Promise((r) => setTimeout(r, 1));
+          },
+        },
       });
       return { wsUrl: replay.url, restUrl: snapshots.url };
     },
