@@ -116,7 +116,7 @@ describe('a filter across two gateway processes', () => {
     const expected: number[] = [];
     for (let seq = after + 1; seq <= last; seq++) {
       const m = await nats.jsm.streams.getMessage('MD', { seq });
-      if (/^md\.[^.]+\.(ETH|SOL)\.trade$/.test(m.subject)) expected.push(seq);
+      if (m && /^md\.[^.]+\.(ETH|SOL)\.trade$/.test(m.subject)) expected.push(seq);
     }
     for (let tries = 0; seqs.length < expected.length && tries < 100; tries++) await poll(i++);
     expect(new Set(seqs).size).toBe(seqs.length);
