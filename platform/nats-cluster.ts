@@ -47,8 +47,8 @@ export type NatsCluster = {
   /** Signals node `i` (SIGKILL: a crash) and resolves once it has exited. */
   kill(i: number, signal?: NodeJS.Signals): Promise<void>;
   /**
-   * (Re)starts node `i` on its ports and store. `isolated`: with no routes and another route port,
-   * so no node reaches it nor it any node (a partition of that node from the rest).
+   * (Re)starts node `i` on its ports and store. `isolated`: on another route port, with a route to
+   * a port nothing listens on, so no node reaches it nor it any node (a partition from the rest).
    */
   start(i: number, opts?: { isolated?: boolean }): Promise<void>;
   /** Resolves once JetStream answers API requests through `url` (a meta leader exists). */
@@ -79,7 +79,10 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
     if (!node) throw new Error(`no node ${i}`);
     mkdirSync(node.storeDir, { recursive: true });
     const routePort = startOpts.isolated ? await freePort() : node.routePort;
-    const routes = nodes.filter((n) => n !== node).map((n) => `nats-route://127.0.0.1:${n.routePort}`);
+    // Isolated: routes to a port nothing listens on (JetStream clustering refuses to start with none).
+    const routes = startOpts.isolated
+      ? [`nats-route://127.0.0.1:${await freePort()}`]
+      : nodes.filter((n) => n !== node).map((n) => `nats-route://127.0.0.1:${n.routePort}`);
     node.server = await startNatsServer({
       storeDir: node.storeDir,
       port: node.clientPort,
@@ -93,7 +96,8 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
         '--cluster',
         `nats://127.0.0.1:${routePort}`,
         '--no_advertise',
-        ...(startOpts.isolated ? [] : ['--routes', routes.join(',')]),
+        '--routes',
+        routes.join(','),
         ...(opts.extraArgs ?? []),
       ],
     });

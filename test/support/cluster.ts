@@ -31,3 +31,64 @@ export async function readSequences(
   sse.abort();
   return seqs.slice(0, count);
 }
+
+/** A client that reads a unified stream and resumes after every cut from its own last position. */
+export type ResumingReader = {
+  seqs: number[];
+  /** Times its stream ended or was refused and it connected again. */
+  reconnects: number;
+  last(): number;
+  stop(): void;
+};
+
+/**
+ * Reads `urls[start]` with `Last-Event-ID: from`; whenever the stream ends (gateway gone, terminal
+ * event) or is refused, reconnects to the next URL in turn with its last sequence, as an
+ * EventSource with a list of replicas would (waiting `retryMs` after a refusal).
+ */
+export function resumingReader(
+  urls: string[],
+  key: string,
+  from: number,
+  start = 0,
+  retryMs = 200,
+): ResumingReader {
+  const seqs: number[] = [];
+  let stopped = false;
+  let current: { abort(): void } | null = null;
+  const reader: ResumingReader = {
+    seqs,
+    reconnects: 0,
+    last: () => seqs.at(-1) ?? from,
+    stop() {
+      stopped = true;
+      current?.abort();
+    },
+  };
+  (async () => {
+    for (let i = start; !stopped; i++) {
+      const url = urls[i % urls.length] as string;
+      try {
+        const sse = await openSse(
+          url,
+          (m) => {
+            if (m.event === 'message' && m.id !== null) seqs.push(Number(m.id));
+          },
+          { 'x-api-key': key, 'last-event-id': String(reader.last()) },
+        );
+        current = sse;
+        if (stopped) sse.abort();
+        if (sse.status === 200) await sse.done;
+        else await new Promise((r) => setTimeout(r, retryMs));
+      } catch {
+        await new Promise((r) => setTimeout(r, retryMs));
+      }
+      if (!stopped) reader.reconnects++;
+    }
+  })();
+  return reader;
+}
+
+/** The sequences `from + 1 … to`, what a reader that missed nothing and repeated nothing holds. */
+export const seqRange = (from: number, to: number): number[] =>
+  Array.from({ length: Math.max(0, to - from) }, (_, i) => from + 1 + i);
