@@ -1,17 +1,22 @@
 /**
  * A generation worker process killed (-9) in the middle of a job: the job is not served as complete
  * meanwhile, another worker takes it over from the JOBS work queue, and the artifact it finally
- * serves is whole (content length = bytes served = what the Parquet footer describes).
+ * serves is whole (content length = bytes served = what the Parquet footer describes) and
+ * byte-identical (SHA-256) to an uninterrupted run of the same manifest.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parquetMetadataAsync } from 'hyparquet';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { generateDataset } from '../../consumers/generation/generate.ts';
 import { type JobWorker, startJobWorker } from '../../consumers/generation/job-worker.ts';
+import { normalizeManifest } from '../../contracts/manifest.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
@@ -76,13 +81,17 @@ it('survives a worker killed mid-job', async () => {
   ).json();
   const status = async () =>
     (await (await fetch(`${http.url}/data/jobs/${accepted.job_id}`, { headers })).json()) as Job;
-  let job = await status();
-  while (!(job.status === 'running' && job.progress.rows_done > 0)) {
-    if (job.status === 'completed' || job.status === 'failed')
-      throw new Error(`job ended before the crash: ${JSON.stringify(job)}`);
-    await new Promise((r) => setTimeout(r, 20));
-    job = await status();
-  }
+  let job = await eventually(
+    async () => {
+      const j = await status();
+      if (j.status === 'completed' || j.status === 'failed')
+        throw new Error(`job ended before the crash: ${JSON.stringify(j)}`);
+      return j.status === 'running' && j.progress.rows_done > 0 && j;
+    },
+    60_000,
+    'the first worker running the job with rows done',
+    20,
+  );
   crashing.child.kill('SIGKILL');
   await crashing.exited;
   const artifact = `${http.url}/artifacts/${accepted.job_id}.parquet`;
@@ -93,10 +102,18 @@ it('survives a worker killed mid-job', async () => {
     artifactsDir: artifacts,
     ackWaitMs: Number(ACK_WAIT_MS),
   });
-  do {
-    await new Promise((r) => setTimeout(r, 100));
-    job = await status();
-  } while (job.status === 'running' || job.status === 'queued');
+  let last = job;
+  job = await eventually(
+    async () => {
+      last = await status();
+      return last.status !== 'running' && last.status !== 'queued' && last;
+    },
+    180_000,
+    'the rescuing worker finishing the job',
+    100,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; last seen: ${JSON.stringify(last)}`);
+  });
 
   expect(job.status).toBe('completed');
   expect(job.attempts).toBe(2);
@@ -105,4 +122,15 @@ it('survives a worker killed mid-job', async () => {
   expect(bytes.byteLength).toBe(job.result?.content_length_bytes);
   const meta = await parquetMetadataAsync(bytes);
   expect(Number(meta.num_rows)).toBe(job.result?.row_count);
-}, 120_000);
+
+  // The same manifest generated without interruption gives the same bytes.
+  const uninterrupted = join(artifacts, 'uninterrupted.parquet');
+  await generateDataset({
+    manifest: normalizeManifest(body).manifest,
+    jobId: accepted.job_id,
+    outPath: uninterrupted,
+    tmpDir: join(artifacts, 'tmp-uninterrupted'),
+  });
+  const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+  expect(sha256(new Uint8Array(bytes))).toBe(sha256(readFileSync(uninterrupted)));
+}, 300_000);
