@@ -2,6 +2,7 @@
  * Accounts, sessions and API keys: console request bodies, the events on the `ACCOUNTS` stream
  * (the truth) and the records projected from them into KV.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { TIERS, type Tier } from './limits.ts';
 
@@ -241,3 +242,10 @@ export const accountEventsOf = (accountId: string): string => `acct.${accountId}
 
 /** Logins kept per account view (the stream keeps them all). */
 export const LOGINS_KEPT = 50;
+
+/** KV `accounts` key of the email index (a hash keeps it a valid KV key, and the email out of it). */
+export const emailIndexKey = (email: string): string =>
+  `email.${createHash('sha256').update(email.toLowerCase()).digest('hex')}`;
+
+/** KV `account_keys` key of one key's console record; `<account_id>.>` lists an account's keys. */
+export const accountKeyKey = (accountId: string, keyId: string): string => `${accountId}.${keyId}`;

@@ -14,13 +14,13 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { z } from 'zod';
+import { SymbolName } from './events.ts';
 import {
   BLOCK_MS,
   completeGenerationConfig,
   type GenerationModelConfig,
   GenerationModelConfigFields,
-} from '../producers/simulator/config.ts';
-import { SymbolName } from './events.ts';
+} from './model-config.ts';
 
 /** Longest dataset, seconds (7 days). */
 export const MAX_DURATION_SECONDS = 604_800;

@@ -6,9 +6,9 @@
  * Pure: no I/O.
  */
 import { z } from 'zod';
-import { GenerationModelConfigFields } from '../producers/simulator/config.ts';
 import { SymbolName } from './events.ts';
 import { SimulationManifest } from './manifest.ts';
+import { GenerationModelConfigFields } from './model-config.ts';
 import { PRESET_NAMES } from './presets.ts';
 
 /** Version of the simulation/MCP service (spec "Versioning" §1). */

@@ -5,6 +5,7 @@
  * message at or below the last one seen is skipped.
  */
 import type { JsMsg } from '@nats-io/jetstream';
+import { sleepBackoff } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import type { Nats } from './nats.ts';
 
@@ -68,7 +69,7 @@ export function readOrdered(
           );
       }
       current = null;
-      if (!stopped) await new Promise((r) => setTimeout(r, Math.min(2_000, 50 * 2 ** failures++)));
+      if (!stopped) await sleepBackoff(failures++, { maxMs: 2_000 });
     }
     unsubscribe();
   })();

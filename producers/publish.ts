@@ -10,6 +10,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import { encodeStoredEvent } from '../contracts/event-wire.ts';
 import type { MarketEvent } from '../contracts/events.ts';
 import { mdSubject } from '../contracts/subjects.ts';
+import { sleepBackoff } from '../platform/backoff.ts';
 import type { Logger } from '../platform/logger.ts';
 
 /** `subject` defaults to the event's `md.*` subject. */
@@ -51,7 +52,7 @@ export async function publishEvents(
         'publish failed; retrying',
       );
     pending = failed;
-    await new Promise((r) => setTimeout(r, Math.min(1_000, 50 * 2 ** attempt++)));
+    await sleepBackoff(attempt++, { maxMs: 1_000 });
   }
   return stored;
 }

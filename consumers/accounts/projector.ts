@@ -17,6 +17,7 @@ import type { AccountEvent } from '../../contracts/accounts.ts';
 import { ACCOUNT_EVENTS_ALL } from '../../contracts/accounts.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
+import { sleepBackoff } from '../../platform/backoff.ts';
 import { decode } from '../../platform/codec.ts';
 import { BUCKET_OPTIONS, type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -161,7 +162,7 @@ export class AccountsProjector {
             { err: String(err), seq, event_type: type, bucket: w.bucket },
             'projection write failed; retrying',
           );
-        await new Promise((r) => setTimeout(r, Math.min(1_000, 50 * 2 ** attempt)));
+        await sleepBackoff(attempt, { maxMs: 1_000 });
       }
     }
     return true;

@@ -15,14 +15,15 @@ import {
   type AccountEvent,
   type AccountKeyRecord,
   type AccountView,
+  accountKeyKey,
   type EmailIndex,
+  emailIndexKey,
   type KeyRecord,
   LOGINS_KEPT,
   type Projected,
   type Scope,
   type SessionRecord,
 } from '../../contracts/accounts.ts';
-import { sha256Hex } from '../../platform/secrets.ts';
 
 export type KvWrite =
   | { bucket: 'keys'; key: string; value: KeyRecord }
@@ -48,11 +49,7 @@ export type AccountsState = { accounts: Map<string, AccountState> };
 
 export const emptyState = (): AccountsState => ({ accounts: new Map() });
 
-/** KV key of the email index (the hash keeps it a valid KV key). */
-export const emailIndexKey = (email: string): string => `email.${sha256Hex(email.toLowerCase())}`;
-
-/** KV key of one key's console record; `<account_id>.>` lists an account's keys. */
-export const accountKeyKey = (accountId: string, keyId: string): string => `${accountId}.${keyId}`;
+export { accountKeyKey, emailIndexKey };
 
 /** A key's hashes kept at most (one per secret version still in use). */
 const HASHES_KEPT = 4;

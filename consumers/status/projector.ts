@@ -8,6 +8,7 @@
 import { ApiError } from '../../contracts/errors.ts';
 import { incidentKey, STATUS_EVENTS_ALL, type StatusEvent, windowKey } from '../../contracts/status.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
+import { sleepBackoff } from '../../platform/backoff.ts';
 import { decode } from '../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -99,7 +100,7 @@ export class StatusProjector {
           this.log.error({ err: String(err), seq }, 'status event could not be projected: skipped');
           return;
         }
-        await new Promise((r) => setTimeout(r, Math.min(1_000, 50 * 2 ** attempt)));
+        await sleepBackoff(attempt, { maxMs: 1_000 });
       }
     }
   }

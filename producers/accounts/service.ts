@@ -6,18 +6,19 @@
  * `MAX_ACTIVE_KEYS_PER_ACCOUNT` active keys, plan changes by operators only, and tokens hashed under
  * a previous secret still accepted (and stored again under the current one).
  */
+
 import { randomBytes } from 'node:crypto';
-import type { AccountBuckets, AccountsProjector } from '../../consumers/accounts/projector.ts';
-import { accountKeyKey, emailIndexKey } from '../../consumers/accounts/reducer.ts';
 import {
   type AccountEvent,
   type AccountKeyRecord,
   type AccountView,
   ATTRIBUTION_FIELDS,
   type Attribution,
+  accountKeyKey,
   accountSubject,
   type CreateKeyBody,
   type EmailIndex,
+  emailIndexKey,
   type LoginBody,
   MAX_ACTIVE_KEYS_PER_ACCOUNT,
   type Plan,
@@ -33,12 +34,13 @@ import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { hashPassword, type Secrets, verifyPassword } from '../../platform/secrets.ts';
 import { claimEmail, registrationPublished } from './email-claim.ts';
+import type { AccountReadModels, ProjectionWaiter } from './ports.ts';
 import { assertMayGrant } from './scope-policy.ts';
 
 export type AccountsServiceDeps = {
   nats: Nats;
-  projector: AccountsProjector;
-  buckets: AccountBuckets;
+  projector: ProjectionWaiter;
+  buckets: AccountReadModels;
   secrets: Secrets;
   sessionTtlMs: number;
   /** Longest a command waits for its projection before 503 `account_update_pending`, ms. */

@@ -4,17 +4,9 @@
  * one correctly rounded division, so 651234 ticks of 0.1 print as 65123.4 and never as
  * 65123.40000000001.
  */
+import { decimalsOf } from '../../contracts/model-config.ts';
 
-const DECIMAL = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/;
-
-/** Number of decimals in the shortest representation of a positive number (0.25 → 2, 1e-7 → 7). */
-export function decimalsOf(x: number): number {
-  const match = DECIMAL.exec(String(x));
-  if (!match) return Number.POSITIVE_INFINITY;
-  const fraction = match[2]?.length ?? 0;
-  const exponent = match[3] ? Number(match[3]) : 0;
-  return Math.max(0, fraction - exponent);
-}
+export { decimalsOf };
 
 /** A grid of equally spaced positive values: a tick grid for prices or a lot grid for sizes. */
 export class Grid {
