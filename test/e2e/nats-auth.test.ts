@@ -10,10 +10,16 @@ import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { Objm } from '@nats-io/obj';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STREAMS } from '../../contracts/streams.ts';
+import { JOB_SUBJECT, type JobMessage, type JobRecord, newJobId } from '../../contracts/jobs.ts';
+import { manifestHash, normalizeManifest } from '../../contracts/manifest.ts';
+import { KV_BUCKETS, OBJECT_STORES, STREAMS } from '../../contracts/streams.ts';
+import { decode, encode } from '../../platform/codec.ts';
 import { freePort } from '../../platform/nats-server.ts';
+import { eventually } from '../support/eventually.ts';
 import { type ServiceProcess, startService } from '../support/process.ts';
 
 const PASSWORDS = {
@@ -101,14 +107,15 @@ describe('NATS users per role', () => {
     // The accounts service first: it creates the streams and its buckets.
     const http = startService(['gateway', 'http'], roleEnv('accounts'));
     services.push(http);
-    await http.waitForLog((l) => l.msg === 'running');
+    await http.waitForLog((l) => l.msg === 'running', 90_000);
     const rest = [
       startService(['producer', 'sim'], roleEnv('producer')),
       startService(['gateway', 'unified', '--region', 'us'], roleEnv('gateway')),
-      startService(['worker'], roleEnv('worker')),
+      // As in compose: artifacts and window parts in the object store.
+      startService(['worker'], { ...roleEnv('worker'), ARTIFACT_STORE: 'nats' }),
     ];
     services.push(...rest);
-    await Promise.all(rest.map((s) => s.waitForLog((l) => l.msg === 'running')));
+    await Promise.all(rest.map((s) => s.waitForLog((l) => l.msg === 'running', 90_000)));
 
     const { nc } = await as('admin');
     const jsm = await jetstreamManager(nc);
@@ -132,6 +139,63 @@ describe('NATS users per role', () => {
     expect(await canPublish('accounts', 'md.binance.BTC.trade')).toBe(false);
     expect(await canPublish('accounts', 'md.binance.BTC.trade.acc_x')).toBe(true);
     expect(await canPublish('accounts', 'acct.acc_x.probe')).toBe(true);
+  });
+
+  it('lets the worker user spread a job over window tasks and store it in the object store', async () => {
+    // A job as the {base_url} service queues it (accounts user), taken by the worker of the first test.
+    const manifest = normalizeManifest({
+      config: { symbol: 'ETH', seed: 5 },
+      duration_seconds: 1800,
+      driver: { window_seconds: 600 },
+    }).manifest;
+    const jobId = newJobId();
+    const now = Date.now();
+    const record: JobRecord = {
+      job_id: jobId,
+      account_id: null,
+      status: 'queued',
+      manifest_hash: manifestHash(manifest),
+      duration_seconds: manifest.duration_seconds,
+      symbol: manifest.config.symbol,
+      created_at: now,
+      started_at: null,
+      finished_at: null,
+      attempts: 0,
+      progress: { rows_done: 0, rows_total: 0 },
+      artifact: null,
+      error: null,
+    };
+    const message: JobMessage = {
+      job_id: jobId,
+      account_id: null,
+      manifest,
+      manifest_hash: record.manifest_hash,
+      requested_at: now,
+    };
+    const { nc, js } = await as('accounts');
+    const jobs = await new Kvm(js).open(KV_BUCKETS.jobs);
+    await jobs.put(jobId, encode(record));
+    await js.publish(JOB_SUBJECT, encode(message));
+    const done = await eventually(
+      async () => {
+        const e = await jobs.get(jobId);
+        const r = e?.value.length ? decode<JobRecord>(e.value) : null;
+        return r && r.status !== 'queued' && r.status !== 'running' && r;
+      },
+      180_000,
+      'the job finishing under the worker user',
+      100,
+    );
+    await nc.close();
+    expect(done.error).toBeNull();
+    expect(done.status).toBe('completed');
+    expect(done.artifact?.storage_backend).toBe('nats');
+    const admin = await as('admin');
+    const bucket = await new Objm(admin.js).open(OBJECT_STORES.artifacts);
+    const names = (await bucket.list()).filter((i) => !i.deleted).map((i) => i.name);
+    await admin.nc.close();
+    expect(names).toContain(`${jobId}.parquet`);
+    expect(names.filter((n) => n.startsWith(`parts/${jobId}/`))).toEqual([]);
   });
 
   it('stops at start with a clear error on a wrong password', async () => {
