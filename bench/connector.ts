@@ -115,6 +115,7 @@ async function runVenue(nats: Nats, venue: ConnectorVenue, frames: number, repea
       const { wsUrl, restUrl } = await worker.call<{ wsUrl: string; restUrl: string }>('start', {
         venue,
         frames,
+        offset: (r + 1) * 100_000_000,
       });
       const settings = {
         ...config,

@@ -4,7 +4,8 @@
  * band on each side of 64,000 (never crossed) over a 100-level REST snapshot at update id 0;
  * The Binance replay pauses after the first diff until the snapshot was served.
  * Hyperliquid one-fill `trades` pushes and 20-level `l2Book` snapshots. Every frame yields exactly
- * one canonical event, so frames/s and events/s are the same figure.
+ * one canonical event, so frames/s and events/s are the same figure. `offset` shifts every venue
+ * id and time, so that each run's message ids are new to JetStream's duplicate window.
  */
 const T0 = 1_767_225_600_000;
 const px = (x: number) => x.toFixed(2);
@@ -19,20 +20,20 @@ export type VenueFrames = {
   snapshots?: Record<string, unknown[]>;
 };
 
-export function binanceFrames(n: number): VenueFrames {
+export function binanceFrames(n: number, offset = 0): VenueFrames {
   const frames: VenueFrames['frames'] = [];
-  let updateId = 0;
+  let updateId = offset;
   for (let i = 0; i < n; i++) {
     if (i % 2 === 0) {
       frames.push(
         JSON.stringify({
           e: 'trade',
-          E: T0 + i,
+          E: T0 + offset + i,
           s: 'BTCUSDT',
-          t: i + 1,
+          t: offset + i + 1,
           p: px(64_000 + (i % 7) / 10),
           q: '0.01000000',
-          T: T0 + i,
+          T: T0 + offset + i,
           m: i % 3 === 0,
           M: true,
         }),
@@ -44,7 +45,7 @@ export function binanceFrames(n: number): VenueFrames {
       frames.push(
         JSON.stringify({
           e: 'depthUpdate',
-          E: T0 + i,
+          E: T0 + offset + i,
           s: 'BTCUSDT',
           U: updateId,
           u: updateId,
@@ -54,7 +55,7 @@ export function binanceFrames(n: number): VenueFrames {
       );
       // The first diff makes the connector fetch its snapshot; the flood waits for it, as a
       // venue's stream would not outrun a REST call by thousands of diffs.
-      if (updateId === 1) frames.push({ $wait: 'snapshot' });
+      if (updateId === offset + 1) frames.push({ $wait: 'snapshot' });
     }
   }
   const levels = (start: number, step: number) =>
@@ -63,14 +64,16 @@ export function binanceFrames(n: number): VenueFrames {
     frames,
     subscriptions: 1,
     acks: [JSON.stringify({ result: null, id: 1 })],
-    snapshots: { BTCUSDT: [{ lastUpdateId: 0, bids: levels(63_999.9, -0.1), asks: levels(64_000.1, 0.1) }] },
+    snapshots: {
+      BTCUSDT: [{ lastUpdateId: offset, bids: levels(63_999.9, -0.1), asks: levels(64_000.1, 0.1) }],
+    },
   };
 }
 
-export function hyperliquidFrames(n: number): VenueFrames {
+export function hyperliquidFrames(n: number, offset = 0): VenueFrames {
   const frames: VenueFrames['frames'] = [];
   for (let i = 0; i < n; i++) {
-    const time = T0 + i;
+    const time = T0 + offset + i;
     if (i % 2 === 0) {
       frames.push(
         JSON.stringify({
@@ -83,7 +86,7 @@ export function hyperliquidFrames(n: number): VenueFrames {
               sz: '0.01',
               time,
               hash: `0x${i.toString(16)}`,
-              tid: i + 1,
+              tid: offset + i + 1,
             },
           ],
         }),

@@ -24,9 +24,12 @@ async function stop(): Promise<void> {
 
 serveWorker(
   {
-    async start(args: { venue: 'binance' | 'hyperliquid'; frames: number }) {
+    async start(args: { venue: 'binance' | 'hyperliquid'; frames: number; offset: number }) {
       await stop();
-      const v = args.venue === 'binance' ? binanceFrames(args.frames) : hyperliquidFrames(args.frames);
+      const v =
+        args.venue === 'binance'
+          ? binanceFrames(args.frames, args.offset)
+          : hyperliquidFrames(args.frames, args.offset);
       snapshots = await startSnapshotServer(v.snapshots ?? {});
       const served = snapshots;
       replay = await startVenueReplay({
