@@ -1,9 +1,8 @@
-/** The JSON-RPC edge of one region: its live tail, the latest-state view, the filter store and its listener. */
+/** The JSON-RPC edge of one region: the latest-state view, the filter store and its listener, on the process's shared live tail. */
 
 import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
 import type { Guard } from '../gateways/core/guard.ts';
 import { LatestState } from '../gateways/core/latest-state.ts';
-import { LiveTail } from '../gateways/core/live-tail.ts';
 import { buildJsonRpcApp } from '../gateways/jsonrpc/app.ts';
 import { FilterStore } from '../gateways/jsonrpc/filter-store.ts';
 import type { Config } from '../platform/config.ts';
@@ -12,6 +11,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { tlsOptions } from '../platform/tls.ts';
 import type { EdgeStatus } from './edge-status.ts';
+import { acquireTail } from './shared-tail.ts';
 import type { Region } from './unified-gateway.ts';
 
 export async function startJsonRpcGateway(
@@ -21,13 +21,7 @@ export async function startJsonRpcGateway(
   region: Region,
   edge: { guard: Guard; status: EdgeStatus },
 ): Promise<Stoppable & { address: string }> {
-  // One tail per edge for now; the process-wide tail shared by every edge replaces it (issue 9, part 1).
-  const tail = await LiveTail.start(nats, log, {
-    name: `jsonrpc-${region}`,
-    ringSize: config.SSE_RING_SIZE,
-    staleAfterMs: config.SSE_FEED_STALE_MS,
-    expectedCoins: config.COINS,
-  });
+  const { tail, release } = await acquireTail(nats, config, log);
   const latest = await LatestState.start(nats, tail, log);
   const filters = await FilterStore.open(nats, config.JSONRPC_FILTER_TTL_S * 1_000);
   const rpc = buildJsonRpcApp({
@@ -52,7 +46,7 @@ export async function startJsonRpcGateway(
       detachStatus();
       await rpc.shutdown();
       latest.stop();
-      tail.stop();
+      release();
     },
   };
 }

@@ -1,8 +1,7 @@
-/** The unified SSE edge of one region: its live tail and its listener. */
+/** The unified SSE edge of one region: its listener, on the process's shared live tail. */
 
 import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
 import type { Guard } from '../gateways/core/guard.ts';
-import { LiveTail } from '../gateways/core/live-tail.ts';
 import { buildUnifiedApp } from '../gateways/unified/app.ts';
 import type { Config } from '../platform/config.ts';
 import type { Stoppable } from '../platform/lifecycle.ts';
@@ -10,6 +9,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { tlsOptions } from '../platform/tls.ts';
 import type { EdgeStatus } from './edge-status.ts';
+import { acquireTail } from './shared-tail.ts';
 
 export type Region = 'us' | 'jp';
 
@@ -20,13 +20,16 @@ export async function startUnifiedGateway(
   region: Region,
   edge: { guard: Guard; status: EdgeStatus },
 ): Promise<Stoppable & { address: string }> {
-  const tail = await LiveTail.start(nats, log, {
-    name: `unified-${region}`,
-    ringSize: config.SSE_RING_SIZE,
-    staleAfterMs: config.SSE_FEED_STALE_MS,
-    expectedCoins: config.COINS,
+  const { tail, release } = await acquireTail(nats, config, log);
+  const unified = buildUnifiedApp({
+    config,
+    nats,
+    tail,
+    guard: edge.guard,
+    log,
+    region,
+    tls: await tlsOptions(config),
   });
-  const unified = buildUnifiedApp({ config, nats, tail, guard: edge.guard, log, region, tls: await tlsOptions(config) });
   const detachStatus = attachEdgeStatus(unified.app, edge.status, {
     region,
     transport: 'unified',
@@ -41,7 +44,7 @@ export async function startUnifiedGateway(
     async stop() {
       detachStatus();
       await unified.shutdown();
-      tail.stop();
+      release();
     },
   };
 }
