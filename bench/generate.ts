@@ -8,6 +8,11 @@
  * (VmHWM) covers its worker threads and DuckDB's native memory and nothing else. Cases are
  * interleaved over `BENCH_REPS` rounds (the machine is shared and noisy) and summarised by their
  * median. `BENCH_SCALE` (default 1) scales both durations for a quick run.
+ *
+ * Multi-process cases (`procs_1`, `procs_2`, `bench/lib/generate-queue-case.ts`): one job queued
+ * to 1 or 2 real `worker` processes (one window lane each) on a private nats-server, its windows
+ * spread over them through the queue and stitched by the one that took the job. Peak RSS of
+ * every case at both durations gives `peak_rss_flat_with_duration` (24 h ÷ 1 h).
  */
 import { spawn } from 'node:child_process';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -19,10 +24,13 @@ const REPS = Number(process.env.BENCH_REPS ?? 3);
 const CASE_TIMEOUT_MS = Number(process.env.BENCH_CASE_TIMEOUT_MS ?? 240_000);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CASE = fileURLToPath(new URL('./lib/generate-case.ts', import.meta.url));
+const QUEUE_CASE = fileURLToPath(new URL('./lib/generate-queue-case.ts', import.meta.url));
 
 type Row = Record<string, unknown>;
 type E2eMode = 'inproc' | 'workers_1' | 'workers_2' | 'workers_4';
 const MODES: readonly E2eMode[] = ['inproc', 'workers_1', 'workers_2', 'workers_4'];
+type QueueMode = 'procs_1' | 'procs_2';
+const QUEUE_MODES: readonly QueueMode[] = ['procs_1', 'procs_2'];
 const VARIANTS = ['part_writer', 'duckdb_only'] as const;
 
 const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -45,13 +53,13 @@ const stats = (xs: readonly number[]) => ({
 });
 
 /** Runs one case in a child process; resolves with its JSON line (plus load and process wall). */
-function runCase(args: readonly string[], exposeGc: boolean): Promise<Row> {
+function runCase(args: readonly string[], exposeGc: boolean, script = CASE): Promise<Row> {
   const load1 = round(loadavg()[0] as number, 2);
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [...(exposeGc ? ['--expose-gc'] : []), '--import', 'tsx', CASE, ...args],
+      [...(exposeGc ? ['--expose-gc'] : []), '--import', 'tsx', script, ...args],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
     );
     let stdout = '';
@@ -108,6 +116,20 @@ function summarizeE2e(runs: readonly Row[]): Row {
   };
 }
 
+function summarizeQueue(runs: readonly Row[]): Row {
+  return {
+    rows: runs[0]?.rows,
+    windows: runs[0]?.windows,
+    worker_processes: runs[0]?.worker_processes,
+    rows_per_s: stats(runs.map((r) => r.rows_per_s as number)),
+    wall_s: runs.map((r) => r.wall_s),
+    peak_rss_mb: Math.max(...runs.map((r) => r.peak_rss_mb as number)),
+    peak_rss_mb_per_process: runs.map((r) => r.peak_rss_mb_per_process),
+    output_bytes: runs[0]?.bytes,
+    load1_at_start: runs.map((r) => r.load1_at_start),
+  };
+}
+
 function summarizeWriter(runs: readonly Row[]): Row {
   const out: Row = { rows: (runs[0]?.part_writer as Row | undefined)?.rows, windows: runs[0]?.windows };
   for (const v of VARIANTS) {
@@ -144,6 +166,10 @@ export async function run(): Promise<unknown> {
     '1h': { inproc: [], workers_1: [], workers_2: [], workers_4: [] },
     '24h': { inproc: [], workers_1: [], workers_2: [], workers_4: [] },
   };
+  const queueRuns: Record<Label, Record<QueueMode, Row[]>> = {
+    '1h': { procs_1: [], procs_2: [] },
+    '24h': { procs_1: [], procs_2: [] },
+  };
 
   for (let rep = 0; rep < REPS; rep++) {
     for (const label of labels) {
@@ -155,6 +181,11 @@ export async function run(): Promise<unknown> {
         const mode = MODES[(i + rep) % MODES.length] as E2eMode;
         log(`round ${rep + 1}/${REPS}, ${label} (${d} s): end to end, ${mode}`);
         e2eRuns[label][mode].push(await runCase(e2eArgs(d, mode), false));
+      }
+      for (let i = 0; i < QUEUE_MODES.length; i++) {
+        const mode = QUEUE_MODES[(i + rep) % QUEUE_MODES.length] as QueueMode;
+        log(`round ${rep + 1}/${REPS}, ${label} (${d} s): worker processes, ${mode}`);
+        queueRuns[label][mode].push(await runCase([String(d), mode.slice(-1)], false, QUEUE_CASE));
       }
     }
   }
@@ -168,11 +199,16 @@ export async function run(): Promise<unknown> {
       Row
     >;
     const rowsOk = MODES.every((m) => e2eRuns[label][m].every((r) => r.rows === writer.rows));
+    const queue = Object.fromEntries(
+      QUEUE_MODES.map((m) => [m, summarizeQueue(queueRuns[label][m])]),
+    ) as Record<QueueMode, Row>;
+    const queueRowsOk = QUEUE_MODES.every((m) => queueRuns[label][m].every((r) => r.rows === writer.rows));
     results[label] = {
       duration_seconds: seconds(label),
-      rows_identical_everywhere: rowsOk,
+      rows_identical_everywhere: rowsOk && queueRowsOk,
       writer,
       end_to_end: e2e,
+      worker_processes: queue,
     };
     const med = (row: Row, key = 'rows_per_s'): number => (row[key] as { median: number }).median;
     const w1 = med(e2e.workers_1);
@@ -248,13 +284,37 @@ export async function run(): Promise<unknown> {
         writer_rows_per_s_with_stitch: duckdbRate,
         writer_rows_per_s_with_old_merge: med(writerDuckdb, 'rows_per_s_with_old_merge'),
       },
+      procs_2_vs_procs_1: {
+        ratio: round(med(queue.procs_2) / med(queue.procs_1), 2),
+        goal: 1.6,
+        procs_1_rows_per_s: med(queue.procs_1),
+        procs_2_rows_per_s: med(queue.procs_2),
+        windows: queue.procs_2.windows,
+        note: 'windows over 2 worker processes through the JOBS queue, parts via the local store, one stitch',
+      },
+      procs_1_vs_workers_1: round(med(queue.procs_1) / w1, 2),
       workers_2_reaches_1M_rows_per_s: w2 >= 1_000_000,
       inproc_vs_workers_1: round(med(e2e.inproc) / w1, 2),
       worker_start_overhead_s_est: round(first1 - inprocPhases.first_window_done, 2),
     };
   }
 
-  const long = results['24h'] as { end_to_end: Record<E2eMode, Row> };
+  type Summary = { end_to_end: Record<E2eMode, Row>; worker_processes: Record<QueueMode, Row> };
+  const long = results['24h'] as Summary;
+  const short = results['1h'] as Summary;
+  const peakOf = (r: Summary, m: E2eMode | QueueMode): number =>
+    ((m in r.end_to_end ? r.end_to_end[m as E2eMode] : r.worker_processes[m as QueueMode]) as Row)
+      .peak_rss_mb as number;
+  const rssFlat = Object.fromEntries(
+    [...MODES, ...QUEUE_MODES].map((m) => [
+      m,
+      {
+        '1h_mb': peakOf(short, m),
+        '24h_mb': peakOf(long, m),
+        ratio: round(peakOf(long, m) / peakOf(short, m), 2),
+      },
+    ]),
+  );
   return {
     benchmark: 'generate',
     goals:
@@ -291,5 +351,6 @@ export async function run(): Promise<unknown> {
     results,
     ratios,
     peak_rss_24h_mb: Object.fromEntries(MODES.map((m) => [m, long.end_to_end[m].peak_rss_mb])),
+    peak_rss_flat_with_duration: rssFlat,
   };
 }
