@@ -110,6 +110,13 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
       scopes: rec.scopes,
       revoked,
       rateLimit: decision,
+      async charge() {
+        if (revoked.aborted) throw new ApiError('key_revoked', 'this API key has been revoked');
+        const next = await deps.limiter.check(rec.key_id, rec.tier);
+        if (next.unavailable) throw new ApiError('overload', 'rate limiting is unavailable; retry shortly');
+        if (!next.admitted) throw new RateLimitedError(next, rec.tier);
+        return next;
+      },
       release,
     };
   }

@@ -1,29 +1,31 @@
 /**
- * Every call of a POST /mcp batch counts against the key's rate limit. The guard admitted the
- * request once: that token pays for the first item. Each further item, in order, is admitted
- * again by the same guard (so the same shared limiter, across gateway processes) and takes one
- * more token. The first refusal stops the charging: that item and every later one are answered
- * with the refusal (-32000 with `retry_after` for the rate limit), never run. So a batch never runs
- * more calls than the key had tokens, and a refused item costs what a refused request costs.
+ * Every call of a JSON-RPC batch (POST /mcp, the JSON-RPC edge) counts against the key's rate
+ * limit. The guard admitted the request once: that token pays for the first item. Each further
+ * item, in order, takes one more token of the same key (`Principal.charge`: the same shared
+ * limiter, across gateway processes, without looking the key up again). The first refusal stops
+ * the charging: that item and every later one are answered with the refusal (-32000 with
+ * `retry_after` for the rate limit), never run. So a batch never runs more calls than the key had
+ * tokens, and a refused item costs what a refused request costs.
  */
 import { ApiError } from '../../contracts/errors.ts';
-import { RateLimitedError } from './guard.ts';
+import { type Principal, type RateDecision, RateLimitedError } from './guard.ts';
 
-/** Admits one more call of the same request, or throws the guard's refusal. */
-export type AdmitAgain = () => Promise<void>;
+/**
+ * How many leading items may run, what the others are answered with, and the bucket's state after
+ * the last token taken (for the X-RateLimit-* headers; null when none was taken or the guard has none).
+ */
+export type BatchCharge = { admitted: number; refusal: ApiError | null; decision: RateDecision | null };
 
-/** How many leading items may run, and what the others are answered with. */
-export type BatchCharge = { admitted: number; refusal: ApiError | null };
-
-export async function chargeBatch(items: number, admitAgain: AdmitAgain): Promise<BatchCharge> {
+export async function chargeBatch(items: number, principal: Pick<Principal, 'charge'>): Promise<BatchCharge> {
+  let decision: RateDecision | null = null;
   for (let i = 1; i < items; i++) {
     try {
-      await admitAgain();
+      decision = await principal.charge();
     } catch (err) {
-      return { admitted: i, refusal: asCallError(err, i, items) };
+      return { admitted: i, refusal: asCallError(err, i, items), decision };
     }
   }
-  return { admitted: items, refusal: null };
+  return { admitted: items, refusal: null, decision };
 }
 
 /** The guard's refusal as the error of one call: a rate limit carries `retry_after` (spec -32000). */

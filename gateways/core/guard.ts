@@ -46,6 +46,12 @@ export type Principal = {
   /** Aborts when the key is revoked while in use (→ auth_expired, UNAUTHENTICATED, 4002). */
   revoked: AbortSignal;
   rateLimit: RateDecision | null;
+  /**
+   * Takes one more rate-limit token of the key for a further call of the same request (the calls
+   * of a batch), without looking the key up again; throws the refusal (429, 503, or 401 when the
+   * key was revoked meanwhile). Resolves with the bucket's state (null for an unlimited guard).
+   */
+  charge(): Promise<RateDecision | null>;
   /** Ends a stream opened with `stream: true` (idempotent). */
   release(): void;
 };
@@ -111,6 +117,7 @@ export const openGuard: Guard = {
       scopes: [],
       revoked: new AbortController().signal,
       rateLimit: null,
+      charge: async () => null,
       release() {},
     };
   },

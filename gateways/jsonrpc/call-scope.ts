@@ -1,9 +1,14 @@
 /**
  * How long the calls of one request may run, and how they end early. Every call of a request
  * shares one scope: it ends a call still in flight with -32001 when the key is revoked and with
- * -32009 when the call deadline passes, and the signal it hands to methods stops their reads of
- * the log at the same moment. A call that finished before either keeps its answer. The timer and
- * the listener exist only once a call has had to wait (a call answered from memory costs neither).
+ * -32009 when the call deadline (from the request's start) passes, and the signal it hands to
+ * methods stops their reads of the log at the same moment. A call that finished before either
+ * keeps its answer.
+ *
+ * Cost: listeners on an AbortSignal cost tens of µs each in Node 20, more than a whole call
+ * answered from memory. So nothing is armed for calls that settle within the event-loop turn they
+ * started in (the latest-state answers): the timer and the revocation listener are armed only when
+ * a call is still waiting a turn later, or when a method asks for the signal (it waits on I/O).
  * Failures of NATS itself map to the catalogue here: a request that timed out is -32009, a lost
  * connection -32004.
  */
@@ -12,9 +17,16 @@ import { ApiError, toApiError } from '../../contracts/errors.ts';
 import type { Principal } from '../core/guard.ts';
 
 export class CallScope {
+  private readonly startedAt = performance.now();
+  private readonly waiting = new Set<(reason: ApiError) => void>();
   private controller: AbortController | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private onRevoked: (() => void) | null = null;
+  private armed = false;
+  private checkScheduled = false;
+  private ended = false;
+  private reason: ApiError | null = null;
+  private readonly onRevoked = () =>
+    this.abort(new ApiError('key_revoked', 'this API key was revoked while the call was in flight'));
 
   constructor(
     private readonly principal: Principal,
@@ -24,19 +36,9 @@ export class CallScope {
   /** Aborts, with the ApiError the call ends with as its reason, when a call must end. */
   get signal(): AbortSignal {
     if (!this.controller) {
-      const controller = new AbortController();
-      this.controller = controller;
-      const revoked = this.principal.revoked;
-      this.onRevoked = () =>
-        controller.abort(
-          new ApiError('key_revoked', 'this API key was revoked while the call was in flight'),
-        );
-      if (revoked.aborted) this.onRevoked();
-      else revoked.addEventListener('abort', this.onRevoked, { once: true });
-      this.timer = setTimeout(
-        () => controller.abort(new ApiError('upstream_timeout', `no answer within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
-      );
+      this.controller = new AbortController();
+      if (this.reason) this.controller.abort(this.reason);
+      this.arm();
     }
     return this.controller.signal;
   }
@@ -47,20 +49,57 @@ export class CallScope {
       throw new ApiError('key_revoked', 'this API key was revoked while the request was in flight');
   }
 
-  /** The call's result, or the scope's reason once it aborts first. */
+  /** The call's result, or the scope's reason once it ends first. */
   race<T>(pending: Promise<T>): Promise<T> {
-    const signal = this.signal;
-    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.reason) return Promise.reject(this.reason);
+    this.armIfStillWaiting();
     return new Promise<T>((resolve, reject) => {
-      const abort = () => reject(signal.reason);
-      signal.addEventListener('abort', abort, { once: true });
-      pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+      this.waiting.add(reject);
+      pending.then(
+        (v) => {
+          this.waiting.delete(reject);
+          resolve(v);
+        },
+        (e) => {
+          this.waiting.delete(reject);
+          reject(e);
+        },
+      );
     });
   }
 
   end(): void {
+    this.ended = true;
     if (this.timer) clearTimeout(this.timer);
-    if (this.onRevoked) this.principal.revoked.removeEventListener('abort', this.onRevoked);
+    if (this.armed) this.principal.revoked.removeEventListener('abort', this.onRevoked);
+  }
+
+  private armIfStillWaiting(): void {
+    if (this.armed || this.checkScheduled) return;
+    this.checkScheduled = true;
+    setImmediate(() => {
+      if (!this.ended && this.waiting.size > 0) this.arm();
+    });
+  }
+
+  private arm(): void {
+    if (this.armed || this.ended) return;
+    this.armed = true;
+    const left = Math.max(0, this.timeoutMs - (performance.now() - this.startedAt));
+    this.timer = setTimeout(
+      () => this.abort(new ApiError('upstream_timeout', `no answer within ${this.timeoutMs} ms`)),
+      left,
+    );
+    if (this.principal.revoked.aborted) this.onRevoked();
+    else this.principal.revoked.addEventListener('abort', this.onRevoked, { once: true });
+  }
+
+  private abort(reason: ApiError): void {
+    if (this.reason) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    for (const reject of this.waiting) reject(reason);
+    this.waiting.clear();
   }
 }
 

@@ -59,10 +59,9 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
       const decoded = decodeBody(typeof req.body === 'string' ? req.body : '');
       if (!decoded.ok) return sendJson(reply, encodeError(null, decoded.error, req.id));
 
-      // The admission above paid for the first call; each further one is admitted again.
-      const charge = await chargeBatch(decoded.items.length, async () => {
-        (await deps.guard.admit(guardRequest)).release();
-      });
+      // The admission above paid for the first call; each further one takes one more token.
+      const charge = await chargeBatch(decoded.items.length, principal);
+      if (charge.decision) reply.headers(rateLimitHeaders(charge.decision));
       const calls = new CallScope(principal, deps.callTimeoutMs);
       const ctx: CallContext = {
         principal,

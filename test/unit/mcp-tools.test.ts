@@ -36,6 +36,7 @@ const principal = (scopes: Scope[]): Principal => ({
   scopes,
   revoked: new AbortController().signal,
   rateLimit: null,
+  charge: async () => null,
   release() {},
 });
 const ctxOf = (scopes: Scope[]): ToolContext => ({

@@ -8,6 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { type ApiError, toApiError } from '../../../contracts/errors.ts';
 import { chargeBatch } from '../../core/batch-charge.ts';
+import { rateLimitHeaders } from '../../core/guard.ts';
 import {
   decodeBody,
   errorResponse,
@@ -33,10 +34,11 @@ export function registerMcpEndpoint(app: FastifyInstance, deps: McpEndpointDeps)
     scope.post('/mcp', { preHandler: admit }, async (req, reply) => {
       const decoded = decodeBody(typeof req.body === 'string' ? req.body : '');
       if (!decoded.ok) return errorResponse(null, decoded.error, req.id);
-      // The preHandler's admission paid for the first item; each further one is admitted again.
-      const charge = await chargeBatch(decoded.items.length, async () => {
-        await admit.call(scope, req, reply);
-      });
+      // The preHandler's admission paid for the first item; each further one takes one more token.
+      const charge = req.principal
+        ? await chargeBatch(decoded.items.length, req.principal)
+        : { admitted: decoded.items.length, refusal: null, decision: null };
+      if (charge.decision) reply.headers(rateLimitHeaders(charge.decision));
       const ctx = contextOf(req, deps.baseUrl());
       const style = responseStyle(req.headers.accept);
       const answers = await Promise.all(
