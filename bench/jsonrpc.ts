@@ -1,0 +1,233 @@
+/**
+ * JSON-RPC edge benchmark (`npm run bench -- jsonrpc`). Two figures, each against a baseline
+ * measured in the same run by the same client: a bare fastify route (`POST /`) answering the very
+ * bytes the edge answered for the same request.
+ *
+ * 1. `md_midPrice` at 1,000 calls/s (open loop: calls are sent on schedule whatever the answers
+ *    do, and latency runs from the scheduled send, so a stall is not hidden), one call per request.
+ *    Goal: p50 ≤ 1 ms (the spec says under 50 ms) and ≤ 1.5× the bare route's p50.
+ * 2. A batch of 100 `md_midPrice` calls, one batch at a time. Goal: p50 ≤ 10 ms and ≤ 1.5× bare.
+ *
+ * The edge runs the service's guard (a Quant key: cached after the first call, no rate-limit I/O)
+ * and its own live tail fed by a steady book publisher (BENCH_BOOKS_PER_S, default 40 over four
+ * coins), so the answers change while measured. Server side in a worker process (a fresh one per
+ * server); this process runs nats-server, the publisher and the client (keep-alive `http`).
+ * Environment: BENCH_SCALE (default 1) scales durations; BENCH_RATE (1,000), BENCH_MEASURE_S (10),
+ * BENCH_WARMUP_S (2), BENCH_BATCHES (1,000) override single parameters; BENCH_SERVER_NODE_ARGS passes
+ * node flags to the server workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ */
+import { Agent, request } from 'node:http';
+import { cpus } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLogger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
+import { nowUs, publishEvents } from '../producers/publish.ts';
+import { startTestAccounts } from '../test/support/accounts.ts';
+import { testConfig } from '../test/support/gateway.ts';
+import { book } from '../test/support/publisher.ts';
+import { COINS, startBenchNats } from './lib/feed.ts';
+import { Histogram, type LatencySummary } from './lib/histogram.ts';
+import { startWorker } from './lib/ipc.ts';
+import type { ProcSnapshot } from './lib/proc-stats.ts';
+
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const RATE = Number(process.env.BENCH_RATE ?? 1_000);
+const MEASURE_S = Number(process.env.BENCH_MEASURE_S ?? 10 * SCALE);
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2 * SCALE);
+const BATCHES = Number(process.env.BENCH_BATCHES ?? Math.round(1_000 * SCALE));
+const BOOKS_PER_S = Number(process.env.BENCH_BOOKS_PER_S ?? 40);
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+
+type Answer = { status: number; body: string };
+
+function post(url: string, body: string, headers: Record<string, string>): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const nowNs = () => Number(process.hrtime.bigint());
+const call = (id: number, coin: string) => ({ jsonrpc: '2.0', id, method: 'md_midPrice', params: [coin] });
+const single = (i: number) => JSON.stringify(call(i, COINS[i % COINS.length] as string));
+const batch = (i: number) =>
+  JSON.stringify(Array.from({ length: 100 }, (_, k) => call(i * 100 + k, COINS[k % COINS.length] as string)));
+
+/** Open loop at `rate` per second for `seconds`: latency from each call's scheduled time, in µs. */
+async function paced(url: string, headers: Record<string, string>, rate: number, seconds: number) {
+  const h = new Histogram();
+  let errors = 0;
+  const inflight = new Set<Promise<void>>();
+  const total = Math.round(rate * seconds);
+  const start = nowNs();
+  let sent = 0;
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((nowNs() - start) / 1e9) * rate) + 1);
+    for (; sent < due; sent++) {
+      const scheduled = start + (sent / rate) * 1e9;
+      const p = post(url, single(sent), headers).then(
+        (a) => {
+          if (a.status !== 200 || !a.body.includes('"result"')) errors++;
+          h.record((nowNs() - scheduled) / 1_000);
+        },
+        () => void errors++,
+      );
+      inflight.add(p);
+      p.finally(() => inflight.delete(p));
+    }
+    await sleep(1);
+  }
+  await Promise.all(inflight);
+  const seconds_ = (nowNs() - start) / 1e9;
+  return { h, errors, achieved_per_s: Math.round(total / seconds_) };
+}
+
+/** One batch at a time, `n` times: latency of each, in µs. */
+async function sequential(url: string, headers: Record<string, string>, n: number) {
+  const h = new Histogram();
+  let errors = 0;
+  for (let i = 0; i < n; i++) {
+    const t = nowNs();
+    const a = await post(url, batch(i), headers);
+    if (a.status !== 200 || !a.body.startsWith('[')) errors++;
+    h.record((nowNs() - t) / 1_000);
+  }
+  return { h, errors };
+}
+
+const ms = (s: LatencySummary) => ({
+  p50_ms: s.p50 / 1_000,
+  p90_ms: s.p90 / 1_000,
+  p99_ms: s.p99 / 1_000,
+  max_ms: s.max / 1_000,
+  count: s.count,
+});
+
+/** Publishes books of every coin at `perSecond` until stopped. */
+function publishBooks(nats: Nats, perSecond: number) {
+  const log = createLogger('silent');
+  let stopped = false;
+  let i = 0;
+  const start = Date.now();
+  const loop = (async () => {
+    while (!stopped) {
+      const due = Math.floor(((Date.now() - start) / 1_000) * perSecond) + COINS.length;
+      const out = [];
+      for (; i < due; i++) {
+        const coin = COINS[i % COINS.length] as string;
+        out.push({
+          event: { ...book(coin, i), timestamp_ms: Date.now(), capture_time_ms: Date.now() },
+          id: `bench-rpc.${i}`,
+          ingestUs: nowUs(),
+        });
+      }
+      if (out.length) await publishEvents(nats.js, out, log);
+      await sleep(25);
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+  };
+}
+
+type Measured = {
+  single: ReturnType<typeof ms> & { errors: number; achieved_per_s: number };
+  batch: ReturnType<typeof ms> & { errors: number };
+  proc: ProcSnapshot;
+};
+
+async function measure(
+  url: string,
+  headers: Record<string, string>,
+  worker: { call<T>(cmd: string, args?: unknown): Promise<T> },
+): Promise<Measured> {
+  await paced(url, headers, RATE, WARMUP_S);
+  await sequential(url, headers, Math.max(10, Math.round(BATCHES / 10)));
+  await worker.call('resetProc');
+  const s = await paced(url, headers, RATE, MEASURE_S);
+  const b = await sequential(url, headers, BATCHES);
+  const proc = await worker.call<ProcSnapshot>('proc');
+  return {
+    single: { ...ms(s.h.summary()), errors: s.errors, achieved_per_s: s.achieved_per_s },
+    batch: { ...ms(b.h.summary()), errors: b.errors },
+    proc,
+  };
+}
+
+export async function run(): Promise<unknown> {
+  const bench = await startBenchNats();
+  const config = testConfig();
+  const accounts = await startTestAccounts(bench.nats, config);
+  const { key } = await accounts.key('quant');
+  const headers = { 'x-api-key': key };
+  const stopBooks = publishBooks(bench.nats, BOOKS_PER_S);
+  try {
+    process.stderr.write('[bench] edge\n');
+    const edgeWorker = await startWorker('jsonrpc-server', { nodeArgs: SERVER_NODE_ARGS });
+    const edgeUrl = await edgeWorker.call<string>('edge', {
+      natsUrl: bench.url,
+      secret: config.API_KEY_SECRET,
+    });
+    const first = await post(edgeUrl, single(0), headers);
+    if (first.status !== 200 || !first.body.includes('"result"'))
+      throw new Error(`edge answered ${first.status} ${first.body}`);
+    const edge = await measure(edgeUrl, headers, edgeWorker);
+    // The bytes the bare route answers: what the edge answered last for each kind of request.
+    const bodies = {
+      single: (await post(edgeUrl, single(1), headers)).body,
+      batch: (await post(edgeUrl, batch(1), headers)).body,
+    };
+    await edgeWorker.close();
+
+    process.stderr.write('[bench] bare fastify route\n');
+    const bareWorker = await startWorker('jsonrpc-server', { nodeArgs: SERVER_NODE_ARGS });
+    const bareUrl = await bareWorker.call<string>('bare', { bodies });
+    const bare = await measure(bareUrl, headers, bareWorker);
+    await bareWorker.close();
+
+    const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+    return {
+      benchmark: 'jsonrpc',
+      machine: { cpus: cpus().length, node: process.version },
+      parameters: {
+        rate_per_s: RATE,
+        measure_s: MEASURE_S,
+        batches: BATCHES,
+        books_per_s: BOOKS_PER_S,
+        body_bytes: { single: bodies.single.length, batch: bodies.batch.length },
+      },
+      md_midPrice_at_rate: {
+        edge: edge.single,
+        bare: bare.single,
+        p50_vs_bare: ratio(edge.single.p50_ms, bare.single.p50_ms),
+        goal: { p50_ms: 1, p50_vs_bare: 1.5 },
+        met: edge.single.p50_ms <= 1 && edge.single.p50_ms <= 1.5 * bare.single.p50_ms,
+      },
+      batch_of_100: {
+        edge: edge.batch,
+        bare: bare.batch,
+        p50_vs_bare: ratio(edge.batch.p50_ms, bare.batch.p50_ms),
+        goal: { p50_ms: 10, p50_vs_bare: 1.5 },
+        met: edge.batch.p50_ms <= 10 && edge.batch.p50_ms <= 1.5 * bare.batch.p50_ms,
+      },
+      server_proc: { edge: edge.proc, bare: bare.proc },
+    };
+  } finally {
+    await stopBooks();
+    accounts.stop();
+    await bench.cleanup();
+  }
+}
