@@ -93,6 +93,12 @@ export function plan(opts: ClusterOptions): Planned[] {
 
 const isGateway = (p: { args: string[] }) => p.args[0] === 'gateway';
 
+/** App processes still running: killed if this process exits without stopping them (a crash). */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 export async function startLocalCluster(opts: ClusterOptions): Promise<LocalCluster> {
   mkdirSync(join(opts.baseDir, 'logs'), { recursive: true });
   const nats = await startNatsCluster({
@@ -170,6 +176,8 @@ function startApp(name: string, args: string[], env: Record<string, string>, bas
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
   const log = createWriteStream(logFile, { flags: 'a' });
   const p: AppProcess = {
     name,

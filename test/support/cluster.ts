@@ -42,17 +42,19 @@ export type ResumingReader = {
 };
 
 /**
- * Reads `urls[start]` with `Last-Event-ID: from`; whenever the stream ends (gateway gone, terminal
+ * Reads `urls[start]` with `Last-Event-ID: from` (`urls` may be a function: replicas that come and
+ * go); whenever the stream ends (gateway gone, terminal
  * event) or is refused, reconnects to the next URL in turn with its last sequence, as an
  * EventSource with a list of replicas would (waiting `retryMs` after a refusal).
  */
 export function resumingReader(
-  urls: string[],
+  urls: string[] | (() => string[]),
   key: string,
   from: number,
   start = 0,
   retryMs = 200,
 ): ResumingReader {
+  const list = typeof urls === 'function' ? urls : () => urls;
   const seqs: number[] = [];
   let stopped = false;
   let current: { abort(): void } | null = null;
@@ -67,7 +69,8 @@ export function resumingReader(
   };
   (async () => {
     for (let i = start; !stopped; i++) {
-      const url = urls[i % urls.length] as string;
+      const now = list();
+      const url = now[i % now.length] as string;
       try {
         const sse = await openSse(
           url,
