@@ -188,7 +188,7 @@ async function natsConn(url: string): Promise<NatsConnection> {
 serveWorker(
   {
     /** Opens `n` SSE connections (in waves of 100) and resolves once all have their response headers. */
-    async connect(args: { url: string; n: number }) {
+    async connect(args: { url: string; n: number; headers?: Record<string, string> }) {
       const t0 = performance.now();
       if (conns.length === 0) {
         lifetime.closed = 0;
@@ -196,7 +196,7 @@ serveWorker(
       }
       for (let i = 0; i < args.n; i += 100) {
         const wave = await Promise.all(
-          Array.from({ length: Math.min(100, args.n - i) }, () => open(args.url)),
+          Array.from({ length: Math.min(100, args.n - i) }, () => open(args.url, args.headers)),
         );
         conns.push(...wave);
       }

@@ -132,19 +132,27 @@ it('a partitioned node: its gateway says 503, the majority keeps serving; healed
   )) as [string];
   gateways.push(...pinned);
   await eventually(async () => (await healthz(minorityUrl)) === 200, 60_000, 'pinned gateway healthy');
+  const phases: Record<string, number> = {};
+  const t0 = Date.now();
   await throughFault('partition of node 3', async () => {
     await cluster.kill(2);
     await cluster.start(2, { isolated: true });
     await eventually(async () => (await healthz(minorityUrl)) === 503, 60_000, 'minority gateway 503');
+    phases.minority_503_ms = Date.now() - t0;
     // The majority side: healthy again once its streams have their leaders (an election if node 3 led).
     for (const u of urls)
       await eventually(async () => (await healthz(u)) === 200, 60_000, 'majority gateway 200');
+    phases.majority_200_ms = Date.now() - t0;
     expect(await healthz(minorityUrl)).toBe(503);
     // Healed: node 3 back on its routes.
     await cluster.kill(2);
     await cluster.start(2);
+    phases.healed_ms = Date.now() - t0;
   });
+  phases.clients_caught_up_ms = Date.now() - t0;
   await eventually(async () => (await healthz(minorityUrl)) === 200, 120_000, 'healed gateway healthy');
+  phases.healed_gateway_200_ms = Date.now() - t0;
+  console.log(JSON.stringify({ partition: phases }));
   pinned[0]?.child.kill('SIGTERM');
   await pinned[0]?.exited;
 });
