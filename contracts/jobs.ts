@@ -5,7 +5,7 @@
  */
 
 import { randomBase62 } from './api-key-format.ts';
-import type { SimulationManifest } from './manifest.ts';
+import { manifestHash, type SimulationManifest } from './manifest.ts';
 
 export const JOB_SUBJECT = 'jobs.generate';
 
@@ -46,6 +46,33 @@ export type JobRecord = {
   /** Set when failed: a message safe to show. */
   error: { code: string; message: string } | null;
 };
+
+/** A new job as it is queued: its `queued` record (KV `jobs`) and its message (`JOB_SUBJECT`). */
+export function queuedJob(
+  jobId: string,
+  accountId: string | null,
+  manifest: SimulationManifest,
+  now: number,
+): { record: JobRecord; message: JobMessage } {
+  const hash = manifestHash(manifest);
+  const record: JobRecord = {
+    job_id: jobId,
+    account_id: accountId,
+    status: 'queued',
+    manifest_hash: hash,
+    duration_seconds: manifest.duration_seconds,
+    symbol: manifest.config.symbol,
+    created_at: now,
+    started_at: null,
+    finished_at: null,
+    attempts: 0,
+    progress: { rows_done: 0, rows_total: 0 },
+    artifact: null,
+    error: null,
+  };
+  const message = { job_id: jobId, account_id: accountId, manifest, manifest_hash: hash, requested_at: now };
+  return { record, message };
+}
 
 /** Attempts (deliveries) before a job whose worker keeps dying is failed. */
 export const MAX_JOB_DELIVERIES = 3;

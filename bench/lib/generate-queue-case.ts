@@ -15,8 +15,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { setupStreams } from '../../app/streams.ts';
 import { planWindows } from '../../consumers/generation/windows.ts';
-import { JOB_SUBJECT, type JobMessage, type JobRecord } from '../../contracts/jobs.ts';
-import { manifestHash, normalizeManifest } from '../../contracts/manifest.ts';
+import { JOB_SUBJECT, type JobRecord, queuedJob } from '../../contracts/jobs.ts';
+import { normalizeManifest } from '../../contracts/manifest.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { decode, encode } from '../../platform/codec.ts';
 import { loadConfig } from '../../platform/config.ts';
@@ -84,30 +84,8 @@ async function main(): Promise<void> {
         duration_seconds: seconds,
         ...(windowSeconds ? { driver: { window_seconds: windowSeconds } } : {}),
       }).manifest;
-      const now = Date.now();
-      const hash = manifestHash(manifest);
-      await jobs.put(jobId, {
-        job_id: jobId,
-        account_id: null,
-        status: 'queued',
-        manifest_hash: hash,
-        duration_seconds: seconds,
-        symbol: 'BTC',
-        created_at: now,
-        started_at: null,
-        finished_at: null,
-        attempts: 0,
-        progress: { rows_done: 0, rows_total: 0 },
-        artifact: null,
-        error: null,
-      });
-      const message: JobMessage = {
-        job_id: jobId,
-        account_id: null,
-        manifest,
-        manifest_hash: hash,
-        requested_at: now,
-      };
+      const { record, message } = queuedJob(jobId, null, manifest, Date.now());
+      await jobs.put(jobId, record);
       const watch = await jobs.raw.watch({ key: jobId });
       const t0 = performance.now();
       await nats.js.publish(JOB_SUBJECT, encode(message));

@@ -14,8 +14,8 @@ import { Kvm } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JOB_SUBJECT, type JobMessage, type JobRecord, newJobId } from '../../contracts/jobs.ts';
-import { manifestHash, normalizeManifest } from '../../contracts/manifest.ts';
+import { JOB_SUBJECT, type JobRecord, newJobId, queuedJob } from '../../contracts/jobs.ts';
+import { normalizeManifest } from '../../contracts/manifest.ts';
 import { KV_BUCKETS, OBJECT_STORES, STREAMS } from '../../contracts/streams.ts';
 import { decode, encode } from '../../platform/codec.ts';
 import { freePort } from '../../platform/nats-server.ts';
@@ -149,29 +149,7 @@ describe('NATS users per role', () => {
       driver: { window_seconds: 600 },
     }).manifest;
     const jobId = newJobId();
-    const now = Date.now();
-    const record: JobRecord = {
-      job_id: jobId,
-      account_id: null,
-      status: 'queued',
-      manifest_hash: manifestHash(manifest),
-      duration_seconds: manifest.duration_seconds,
-      symbol: manifest.config.symbol,
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      attempts: 0,
-      progress: { rows_done: 0, rows_total: 0 },
-      artifact: null,
-      error: null,
-    };
-    const message: JobMessage = {
-      job_id: jobId,
-      account_id: null,
-      manifest,
-      manifest_hash: record.manifest_hash,
-      requested_at: now,
-    };
+    const { record, message } = queuedJob(jobId, null, manifest, Date.now());
     const { nc, js } = await as('accounts');
     const jobs = await new Kvm(js).open(KV_BUCKETS.jobs);
     await jobs.put(jobId, encode(record));

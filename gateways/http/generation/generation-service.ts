@@ -9,7 +9,7 @@
 import { ZodError } from 'zod';
 import { estimateRows } from '../../../consumers/generation/windows.ts';
 import { ApiError } from '../../../contracts/errors.ts';
-import { JOB_SUBJECT, type JobMessage, type JobRecord, newJobId } from '../../../contracts/jobs.ts';
+import { JOB_SUBJECT, type JobRecord, newJobId, queuedJob } from '../../../contracts/jobs.ts';
 import { manifestHash, normalizeManifest } from '../../../contracts/manifest.ts';
 import { encode } from '../../../platform/codec.ts';
 import type { Config } from '../../../platform/config.ts';
@@ -148,28 +148,7 @@ export class GenerationService implements GenerationPort {
     const { manifest } = normalized;
     const accountId = ctx.principal?.accountId ?? null;
     if (accountId) await this.quota.admit(accountId, jobId);
-    const record: JobRecord = {
-      job_id: jobId,
-      account_id: accountId,
-      status: 'queued',
-      manifest_hash: hash,
-      duration_seconds: manifest.duration_seconds,
-      symbol: manifest.config.symbol,
-      created_at: now,
-      started_at: null,
-      finished_at: null,
-      attempts: 0,
-      progress: { rows_done: 0, rows_total: 0 },
-      artifact: null,
-      error: null,
-    };
-    const msg: JobMessage = {
-      job_id: jobId,
-      account_id: accountId,
-      manifest,
-      manifest_hash: hash,
-      requested_at: now,
-    };
+    const { record, message: msg } = queuedJob(jobId, accountId, manifest, now);
     try {
       await this.jobs.put(jobId, record);
       await this.nats.js.publish(JOB_SUBJECT, encode(msg), { msgID: jobId });
