@@ -1,6 +1,7 @@
 /**
  * Process roles. `all` (what `npm start` runs) is every role in one process; the others run one
  * role each for scale-out: `gateway unified --region us|jp`, `gateway jsonrpc --region us|jp`,
+ * `gateway grpc --region us|jp`,
  * `gateway http`, `producer sim`, `worker`, `producer connector --venue binance|hyperliquid --symbols A,B`.
  * `all` runs the US and JP edges of every transport.
  */
@@ -10,6 +11,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { type ConnectorArgs, startConnectorProducer } from './connector.ts';
 import { startEdgeGuard } from './edge-guard.ts';
+import { startGrpcGateway } from './grpc-gateway.ts';
 import { startHttpGateway } from './http-gateway.ts';
 import { startJsonRpcGateway } from './jsonrpc-gateway.ts';
 import { startSimProducer } from './sim-producer.ts';
@@ -21,6 +23,7 @@ export type Role =
   | 'all'
   | 'gateway-unified'
   | 'gateway-jsonrpc'
+  | 'gateway-grpc'
   | 'gateway-http'
   | 'producer-sim'
   | 'producer-connector'
@@ -55,6 +58,8 @@ export async function startRole(
         await startUnifiedGateway(nats, config, log, 'jp', edge),
         await startJsonRpcGateway(nats, config, log, 'us', edge),
         await startJsonRpcGateway(nats, config, log, 'jp', edge),
+        await startGrpcGateway(nats, config, log, 'us', edge),
+        await startGrpcGateway(nats, config, log, 'jp', edge),
       ];
     }
     case 'gateway-unified': {
@@ -64,6 +69,10 @@ export async function startRole(
     case 'gateway-jsonrpc': {
       const edge = await startEdgeGuard(nats, config, log);
       return [edge.part, await startJsonRpcGateway(nats, config, log, region, edge)];
+    }
+    case 'gateway-grpc': {
+      const edge = await startEdgeGuard(nats, config, log);
+      return [edge.part, await startGrpcGateway(nats, config, log, region, edge)];
     }
     case 'gateway-http': {
       const edge = await startEdgeGuard(nats, config, log);

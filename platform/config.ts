@@ -82,6 +82,15 @@ export const ConfigSchema = z.object({
   JSONRPC_FILTER_MAX_EVENTS: int(10_000, 1, 100_000),
   /** A call still waiting on the log or KV after this long ends -32009, ms. */
   JSONRPC_CALL_TIMEOUT_MS: int(10_000, 10, 600_000),
+  /** gRPC feed edge (`{grpc_host}`, `{grpc_jp_host}`). */
+  GRPC_PORT_US: port(50051),
+  GRPC_PORT_JP: port(51051),
+  /** The server pings an idle connection this often, and drops it when no ack comes within the timeout, ms. */
+  GRPC_KEEPALIVE_TIME_MS: int(30_000, 1_000),
+  GRPC_KEEPALIVE_TIMEOUT_MS: int(10_000, 100),
+  /** A client may ping at most this often; more than GRPC_MAX_PING_STRIKES faster pings get GOAWAY (ENHANCE_YOUR_CALM), ms. */
+  GRPC_MIN_PING_INTERVAL_MS: int(10_000, 0),
+  GRPC_MAX_PING_STRIKES: int(2, 0, 100),
   /** Region served by a single-role gateway process (`gateway unified`, `gateway jsonrpc`). */
   REGION: z.enum(['us', 'jp']).default('us'),
   /** Public `{base_url}` used in download and status URLs; default: from the request's Host. */

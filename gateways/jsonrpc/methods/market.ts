@@ -1,17 +1,15 @@
 /**
  * Market state from the latest-state view (no NATS round trip): `md_coins`, `md_midPrice`,
- * `md_l2Book`. A coin the feed does not track is -32003; a tracked coin with no book yet from the
- * sources the key may read, or the view while NATS is unreachable (it may be stale), is -32004.
- * Without `source`, the most recent book among the readable sources answers. Each book's answer is
- * encoded once and shared by every call that reads it.
+ * `md_l2Book`. Which book answers (and -32003 / -32004) is the core's `latestBook`, shared with
+ * gRPC. Each book's answer is encoded once and shared by every call that reads it.
  */
 import { ApiError } from '../../../contracts/errors.ts';
 import type { Source } from '../../../contracts/events.ts';
 import { MAX_BOOK_DEPTH, type ParamsOf } from '../../../contracts/jsonrpc.ts';
 import type { FeedEvent } from '../../core/feed-event.ts';
+import { latestBook as readLatestBook } from '../../core/latest-book.ts';
 import { fieldsOf } from '../../core/latest-state.ts';
 import { type CallContext, type EdgeDeps, type Json, toJson } from '../context.ts';
-import { onlyCoin, selectionOf } from '../selection.ts';
 
 const midCache = new WeakMap<FeedEvent, Json>();
 const fullBookCache = new WeakMap<FeedEvent, Json>();
@@ -57,29 +55,8 @@ function bookOf(ev: FeedEvent, depth: number): Json {
 }
 
 export function marketMethods(deps: EdgeDeps) {
-  /** The newest readable book of `coin` (or of `source`), or -32003 / -32004. */
-  async function latestBook(coin: string, source: Source | undefined, ctx: CallContext): Promise<FeedEvent> {
-    if (!deps.latest.available())
-      throw new ApiError('feed_unavailable', 'the market data log is unreachable; retry shortly');
-    const subscribed = await selectionOf(
-      deps,
-      { coins: [coin], ...(source ? { sources: [source] } : {}) },
-      ctx.principal,
-    );
-    const tracked = onlyCoin(subscribed.selection);
-    const { sources } = subscribed.selection;
-    let best: FeedEvent | null = null;
-    for (const [src, state] of deps.latest.sourcesOf(tracked))
-      if (state.book && (!sources || sources.has(src)) && (!best || state.book.seq > best.seq))
-        best = state.book;
-    if (!best)
-      throw new ApiError(
-        'feed_unavailable',
-        `no book yet for ${tracked}${source ? ` from ${source}` : ''}; the feed has not published one`,
-        { coin: tracked, ...(source ? { source } : {}) },
-      );
-    return best;
-  }
+  const latestBook = (coin: string, source: Source | undefined, ctx: CallContext): Promise<FeedEvent> =>
+    readLatestBook(deps, coin, source, ctx.principal);
 
   return {
     md_coins: (_: ParamsOf<'md_coins'>, ctx: CallContext): Json => {

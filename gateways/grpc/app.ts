@@ -1,0 +1,99 @@
+/**
+ * The gRPC feed edge of one region, built from its dependencies (tests listen on port 0):
+ * price.PriceService (unary, server-streaming and bidirectional methods on the core data plane),
+ * server reflection and grpc.health.v1 (both answer without a key), the TLS policy, keepalive
+ * settings that tolerate idle streams, and GOAWAY for a client that pings too often.
+ */
+import { Server, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { ReflectionService } from '@grpc/reflection';
+import type { Config } from '../../platform/config.ts';
+import type { TlsOptions } from '../../platform/tls.ts';
+import { ConnectionRegistry } from '../core/connection-registry.ts';
+import type { Maintenance } from '../core/maintenance.ts';
+import { bidiStreamMethod } from './bidi-stream.ts';
+import type { GrpcEdgeDeps } from './context.ts';
+import { serverCredentials } from './credentials.ts';
+import { startEdgeHealth } from './health.ts';
+import { guardPings, http2ServersOf } from './ping-guard.ts';
+import { packageDefinition, servedDefinition } from './proto.ts';
+import { serverStreamMethods } from './server-streams.ts';
+import { unaryMethods } from './unary.ts';
+
+export type GrpcAppDeps = Omit<GrpcEdgeDeps, 'registry' | 'sink'> & {
+  config: Config;
+  tls?: TlsOptions | null;
+  maintenance?: Maintenance | null;
+};
+
+export type GrpcApp = {
+  server: Server;
+  registry: ConnectionRegistry;
+  /** Binds `host:port` (0: any free port); resolves with the bound port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Every open stream ends UNAVAILABLE (resume with after_seq), then the server stops. */
+  shutdown(): Promise<void>;
+};
+
+const SHUTDOWN_GRACE_MS = 1_000;
+
+export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
+  const { config } = deps;
+  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, `grpc-${deps.region}`);
+  const edge: GrpcEdgeDeps = {
+    ...deps,
+    registry,
+    sink: {
+      maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES,
+      closeGraceMs: config.SSE_CLOSE_GRACE_MS,
+      heartbeatMs: config.SSE_HEARTBEAT_MS,
+    },
+  };
+  const server = new Server({
+    'grpc.keepalive_time_ms': config.GRPC_KEEPALIVE_TIME_MS,
+    'grpc.keepalive_timeout_ms': config.GRPC_KEEPALIVE_TIMEOUT_MS,
+    'grpc.keepalive_permit_without_calls': 1,
+  });
+  server.addService(servedDefinition, {
+    ...unaryMethods(edge),
+    ...serverStreamMethods(edge),
+    Stream: bidiStreamMethod(edge),
+  } as UntypedServiceImplementation);
+  new ReflectionService(packageDefinition).addToServer(server);
+  const health = startEdgeHealth(deps.nats, deps.region, deps.maintenance ?? null);
+  health.impl.addToServer(server);
+  const detachMaintenance =
+    deps.maintenance?.onStart(deps.region, 'grpc', () => registry.terminateAll('maintenance')) ?? (() => {});
+
+  return {
+    server,
+    registry,
+    listen(host, port) {
+      return new Promise((resolve, reject) =>
+        server.bindAsync(`${host}:${port}`, serverCredentials(deps.tls ?? null), (err, bound) => {
+          if (err) return reject(err);
+          const policy = {
+            minIntervalMs: config.GRPC_MIN_PING_INTERVAL_MS,
+            maxStrikes: config.GRPC_MAX_PING_STRIKES,
+          };
+          for (const h2 of http2ServersOf(server)) h2.on('session', (s) => guardPings(s, policy));
+          resolve(bound);
+        }),
+      );
+    },
+    async shutdown() {
+      detachMaintenance();
+      health.stop();
+      registry.closeAll('server shutting down; reconnect with after_seq');
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, SHUTDOWN_GRACE_MS);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
+    },
+  };
+}

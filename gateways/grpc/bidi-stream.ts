@@ -1,0 +1,181 @@
+/**
+ * `Stream`, the bidirectional method, opened with StreamOpen: the first ClientMessage must be
+ * `open` (a Subscription, `after_seq` included); anything else first is INVALID_ARGUMENT. Later
+ * messages: `subscribe` adds coins, event types or sources, `unsubscribe` removes them, `ping` is
+ * answered with `pong` in order with the events.
+ *
+ * A change of subscription keeps the position: the stream's feed is closed, and a new one opened
+ * after the last sequence the stream has handed to its sink (`position`), so an event is never
+ * delivered twice and none of the new selection after that point is missed. Before any event the
+ * position is where the stream started (`after_seq`, or the live tail's end when it opened).
+ */
+import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { ApiError, isApiError } from '../../contracts/errors.ts';
+import { EVENT_TYPES, SOURCES } from '../../contracts/events.ts';
+import type { Subscription } from '../../contracts/subscription.ts';
+import type { BufferedSink } from '../core/buffered-sink.ts';
+import type { FeedEvent } from '../core/feed-event.ts';
+import type { Principal } from '../core/guard.ts';
+import type { FeedNotice, FeedSubscription } from '../core/replay-source.ts';
+import { initialStale } from '../core/subscribe.ts';
+import { failure, type GrpcEdgeDeps, requestIdOf } from './context.ts';
+import { feedInto, openStream, type WarnableSink } from './feed-stream.ts';
+import { feedFramer, PONG } from './framer.ts';
+import { sendHeaders } from './headers.ts';
+import { subscriptionOf } from './subscription.ts';
+
+type Msg = Record<string, unknown>;
+type Call = ServerDuplexStream<Msg, unknown>;
+type Lists = Pick<Subscription, 'coins' | 'event_types' | 'sources'>;
+const LIST_KEYS = ['coins', 'event_types', 'sources'] as const;
+
+export function bidiStreamMethod(deps: GrpcEdgeDeps): (call: Call) => void {
+  return (call) => {
+    const requestId = requestIdOf(call);
+    call.once('data', (first: Msg) => {
+      if (first.kind !== 'open') {
+        sendHeaders(call, requestId);
+        const err = new ApiError('invalid_params', 'the first message must be open (StreamOpen)', {
+          field: 'kind',
+          reason: 'expected open',
+        });
+        call.emit('error', failure(deps, call, requestId, err));
+        return;
+      }
+      call.pause();
+      const session = new BidiSession(deps);
+      void openStream(deps, call, requestId, feedFramer(requestId), (sink, principal) =>
+        session.start(sink, principal, first.open as Msg),
+      ).then((opened) => {
+        if (!opened) return;
+        call.on('data', (m: Msg) => session.control(m));
+        call.resume();
+      });
+    });
+  };
+}
+
+class BidiSession {
+  private sink!: BufferedSink;
+  private principal!: Principal;
+  private lists: Lists = {};
+  private feed: FeedSubscription | null = null;
+  private position = 0;
+  private chain: Promise<void> = Promise.resolve();
+  /** What feeds write into: the sink, with the position recorded. */
+  private readonly tracking: WarnableSink = {
+    event: (ev: FeedEvent) => {
+      if (ev.seq <= this.position) return;
+      this.position = ev.seq;
+      this.sink.event(ev);
+    },
+    notice: (n: FeedNotice) => {
+      this.position = Math.max(this.position, n.resumed_after);
+      this.sink.notice(n);
+    },
+    feedStale: (coin, ms) => this.sink.feedStale(coin, ms),
+    feedRecovered: (coin) => this.sink.feedRecovered(coin),
+    ready: () => this.sink.ready(),
+    warn: (code, message, extra) => this.sink.warn(code, message, extra),
+  };
+
+  constructor(private readonly deps: GrpcEdgeDeps) {}
+
+  async start(
+    sink: BufferedSink,
+    principal: Principal,
+    open: Msg,
+  ): Promise<{ close(): void; stale: string[] }> {
+    this.sink = sink;
+    this.principal = principal;
+    const request = subscriptionOf(open);
+    for (const k of LIST_KEYS) if (request[k]) this.lists[k] = request[k] as never;
+    this.position = request.last_event_id ?? this.deps.tail.lastSeq;
+    const { feed, subscribed } = await feedInto(this.deps, this.tracking, request, principal);
+    this.feed = feed;
+    return { close: () => this.close(), stale: initialStale(this.deps.tail, subscribed.selection) };
+  }
+
+  control(m: Msg): void {
+    this.chain = this.chain.then(() => this.apply(m)).catch((err) => this.fail(err));
+  }
+
+  private async apply(m: Msg): Promise<void> {
+    if (this.sink.closed) return;
+    if (m.kind === 'ping') {
+      this.sink.notice({ code: PONG, id: (m.ping as Msg | undefined)?.id ?? '' } as never);
+      return;
+    }
+    if (m.kind !== 'subscribe' && m.kind !== 'unsubscribe')
+      throw new ApiError('invalid_params', 'after open, send subscribe, unsubscribe or ping', {
+        field: 'kind',
+        reason: `unexpected ${String(m.kind)}`,
+      });
+    const change = subscriptionOf(m[m.kind] as Msg);
+    const next = m.kind === 'subscribe' ? union(this.lists, change) : this.without(change);
+    const previous = this.lists;
+    this.feed?.close();
+    this.feed = null;
+    try {
+      await this.refeed(next);
+    } catch (err) {
+      if (!isApiError(err) || err.code !== 'coin_not_found') throw err;
+      this.sink.warn('coin_not_found', err.message, {});
+      await this.refeed(previous);
+    }
+  }
+
+  /** Opens the feed of `lists` after the current position (none when a list became empty). */
+  private async refeed(lists: Lists): Promise<void> {
+    this.lists = lists;
+    if (LIST_KEYS.some((k) => lists[k]?.length === 0)) return;
+    const { feed } = await feedInto(
+      this.deps,
+      this.tracking,
+      { ...lists, last_event_id: this.position },
+      this.principal,
+    );
+    if (this.sink.closed) feed.close();
+    else this.feed = feed;
+  }
+
+  /** The current lists minus `change` ("all" expanded to what the platform knows). */
+  private without(change: Lists): Lists {
+    const all: Required<Lists> = {
+      coins: this.deps.tail.health.coins(),
+      event_types: [...EVENT_TYPES],
+      sources: [...(this.principal.sources ?? SOURCES)] as Required<Lists>['sources'],
+    };
+    const out: Lists = { ...this.lists };
+    for (const k of LIST_KEYS) {
+      const drop = change[k] as string[] | undefined;
+      if (!drop) continue;
+      const held = (this.lists[k] ?? all[k]) as string[];
+      out[k] = held.filter((v) => !drop.includes(v)) as never;
+    }
+    return out;
+  }
+
+  private fail(err: unknown): void {
+    if (this.sink.closed) return;
+    const e = isApiError(err) ? err : new ApiError('internal');
+    if (!isApiError(err)) this.deps.log.warn({ err: String(err) }, 'grpc stream control failed');
+    this.sink.terminate(e.code, e.message);
+  }
+
+  private close(): void {
+    this.feed?.close();
+    this.feed = null;
+  }
+}
+
+/** `a` plus `b`: a list `b` leaves out is unchanged; a list `a` leaves out is "all" and stays so. */
+function union(a: Lists, b: Lists): Lists {
+  const out: Lists = {};
+  for (const k of LIST_KEYS) {
+    const x = a[k] as string[] | undefined;
+    const y = b[k] as string[] | undefined;
+    if (x) out[k] = (y ? [...new Set([...x, ...y])] : x) as never;
+  }
+  return out;
+}

@@ -1,0 +1,109 @@
+/**
+ * One server stream of the gRPC edge on the core's data plane, for StreamEvents, StreamMids and
+ * the bidirectional Stream: guard (once, at initiation) → subscribe (coins resolved, `chain:*`
+ * scopes, `coin_not_found` warnings) → openFeed (history + live merge from `after_seq`, in-band
+ * notices) → the connection registry (heartbeats, revocation → UNAUTHENTICATED, shutdown →
+ * UNAVAILABLE). Everything the client receives goes through a BufferedSink (bounded queue,
+ * conflation, `upstream_lag`, then UNAVAILABLE). A failure before the stream opens is a status and
+ * no message.
+ */
+
+import { ApiError } from '../../contracts/errors.ts';
+import type { Subscription } from '../../contracts/subscription.ts';
+import { BufferedSink } from '../core/buffered-sink.ts';
+import { assertNotRevoked, type Principal } from '../core/guard.ts';
+import { type FeedSink, type FeedSubscription, openFeed } from '../core/replay-source.ts';
+import type { Framer } from '../core/sink-parts.ts';
+import { initialStale, type Subscribed, subscribe } from '../core/subscribe.ts';
+import { type Admitted, admit, type CallLike, failure, type GrpcEdgeDeps } from './context.ts';
+import { sendHeaders } from './headers.ts';
+import { type GrpcStream, GrpcWire } from './wire.ts';
+
+export type OpenedStream = { sink: BufferedSink; admitted: Admitted };
+
+/** The sink of a call, before anything is subscribed (the bidirectional stream swaps feeds on it). */
+export function sinkFor(
+  deps: GrpcEdgeDeps,
+  call: GrpcStream,
+  requestId: string,
+  framer: Framer,
+): BufferedSink {
+  return new BufferedSink(framer, new GrpcWire(call, requestId), deps.registry.flusher, {
+    maxBacklogBytes: deps.sink.maxBacklogBytes,
+    closeGraceMs: deps.sink.closeGraceMs,
+    ...(deps.onEventWritten ? { onEventWritten: deps.onEventWritten } : {}),
+  });
+}
+
+/** Subscribes `request` into `sink` (warnings first); resolves once the feed is positioned. */
+export type WarnableSink = FeedSink & Pick<BufferedSink, 'warn'>;
+
+export async function feedInto(
+  deps: GrpcEdgeDeps,
+  sink: WarnableSink,
+  request: Subscription,
+  principal: Principal,
+  check?: (s: Subscribed) => void,
+): Promise<{ feed: FeedSubscription; subscribed: Subscribed }> {
+  const subscribed = await subscribe(deps, request, principal);
+  check?.(subscribed);
+  for (const w of subscribed.warnings) sink.warn(w.code, w.message, { coin: w.coin });
+  try {
+    const feed = await openFeed(deps, subscribed.selection, subscribed.lastEventId, sink);
+    return { feed, subscribed };
+  } catch (err) {
+    deps.log.warn({ err: String(err) }, 'cannot position grpc stream');
+    throw new ApiError('feed_unavailable', 'market data log unreachable; retry shortly');
+  }
+}
+
+/**
+ * Admits the call and opens its stream; `start` subscribes and returns what to close when the
+ * stream ends. Any failure before the stream opens ends the call with its status.
+ */
+export async function openStream(
+  deps: GrpcEdgeDeps,
+  call: GrpcStream & CallLike,
+  requestId: string,
+  framer: Framer,
+  start: (sink: BufferedSink, principal: Principal) => Promise<{ close(): void; stale?: string[] }>,
+): Promise<OpenedStream | null> {
+  let admitted: Admitted | null = null;
+  try {
+    admitted = await admit(deps, call, requestId, true);
+    const sink = sinkFor(deps, call, requestId, framer);
+    const opened = await start(sink, admitted.principal);
+    try {
+      assertNotRevoked(admitted.principal);
+    } catch (err) {
+      opened.close();
+      throw err;
+    }
+    const started = deps.registry.start(sink, {
+      principal: admitted.principal,
+      headers: admitted.headers,
+      onClose: () => opened.close(),
+    });
+    if (!started) return null;
+    for (const c of opened.stale ?? []) sink.feedStale(c, 0);
+    return { sink, admitted };
+  } catch (err) {
+    admitted?.principal.release();
+    if (!call.cancelled) {
+      sendHeaders(call, requestId);
+      call.emit('error', failure(deps, call, requestId, err));
+    }
+    return null;
+  }
+}
+
+/** StreamEvents / the first `open` of Stream: a subscription's feed into the sink. */
+export async function startFeed(
+  deps: GrpcEdgeDeps,
+  sink: BufferedSink,
+  request: Subscription,
+  principal: Principal,
+): Promise<{ close(): void; stale: string[] }> {
+  const { feed, subscribed } = await feedInto(deps, sink, request, principal);
+  return { close: () => feed.close(), stale: initialStale(deps.tail, subscribed.selection) };
+}

@@ -1,0 +1,65 @@
+/**
+ * The gRPC Framers of the buffered sink (gateways/core/sink-parts.ts): `FeedMessage` frames for
+ * StreamEvents and Stream, `MidPriceResponse` frames for StreamMids. An event's frame is encoded
+ * once per process and memoised in `ev.wire` (every client of the process shares the bytes).
+ * Terminal conditions are statuses, never messages (`terminalFrame`, turned into the status by
+ * the wire).
+ */
+import type { ErrorCode } from '../../contracts/errors.ts';
+import type { FeedEvent } from '../core/feed-event.ts';
+import type { Framer } from '../core/sink-parts.ts';
+import { messageFrame, terminalFrame } from './frames.ts';
+import { feedMessageOf, midOf } from './messages.ts';
+import { encodeFeedMessage, encodeMid } from './proto.ts';
+
+const feedFrame = (m: Record<string, unknown>): string => messageFrame(encodeFeedMessage(m));
+
+/** The notice code the bidirectional stream uses to answer a ping through the sink's queue. */
+export const PONG = 'pong';
+
+export function feedFramer(requestId: string): Framer {
+  return {
+    preamble: () => '',
+    event(ev: FeedEvent): string {
+      let frame = ev.wire.grpc as string | undefined;
+      if (frame === undefined) {
+        const m = feedMessageOf(ev);
+        frame = m ? feedFrame(m) : '';
+        ev.wire.grpc = frame;
+      }
+      return frame;
+    },
+    notice(n: Record<string, unknown>): string {
+      if (n.code === PONG) return feedFrame({ pong: { id: n.id, timestamp_ms: Date.now() } });
+      return feedFrame({ notice: n });
+    },
+    warning(code: ErrorCode, message: string | undefined, extra: Record<string, unknown>): string {
+      return feedFrame({ warning: { ...extra, code, message: message ?? '', request_id: requestId } });
+    },
+    terminal: terminalFrame,
+    heartbeat: () => feedFrame({ heartbeat: { timestamp_ms: Date.now() } }),
+    end: () => '',
+  };
+}
+
+/** StreamMids: one MidPriceResponse per book; notices and warnings have no place in it. */
+export function midsFramer(onMid: () => void = () => {}): Framer {
+  return {
+    preamble: () => '',
+    event(ev: FeedEvent): string {
+      onMid();
+      let frame = ev.wire['grpc-mid'] as string | undefined;
+      if (frame === undefined) {
+        const mid = ev.eventType === 'book' ? midOf(ev) : null;
+        frame = mid ? messageFrame(encodeMid(mid)) : '';
+        ev.wire['grpc-mid'] = frame;
+      }
+      return frame;
+    },
+    notice: () => '',
+    warning: () => '',
+    terminal: terminalFrame,
+    heartbeat: () => null,
+    end: () => '',
+  };
+}

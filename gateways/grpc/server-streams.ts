@@ -1,0 +1,78 @@
+/**
+ * The server-streaming methods. StreamEvents: trades, books, notices and warnings of a
+ * Subscription, resumable with `after_seq` exactly like SSE Last-Event-ID. StreamMids: one
+ * MidPriceResponse per book change of the named coins (every coin must be tracked: NOT_FOUND
+ * otherwise, as a mid stream has no room for a warning); after `heartbeat_s` seconds without a
+ * change the latest mids are sent again.
+ */
+import type { ServerWritableStream } from '@grpc/grpc-js';
+import { ApiError } from '../../contracts/errors.ts';
+import type { BufferedSink } from '../core/buffered-sink.ts';
+import type { Principal } from '../core/guard.ts';
+import { type GrpcEdgeDeps, requestIdOf } from './context.ts';
+import { feedInto, openStream, startFeed } from './feed-stream.ts';
+import { feedFramer, midsFramer } from './framer.ts';
+import { subscriptionOf } from './subscription.ts';
+
+type Req = Record<string, unknown>;
+type Call = ServerWritableStream<Req, unknown>;
+
+const DEFAULT_HEARTBEAT_S = 15;
+const MAX_HEARTBEAT_S = 300;
+
+export function serverStreamMethods(deps: GrpcEdgeDeps): Record<string, (call: Call) => void> {
+  return {
+    StreamEvents(call) {
+      const requestId = requestIdOf(call);
+      void openStream(deps, call, requestId, feedFramer(requestId), (sink, principal) =>
+        startFeed(deps, sink, subscriptionOf(call.request), principal),
+      );
+    },
+    StreamMids(call) {
+      const requestId = requestIdOf(call);
+      const activity = { lastMs: Date.now() };
+      const framer = midsFramer(() => {
+        activity.lastMs = Date.now();
+      });
+      void openStream(deps, call, requestId, framer, (sink, principal) =>
+        startMids(deps, sink, call.request, principal, activity),
+      );
+    },
+  };
+}
+
+async function startMids(
+  deps: GrpcEdgeDeps,
+  sink: BufferedSink,
+  req: Req,
+  principal: Principal,
+  activity: { lastMs: number },
+): Promise<{ close(): void }> {
+  const heartbeatS = Number(req.heartbeat_s) || DEFAULT_HEARTBEAT_S;
+  if (heartbeatS > MAX_HEARTBEAT_S)
+    throw new ApiError('invalid_params', `heartbeat_s must be at most ${MAX_HEARTBEAT_S}`, {
+      field: 'heartbeat_s',
+      reason: 'too large',
+    });
+  const request = { ...subscriptionOf({ coins: req.coins }), event_types: ['book' as const] };
+  const { feed, subscribed } = await feedInto(deps, sink, request, principal, (s) => {
+    if (s.warnings.length > 0)
+      throw new ApiError('coin_not_found', `not tracked: ${s.warnings.map((w) => w.coin).join(', ')}`);
+  });
+  const { coins, sources } = subscribed.selection;
+  const periodMs = heartbeatS * 1_000;
+  const timer = setInterval(() => {
+    if (Date.now() - activity.lastMs < periodMs) return;
+    for (const [coin, bySource] of deps.latest.entries())
+      if (!coins || coins.has(coin))
+        for (const [src, state] of bySource)
+          if (state.book && (!sources || sources.has(src))) sink.event(state.book);
+  }, periodMs);
+  timer.unref();
+  return {
+    close() {
+      clearInterval(timer);
+      feed.close();
+    },
+  };
+}

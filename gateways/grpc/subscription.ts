@@ -1,0 +1,24 @@
+/**
+ * A protobuf `Subscription` (or StreamMidsRequest) as the one subscription contract
+ * (contracts/subscription.ts): empty lists mean "all", `after_seq` is the resume position
+ * (`last_event_id`). Anything the contract refuses is INVALID_ARGUMENT with the field named.
+ */
+import { Subscription } from '../../contracts/subscription.ts';
+import { parseWith } from '../core/validate.ts';
+
+const list = (v: unknown): unknown => (Array.isArray(v) && v.length > 0 ? v : undefined);
+
+export function subscriptionOf(msg: Record<string, unknown> | null | undefined): Subscription {
+  const m = msg ?? {};
+  const raw: Record<string, unknown> = {};
+  for (const [from, to] of [
+    ['coins', 'coins'],
+    ['event_types', 'event_types'],
+    ['sources', 'sources'],
+  ] as const) {
+    const v = list(m[from]);
+    if (v !== undefined) raw[to] = v;
+  }
+  if (m.after_seq !== undefined && m.after_seq !== null) raw.last_event_id = m.after_seq;
+  return parseWith(Subscription, raw, 'text');
+}

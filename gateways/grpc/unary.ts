@@ -1,0 +1,106 @@
+/**
+ * The unary methods: GetMidPrice and GetBook from the latest-state view (core latest-book.ts, the
+ * same answer as JSON-RPC), GetBlockNumber from the live tail (the number of `eth_blockNumber`).
+ * Each call is admitted once (rate limit included); its response headers carry `x-request-id`
+ * and the key's rate-limit figures.
+ */
+import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+import { ApiError } from '../../contracts/errors.ts';
+import { Source } from '../../contracts/events.ts';
+import { MAX_BOOK_DEPTH } from '../../contracts/jsonrpc.ts';
+import { latestBook } from '../core/latest-book.ts';
+import { type Admitted, admit, failure, type GrpcEdgeDeps, requestIdOf } from './context.ts';
+import { sendHeaders } from './headers.ts';
+import { midOf, objectOf } from './messages.ts';
+
+type Req = Record<string, unknown>;
+type Handler = (call: ServerUnaryCall<Req, unknown>, callback: sendUnaryData<unknown>) => void;
+
+function unary(
+  deps: GrpcEdgeDeps,
+  run: (req: Req, admitted: Admitted) => Promise<unknown> | unknown,
+): Handler {
+  return (call, callback) => {
+    const requestId = requestIdOf(call);
+    (async () => {
+      const admitted = await admit(deps, call, requestId, false);
+      admitted.principal.release();
+      const answer = await run(call.request, admitted);
+      sendHeaders(call, requestId, admitted.headers);
+      return answer;
+    })().then(
+      (answer) => callback(null, answer),
+      (err) => {
+        sendHeaders(call, requestId);
+        callback(failure(deps, call, requestId, err));
+      },
+    );
+  };
+}
+
+function coinOf(req: Req): string {
+  if (typeof req.coin !== 'string' || req.coin === '')
+    throw new ApiError('invalid_params', 'coin is required', { field: 'coin', reason: 'missing' });
+  return req.coin;
+}
+
+function sourceOf(req: Req): Source | undefined {
+  if (req.source === undefined || req.source === '') return undefined;
+  const parsed = Source.safeParse(req.source);
+  if (!parsed.success)
+    throw new ApiError('invalid_params', `unknown source ${String(req.source)}`, {
+      field: 'source',
+      reason: 'unknown',
+    });
+  return parsed.data;
+}
+
+function depthOf(req: Req): number {
+  if (req.depth === undefined) return MAX_BOOK_DEPTH;
+  const depth = req.depth as number;
+  if (depth < 1)
+    throw new ApiError('invalid_params', 'depth must be at least 1', { field: 'depth', reason: 'below 1' });
+  if (depth > MAX_BOOK_DEPTH)
+    throw new ApiError('snapshot_too_large', `depth ${depth} is over ${MAX_BOOK_DEPTH} levels per side`, {
+      field: 'depth',
+      limit: MAX_BOOK_DEPTH,
+    });
+  return depth;
+}
+
+export function unaryMethods(deps: GrpcEdgeDeps): Record<string, Handler> {
+  return {
+    GetMidPrice: unary(deps, async (req, { principal }) => {
+      const book = await latestBook(deps, coinOf(req), sourceOf(req), principal);
+      const mid = midOf(book);
+      if (!mid)
+        throw new ApiError(
+          'feed_unavailable',
+          `the last ${book.symbol} book has no mid price (one side empty)`,
+        );
+      return mid;
+    }),
+    GetBook: unary(deps, async (req, { principal }) => {
+      const depth = depthOf(req);
+      const book = await latestBook(deps, coinOf(req), sourceOf(req), principal);
+      const o = objectOf(book);
+      const side = (v: unknown) => (Array.isArray(v) ? v.slice(0, depth) : []);
+      return {
+        coin: book.symbol,
+        source: book.source,
+        seq: book.seq,
+        timestamp_ms: o.timestamp_ms,
+        bids: side(o.bids),
+        asks: side(o.asks),
+        best_bid: o.best_bid,
+        best_ask: o.best_ask,
+        mid_price: o.mid_price,
+        spread_bps: o.spread_bps,
+      };
+    }),
+    GetBlockNumber: unary(deps, () => {
+      const n = deps.tail.lastSeq;
+      return { number: n, hex: `0x${n.toString(16)}`, timestamp_ms: Date.now() };
+    }),
+  };
+}
