@@ -29,12 +29,15 @@ export type ErrorLogHookDeps = {
 
 const codes = new WeakMap<FastifyRequest, string>();
 
-/** The `error` field of a serialized error body, or null. */
+type ErrorFields = { error?: unknown; request_id?: unknown };
+
+/** The catalogue code of a serialized error body (the spec's, or a JSON-RPC one: in `error.data`), or null. */
 function errorCode(payload: unknown): string | null {
   if (typeof payload !== 'string' || !payload.startsWith('{')) return null;
   try {
-    const body = JSON.parse(payload) as { error?: unknown; request_id?: unknown };
-    return typeof body.error === 'string' && typeof body.request_id === 'string' ? body.error : null;
+    const body = JSON.parse(payload) as ErrorFields & { jsonrpc?: unknown };
+    const fields = body.jsonrpc === '2.0' ? (body.error as { data?: ErrorFields } | undefined)?.data : body;
+    return typeof fields?.error === 'string' && typeof fields.request_id === 'string' ? fields.error : null;
   } catch {
     return null;
   }

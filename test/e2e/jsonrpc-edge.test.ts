@@ -4,13 +4,16 @@
  * - viem, unchanged, reads eth_blockNumber and eth_chainId through the edge, the key in a header;
  * - a filter made on one process and polled alternately on both, while events are published,
  *   delivers every matching stored event once: no gap, no duplicate;
- * - the JP port refuses a plan without Japan access (403, -32002) and serves one with it.
+ * - the JP port refuses a plan without Japan access (403, -32002, in the error log) and serves one with it.
  */
 
 import { createPublicClient, http } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ErrorLogEntry, errorLogSubject } from '../../contracts/status.ts';
+import { decode } from '../../platform/codec.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { call, post, type RpcAnswer, rpc } from '../support/jsonrpc.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
@@ -126,10 +129,26 @@ describe('a filter across two gateway processes', () => {
 
 describe('the JP port', () => {
   it('refuses a plan without Japan access with 403 and -32002, and serves one with it', async () => {
-    const without = (await accounts.key('quant')).key;
-    const res = await post(jp, rpc('eth_chainId'), { 'x-api-key': without });
+    const without = await accounts.key('quant');
+    const res = await post(jp, rpc('eth_chainId'), { 'x-api-key': without.key });
     expect(res.status).toBe(403);
     expect((res.json as RpcAnswer).error).toMatchObject({ code: -32002, data: { error: 'tier_restricted' } });
+    // The refusal is in the error log, under the key's account and the request id.
+    const requestId = res.headers.get('x-request-id') as string;
+    const logged = await eventually(
+      () =>
+        nats.jsm.streams
+          .getMessage('ERRORS', { last_by_subj: errorLogSubject(without.accountId, requestId) })
+          .catch(() => null),
+      10_000,
+      'the error log entry',
+    );
+    expect(decode<ErrorLogEntry>(logged.data)).toMatchObject({
+      request_id: requestId,
+      code: 'tier_restricted',
+      status: 403,
+      surface: 'jsonrpc-jp',
+    });
     const withJapan = (await accounts.key('basic', { jp: true })).key;
     expect((await call(jp, 'eth_chainId', [], { 'x-api-key': withJapan })).result).toBe(
       `0x${CHAIN_ID.toString(16)}`,
