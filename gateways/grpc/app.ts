@@ -15,7 +15,7 @@ import type { GrpcEdgeDeps } from './context.ts';
 import { serverCredentials } from './credentials.ts';
 import { startEdgeHealth } from './health.ts';
 import { guardPings, http2ServersOf } from './ping-guard.ts';
-import { packageDefinition, servedDefinition } from './proto.ts';
+import { reflectedDefinition, servedDefinition } from './proto.ts';
 import { serverStreamMethods } from './server-streams.ts';
 import { unaryMethods } from './unary.ts';
 
@@ -58,7 +58,7 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
     ...serverStreamMethods(edge),
     Stream: bidiStreamMethod(edge),
   } as UntypedServiceImplementation);
-  new ReflectionService(packageDefinition).addToServer(server);
+  new ReflectionService(reflectedDefinition).addToServer(server);
   const health = startEdgeHealth(deps.nats, deps.region, deps.maintenance ?? null);
   health.impl.addToServer(server);
   const detachMaintenance =

@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import type { MethodDefinition, ServiceDefinition } from '@grpc/grpc-js';
 import { loadSync, type PackageDefinition } from '@grpc/proto-loader';
+import { protoPath as HEALTH_PROTO_PATH } from 'grpc-health-check';
 
 export const PROTO_PATH = fileURLToPath(new URL('../../contracts/proto/price.proto', import.meta.url));
 
@@ -16,6 +17,12 @@ export const LOADER_OPTIONS = { keepCase: true, longs: Number, enums: String, on
 export const SERVICE_NAME = 'price.PriceService';
 
 export const packageDefinition: PackageDefinition = loadSync(PROTO_PATH, LOADER_OPTIONS);
+
+/** What reflection describes: price.PriceService and grpc.health.v1.Health. */
+export const reflectedDefinition: PackageDefinition = loadSync(
+  [PROTO_PATH, HEALTH_PROTO_PATH],
+  LOADER_OPTIONS,
+);
 
 type AnyMethod = MethodDefinition<unknown, unknown>;
 const priceService = packageDefinition[SERVICE_NAME] as unknown as Record<string, AnyMethod>;
