@@ -35,10 +35,37 @@ export function readOrdered(
   onMessage: (msg: JsMsg) => void | Promise<void>,
   log: Logger,
 ): OrderedReader {
+  const batch = opts.batch ?? 10_000;
   let next = Math.max(1, opts.startSeq);
   let stopped = false;
   let current: { stop(): void } | null = null;
   const unsubscribe = nats.onReconnect(() => current?.stop());
+
+  // Messages arrive by callback (no promise per message: this is the catch-up hot path). While a
+  // promise returned by `onMessage` is pending, they wait in `held`; past one batch the consumer
+  // is stopped, and reopened from `next` once `held` is processed.
+  const held: JsMsg[] = [];
+  let busy: Promise<void> | null = null;
+  const handle = (msg: JsMsg): Promise<void> | undefined => {
+    const seq = msg.info.streamSequence;
+    if (seq < next) return undefined;
+    next = seq + 1;
+    return onMessage(msg) ?? undefined;
+  };
+  const drain = async (first: Promise<void>): Promise<void> => {
+    try {
+      await first;
+      while (held.length > 0 && !stopped) {
+        const pending = handle(held.shift() as JsMsg);
+        if (pending) await pending;
+      }
+    } catch (err) {
+      log.error({ err: String(err), stream: opts.stream }, 'ordered reader: message handler failed');
+    } finally {
+      held.length = 0;
+      busy = null;
+    }
+  };
 
   const done = (async () => {
     let failures = 0;
@@ -49,18 +76,36 @@ export function readOrdered(
           opt_start_seq: next,
         });
         if (stopped) break;
-        const messages = await consumer.consume({ max_messages: opts.batch ?? 10_000 });
-        current = messages;
-        if (stopped) messages.stop();
-        for await (const msg of messages) {
-          if (stopped) break;
-          const seq = msg.info.streamSequence;
-          if (seq < next) continue;
-          next = seq + 1;
-          failures = 0;
-          const pending = onMessage(msg);
-          if (pending) await pending;
-        }
+        let messages: { stop(): void } | null = null;
+        let paused = false;
+        const consumed = await consumer.consume({
+          max_messages: batch,
+          callback: (msg) => {
+            if (stopped) return;
+            failures = 0;
+            if (busy) {
+              held.push(msg);
+              if (held.length >= batch && !paused) {
+                paused = true;
+                messages?.stop();
+              }
+              return;
+            }
+            try {
+              const pending = handle(msg);
+              if (pending) busy = drain(pending);
+            } catch (err) {
+              log.error({ err: String(err), stream: opts.stream }, 'ordered reader: message handler failed');
+            }
+          },
+        });
+        messages = consumed;
+        current = consumed;
+        if (stopped) consumed.stop();
+        const closed = await consumed.closed();
+        if (busy) await busy;
+        if (closed instanceof Error) throw closed;
+        if (paused) continue; // stopped for backpressure: reopen from `next` at once
       } catch (err) {
         if (!stopped)
           log.warn(

@@ -35,7 +35,7 @@ export type BufferedSinkOptions = {
 
 /** Text of the non-terminal `upstream_lag` warning. */
 export const LAG_MESSAGE = 'client is reading slower than events arrive; book updates conflated';
-/** Backlog under which a history reader may go on (and over which it waits for a flush). */
+/** Unsent bytes under which a client counts as keeping up again (see `lagging`). */
 const LOW_WATER = 64 * 1024;
 /** How long a lagging client must keep up before a new episode warns again (`upstream_lag`). */
 const LAG_CLEAR_MS = 10_000;
@@ -110,8 +110,12 @@ export class BufferedSink implements FeedSink {
     return this.peak;
   }
 
+  /**
+   * Null while the wire takes bytes (a queue past its bound is written at once, so reading on
+   * costs no memory); a promise while the wire is blocked, settled once it drains.
+   */
   ready(): Promise<void> | null {
-    if (this.closed || (!this.blocked && this.queue.bytes < LOW_WATER)) return null;
+    if (this.closed || !this.blocked) return null;
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
@@ -218,7 +222,7 @@ export class BufferedSink implements FeedSink {
   }
 
   private wake(): void {
-    if (this.blocked || this.queue.bytes >= LOW_WATER) return;
+    if (this.blocked) return;
     const w = this.waiters;
     this.waiters = [];
     for (const resolve of w) resolve();
