@@ -109,6 +109,13 @@ describe('the container image', () => {
           HTTP_PORT: '0',
           UNIFIED_PORT_US: '0',
           UNIFIED_PORT_JP: '0',
+          JSONRPC_PORT_US: '0',
+          JSONRPC_PORT_JP: '0',
+          // Every edge of `all` on a free port: two services, or another test's, may run at once.
+          GRPC_PORT_US: '0',
+          GRPC_PORT_JP: '0',
+          DISKSYNC_PORT_US: '0',
+          DISKSYNC_PORT_JP: '0',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

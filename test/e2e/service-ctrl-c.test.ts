@@ -54,6 +54,13 @@ it('stops on Ctrl-C with every client told reconnect, the service key revoked an
       HTTP_PORT: '0',
       UNIFIED_PORT_US: '0',
       UNIFIED_PORT_JP: '0',
+      JSONRPC_PORT_US: '0',
+      JSONRPC_PORT_JP: '0',
+      // Every edge of `all` on a free port: two services, or another test's, may run at once.
+      GRPC_PORT_US: '0',
+      GRPC_PORT_JP: '0',
+      DISKSYNC_PORT_US: '0',
+      DISKSYNC_PORT_JP: '0',
       SIM_TRADE_RATE: '50',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -31,6 +31,13 @@ it('streams simulated markets to EventSource with the demo key and says reconnec
     HTTP_PORT: '0',
     UNIFIED_PORT_US: '0',
     UNIFIED_PORT_JP: '0',
+    JSONRPC_PORT_US: '0',
+    JSONRPC_PORT_JP: '0',
+    // Every edge of `all` on a free port: two services, or another test's, may run at once.
+    GRPC_PORT_US: '0',
+    GRPC_PORT_JP: '0',
+    DISKSYNC_PORT_US: '0',
+    DISKSYNC_PORT_JP: '0',
     SIM_TRADE_RATE: '50',
   });
   const listening = await svc.waitForLog((l) => l.msg === 'unified stream listening' && l.region === 'us');

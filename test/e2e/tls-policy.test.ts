@@ -1,5 +1,5 @@
 /**
- * The TLS policy on every edge listener of the real service, with an EC (self-signed) and with an
+ * The TLS policy on every edge listener of the real service (console, unified and JSON-RPC, US and JP), with an EC (self-signed) and with an
  * RSA certificate (files): TLS 1.0/1.1 refused with the `protocol version` alert; RSA key exchange,
  * DHE and ECDHE-CBC refused with `handshake failure` (no shared cipher); ECDHE AES-GCM / ChaCha20
  * on TLS 1.2 and TLS 1.3 accepted — checked with `openssl s_client`, as a client outside Node
@@ -39,6 +39,13 @@ function handshake(url: string, args: string[]): Promise<Handshake> {
     c.stdin.end();
     const timer = setTimeout(() => c.kill(), 10_000);
     c.on('close', (status) => {
+    JSONRPC_PORT_US: '0',
+    JSONRPC_PORT_JP: '0',
+    // Every edge of `all` on a free port: two services, or another test's, may run at once.
+    GRPC_PORT_US: '0',
+    GRPC_PORT_JP: '0',
+    DISKSYNC_PORT_US: '0',
+    DISKSYNC_PORT_JP: '0',
       clearTimeout(timer);
       const cipher = out.match(/Cipher is (\S+)/)?.[1] ?? '';
       resolve({
@@ -48,6 +55,10 @@ function handshake(url: string, args: string[]): Promise<Handshake> {
       });
     });
   });
+    listeners[`${name}/jsonrpc-${region}`] = (
+      await svc.waitForLog((l) => l.msg === 'json-rpc listening' && l.region === region)
+    ).url as string;
+  }
 }
 
 async function startEdge(name: string, env: Record<string, string>): Promise<void> {
@@ -175,8 +186,10 @@ describe('positive control: a permissive server completes every handshake the po
 });
 
 for (const kind of ['ec', 'rsa'] as const)
-  describe.each(['http', 'us', 'jp'])(`${kind} certificate, listener %s`, (name) => {
-    const url = () => listeners[`${kind}/${name}`] as string;
+  describe.each(['http', 'us', 'jp', 'jsonrpc-us', 'jsonrpc-jp'])(
+    `${kind} certificate, listener %s`,
+    (name) => {
+      const url = () => listeners[`${kind}/${name}`] as string;
 
     it('is HTTPS', () => {
       expect(url()).toMatch(/^https:\/\//);
@@ -193,7 +206,7 @@ for (const kind of ['ec', 'rsa'] as const)
     });
   });
 
-it('serves the unified health check over HTTPS', async () => {
+it.each(['us', 'jsonrpc-us'])('serves the %s health check over HTTPS', async (name) => {
   const status = await new Promise<number>((resolve, reject) => {
     get(`${new URL(listeners['ec/us'] as string).origin}/healthz`, { rejectUnauthorized: false }, (res) => {
       res.resume();

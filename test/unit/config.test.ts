@@ -7,6 +7,7 @@ describe('config', () => {
     const c = loadConfig({ NODE_ENV: 'development' });
     expect(c.UNIFIED_PORT_US).toBe(8081);
     expect(c.UNIFIED_PORT_JP).toBe(9081);
+    expect([c.JSONRPC_PORT_US, c.JSONRPC_PORT_JP]).toEqual([8545, 9545]);
     expect(c.COINS).toEqual(['BTC', 'ETH', 'SOL', 'HYPE']);
     expect(c.NATS_URL).toBeUndefined();
   });
