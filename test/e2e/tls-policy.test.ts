@@ -1,6 +1,6 @@
 /**
- * The TLS policy on every edge listener of the real service (console, unified and JSON-RPC, US and JP), with an EC (self-signed) and with an
- * RSA certificate (files): TLS 1.0/1.1 refused with the `protocol version` alert; RSA key exchange,
+ * The TLS policy on every edge listener of the real service (console, unified and JSON-RPC, US and
+ * JP), with an EC (self-signed) and with an RSA certificate (files): TLS 1.0/1.1 refused with the `protocol version` alert; RSA key exchange,
  * DHE and ECDHE-CBC refused with `handshake failure` (no shared cipher); ECDHE AES-GCM / ChaCha20
  * on TLS 1.2 and TLS 1.3 accepted — checked with `openssl s_client`, as a client outside Node
  * would connect. A positive control proves each refusal is the server's: the same openssl
@@ -39,13 +39,6 @@ function handshake(url: string, args: string[]): Promise<Handshake> {
     c.stdin.end();
     const timer = setTimeout(() => c.kill(), 10_000);
     c.on('close', (status) => {
-    JSONRPC_PORT_US: '0',
-    JSONRPC_PORT_JP: '0',
-    // Every edge of `all` on a free port: two services, or another test's, may run at once.
-    GRPC_PORT_US: '0',
-    GRPC_PORT_JP: '0',
-    DISKSYNC_PORT_US: '0',
-    DISKSYNC_PORT_JP: '0',
       clearTimeout(timer);
       const cipher = out.match(/Cipher is (\S+)/)?.[1] ?? '';
       resolve({
@@ -55,10 +48,6 @@ function handshake(url: string, args: string[]): Promise<Handshake> {
       });
     });
   });
-    listeners[`${name}/jsonrpc-${region}`] = (
-      await svc.waitForLog((l) => l.msg === 'json-rpc listening' && l.region === region)
-    ).url as string;
-  }
 }
 
 async function startEdge(name: string, env: Record<string, string>): Promise<void> {
@@ -70,15 +59,26 @@ async function startEdge(name: string, env: Record<string, string>): Promise<voi
     HTTP_PORT: '0',
     UNIFIED_PORT_US: '0',
     UNIFIED_PORT_JP: '0',
+    JSONRPC_PORT_US: '0',
+    JSONRPC_PORT_JP: '0',
+    // Every edge of `all` on a free port: two services, or another test's, may run at once.
+    GRPC_PORT_US: '0',
+    GRPC_PORT_JP: '0',
+    DISKSYNC_PORT_US: '0',
+    DISKSYNC_PORT_JP: '0',
     ...env,
   });
   services.push(svc);
   listeners[`${name}/http`] = (await svc.waitForLog((l) => l.msg === 'http (console) listening'))
     .url as string;
-  for (const region of ['us', 'jp'])
+  for (const region of ['us', 'jp']) {
     listeners[`${name}/${region}`] = (
       await svc.waitForLog((l) => l.msg === 'unified stream listening' && l.region === region)
     ).url as string;
+    listeners[`${name}/jsonrpc-${region}`] = (
+      await svc.waitForLog((l) => l.msg === 'json-rpc listening' && l.region === region)
+    ).url as string;
+  }
 }
 
 beforeAll(async () => {
@@ -191,27 +191,32 @@ for (const kind of ['ec', 'rsa'] as const)
     (name) => {
       const url = () => listeners[`${kind}/${name}`] as string;
 
-    it('is HTTPS', () => {
-      expect(url()).toMatch(/^https:\/\//);
-    });
+      it('is HTTPS', () => {
+        expect(url()).toMatch(/^https:\/\//);
+      });
 
-    it.each(REFUSED[kind])('refuses %s', async (_label, args, alert) => {
-      const h = await handshake(url(), args);
-      expect(h.ok).toBe(false);
-      expect(h.alert).toBe(alert);
-    });
+      it.each(REFUSED[kind])('refuses %s', async (_label, args, alert) => {
+        const h = await handshake(url(), args);
+        expect(h.ok).toBe(false);
+        expect(h.alert).toBe(alert);
+      });
 
-    it.each(ACCEPTED[kind])('accepts %s', async (_label, args) => {
-      expect((await handshake(url(), args)).ok).toBe(true);
-    });
-  });
+      it.each(ACCEPTED[kind])('accepts %s', async (_label, args) => {
+        expect((await handshake(url(), args)).ok).toBe(true);
+      });
+    },
+  );
 
 it.each(['us', 'jsonrpc-us'])('serves the %s health check over HTTPS', async (name) => {
   const status = await new Promise<number>((resolve, reject) => {
-    get(`${new URL(listeners['ec/us'] as string).origin}/healthz`, { rejectUnauthorized: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).on('error', reject);
+    get(
+      `${new URL(listeners[`ec/${name}`] as string).origin}/healthz`,
+      { rejectUnauthorized: false },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    ).on('error', reject);
   });
   expect(status).toBe(200);
 });
