@@ -80,6 +80,9 @@ export function readOrdered(
         let paused = false;
         const consumed = await consumer.consume({
           max_messages: batch,
+          // Pull requests of 5 s (heartbeats every 2.5 s): a consumer lost with its NATS node is
+          // noticed and recreated in seconds, not after the 30 s default's missed heartbeats.
+          expires: 5_000,
           callback: (msg) => {
             if (stopped) return;
             failures = 0;
