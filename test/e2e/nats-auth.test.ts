@@ -81,6 +81,7 @@ const roleEnv = (user: User, password: string = PASSWORDS[user]) => ({
   DATA_DIR: join(dir, `data-${user}`),
   HTTP_PORT: '0',
   UNIFIED_PORT_US: '0',
+  JSONRPC_PORT_US: '0',
   SIM_TRADE_RATE: '20',
 });
 
@@ -111,6 +112,7 @@ describe('NATS users per role', () => {
     const rest = [
       startService(['producer', 'sim'], roleEnv('producer')),
       startService(['gateway', 'unified', '--region', 'us'], roleEnv('gateway')),
+      startService(['gateway', 'jsonrpc', '--region', 'us'], roleEnv('gateway')),
       // As in compose: artifacts and window parts in the object store.
       startService(['worker'], { ...roleEnv('worker'), ARTIFACT_STORE: 'nats' }),
     ];
@@ -135,6 +137,9 @@ describe('NATS users per role', () => {
     expect(await canPublish('producer', 'md.binance.BTC.trade.acc_x')).toBe(false);
     expect(await canPublish('gateway', 'md.binance.BTC.trade')).toBe(false);
     expect(await canPublish('gateway', 'acct.acc_x.key_created')).toBe(false);
+    // JSON-RPC filters keep their cursors in KV: a gateway writes that bucket and no other account data.
+    expect(await canPublish('gateway', '$KV.jsonrpc_filters.key_x.0')).toBe(true);
+    expect(await canPublish('gateway', '$KV.keys.x')).toBe(false);
     expect(await canPublish('worker', 'acct.acc_x.key_created')).toBe(false);
     expect(await canPublish('accounts', 'md.binance.BTC.trade')).toBe(false);
     expect(await canPublish('accounts', 'md.binance.BTC.trade.acc_x')).toBe(true);
