@@ -1,5 +1,5 @@
 /**
- * Composition root: `tsx app/main.ts [all | gateway unified|jsonrpc|grpc [--region us|jp] | gateway http | producer sim
+ * Composition root: `tsx app/main.ts [all | gateway unified|jsonrpc|grpc|disksync [--region us|jp] | gateway http | producer sim
  * | producer connector --venue binance|hyperliquid --symbols A,B | worker]`.
  * Uses NATS_URL when set, otherwise an embedded nats-server under DATA_DIR/nats, in a process
  * group of its own. SIGTERM/SIGINT: every client gets a terminal `reconnect`, every part stops in
@@ -19,7 +19,7 @@ import { type ConnectorArgs, parseConnectorArgs } from './connector.ts';
 import { type Region, type Role, startRole } from './roles.ts';
 
 const USAGE =
-  'usage: main [all | gateway unified|jsonrpc|grpc [--region us|jp] | gateway http | producer sim | producer connector --venue binance|hyperliquid --symbols A,B | worker]';
+  'usage: main [all | gateway unified|jsonrpc|grpc|disksync [--region us|jp] | gateway http | producer sim | producer connector --venue binance|hyperliquid --symbols A,B | worker]';
 
 /** Removes `--name value` from `argv` and returns the value (undefined when absent). */
 function takeFlag(argv: string[], name: string): string | undefined {
@@ -45,6 +45,7 @@ function parseArgs(
       'gateway unified': 'gateway-unified',
       'gateway jsonrpc': 'gateway-jsonrpc',
       'gateway grpc': 'gateway-grpc',
+      'gateway disksync': 'gateway-disksync',
       'gateway http': 'gateway-http',
       'producer sim': 'producer-sim',
       'producer connector': 'producer-connector',

@@ -1,7 +1,7 @@
 /**
  * Process roles. `all` (what `npm start` runs) is every role in one process; the others run one
  * role each for scale-out: `gateway unified --region us|jp`, `gateway jsonrpc --region us|jp`,
- * `gateway grpc --region us|jp`,
+ * `gateway grpc --region us|jp`, `gateway disksync --region us|jp`,
  * `gateway http`, `producer sim`, `worker`, `producer connector --venue binance|hyperliquid --symbols A,B`.
  * `all` runs the US and JP edges of every transport.
  */
@@ -10,6 +10,7 @@ import type { Stoppable } from '../platform/lifecycle.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { type ConnectorArgs, startConnectorProducer } from './connector.ts';
+import { startDisksyncGateway } from './disksync-gateway.ts';
 import { startEdgeGuard } from './edge-guard.ts';
 import { startGrpcGateway } from './grpc-gateway.ts';
 import { startHttpGateway } from './http-gateway.ts';
@@ -24,6 +25,7 @@ export type Role =
   | 'gateway-unified'
   | 'gateway-jsonrpc'
   | 'gateway-grpc'
+  | 'gateway-disksync'
   | 'gateway-http'
   | 'producer-sim'
   | 'producer-connector'
@@ -60,6 +62,8 @@ export async function startRole(
         await startJsonRpcGateway(nats, config, log, 'jp', edge),
         await startGrpcGateway(nats, config, log, 'us', edge),
         await startGrpcGateway(nats, config, log, 'jp', edge),
+        await startDisksyncGateway(nats, config, log, 'us', edge),
+        await startDisksyncGateway(nats, config, log, 'jp', edge),
       ];
     }
     case 'gateway-unified': {
@@ -73,6 +77,10 @@ export async function startRole(
     case 'gateway-grpc': {
       const edge = await startEdgeGuard(nats, config, log);
       return [edge.part, await startGrpcGateway(nats, config, log, region, edge)];
+    }
+    case 'gateway-disksync': {
+      const edge = await startEdgeGuard(nats, config, log);
+      return [edge.part, await startDisksyncGateway(nats, config, log, region, edge)];
     }
     case 'gateway-http': {
       const edge = await startEdgeGuard(nats, config, log);

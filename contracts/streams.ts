@@ -29,6 +29,8 @@ export const KV_BUCKETS = {
   leases: 'leases',
   /** `<key_id>` → the leases of the key's open live-data streams, all gateways (gateways/core/stream-slots.ts). */
   streamLeases: 'stream_leases',
+  /** `<key_id>` → the one disk-sync connection of the key, all gateways: `{holder, expires_ms}` (gateways/disksync/lease.ts). */
+  disksyncLeases: 'disksync_leases',
   /** `<account_id>.<batch_id>` → the state of a `stream: true` publish (written once, kept). */
   publishedBatches: 'published_batches',
   /** `<key_id>.<slot>` → a JSON-RPC polling filter and its cursor (expires unpolled: bucket max age). */

@@ -91,6 +91,23 @@ export const ConfigSchema = z.object({
   /** A client may ping at most this often; more than GRPC_MAX_PING_STRIKES faster pings get GOAWAY (ENHANCE_YOUR_CALM), ms. */
   GRPC_MIN_PING_INTERVAL_MS: int(10_000, 0),
   GRPC_MAX_PING_STRIKES: int(2, 0, 100),
+  /** Disk-sync WebSocket edge (`{disk_url}`, `{disk_jp_url}`). */
+  DISKSYNC_PORT_US: port(8082),
+  DISKSYNC_PORT_JP: port(9082),
+  /** The server pings every connection this often (and renews its key's lease), ms. */
+  DISKSYNC_PING_INTERVAL_MS: int(15_000, 50, 60_000),
+  /** No pong for this long → close 4007, ms. */
+  DISKSYNC_PONG_TIMEOUT_MS: int(30_000, 100, 600_000),
+  /** A crashed holder's one-connection-per-key lease stops counting within this long, ms. */
+  DISKSYNC_LEASE_TTL_MS: int(45_000, 300, 600_000),
+  /** NATS unreachable (lease renewals failing) this long → close 4009, ms. */
+  DISKSYNC_NATS_GRACE_MS: int(30_000, 100, 600_000),
+  /** Client messages per second a connection may send (burst: twice that); faster → close 4029. */
+  DISKSYNC_MSG_RATE: int(20, 1, 10_000),
+  /** Subscriptions one connection may hold at once; one more → close 4006. */
+  DISKSYNC_MAX_SUBSCRIPTIONS: int(16, 1, 1_000),
+  /** Unsent bytes per connection before a live consumer counts as too slow (close 1013). */
+  DISKSYNC_MAX_BACKLOG_BYTES: int(8 * 1_048_576, 65_536),
   /** Region served by a single-role gateway process (`gateway unified`, `gateway jsonrpc`). */
   REGION: z.enum(['us', 'jp']).default('us'),
   /** Public `{base_url}` used in download and status URLs; default: from the request's Host. */

@@ -1,0 +1,63 @@
+/** The disk-sync WebSocket edge of one region, on the process's shared live tail and guard. */
+
+import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
+import type { Guard } from '../gateways/core/guard.ts';
+import { buildDisksyncApp } from '../gateways/disksync/app.ts';
+import { KeyLeases } from '../gateways/disksync/lease.ts';
+import type { Config } from '../platform/config.ts';
+import type { Stoppable } from '../platform/lifecycle.ts';
+import type { Logger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
+import { tlsOptions } from '../platform/tls.ts';
+import type { EdgeStatus } from './edge-status.ts';
+import { acquireTail } from './shared-tail.ts';
+import type { Region } from './unified-gateway.ts';
+
+export async function startDisksyncGateway(
+  nats: Nats,
+  config: Config,
+  log: Logger,
+  region: Region,
+  edge: { guard: Guard; status: EdgeStatus },
+): Promise<Stoppable & { address: string }> {
+  const { tail, release } = await acquireTail(nats, config, log);
+  const leases = await KeyLeases.open(nats, config.DISKSYNC_LEASE_TTL_MS);
+  const tls = await tlsOptions(config);
+  const edgeLog = log.child({ surface: 'disksync', region });
+  const ws = buildDisksyncApp({
+    nats,
+    tail,
+    guard: edge.guard,
+    leases,
+    log: edgeLog,
+    region,
+    tls,
+    settings: {
+      pingIntervalMs: config.DISKSYNC_PING_INTERVAL_MS,
+      pongTimeoutMs: config.DISKSYNC_PONG_TIMEOUT_MS,
+      natsGraceMs: config.DISKSYNC_NATS_GRACE_MS,
+      maxBacklogBytes: config.DISKSYNC_MAX_BACKLOG_BYTES,
+      maxSubscriptions: config.DISKSYNC_MAX_SUBSCRIPTIONS,
+      messagesPerSecond: config.DISKSYNC_MSG_RATE,
+    },
+    errors: { recorder: edge.status.errors, accounts: edge.status.accounts },
+  });
+  const detachStatus = attachEdgeStatus(ws.app, edge.status, {
+    region,
+    transport: 'disksync',
+    registry: ws.registry,
+  });
+  const port = region === 'us' ? config.DISKSYNC_PORT_US : config.DISKSYNC_PORT_JP;
+  const http = await ws.app.listen({ host: config.HOST, port });
+  const address = http.replace(/^http/, 'ws');
+  log.info({ region, url: address }, 'disksync listening');
+  return {
+    address,
+    name: `disksync-${region}`,
+    async stop() {
+      detachStatus();
+      await ws.shutdown();
+      release();
+    },
+  };
+}

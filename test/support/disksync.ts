@@ -1,0 +1,82 @@
+/**
+ * A disk-sync client for tests, on the real `ws` client: every frame it receives in order
+ * (control messages parsed, data frames decoded into events of either encoding), the close code
+ * and reason, and waits on them.
+ */
+import { unpack } from 'msgpackr';
+import WebSocket from 'ws';
+import { eventually } from './eventually.ts';
+
+export type Control = { type: string; [k: string]: unknown };
+export type SyncedEvent = { seq: number; [k: string]: unknown };
+
+export type SyncClient = {
+  ws: WebSocket;
+  controls: Control[];
+  events: SyncedEvent[];
+  /** Data frames received, with their byte sizes. */
+  frameBytes: number[];
+  closed: Promise<{ code: number; reason: string }>;
+  send(m: unknown): void;
+  control(type: string, pred?: (c: Control) => boolean, ms?: number): Promise<Control>;
+  close(): Promise<void>;
+};
+
+export function connectSync(
+  url: string,
+  opts: { key?: string; query?: string; autoPong?: boolean; headers?: Record<string, string> } = {},
+): SyncClient {
+  const headers = { ...(opts.key ? { 'x-api-key': opts.key } : {}), ...opts.headers };
+  const ws = new WebSocket(`${url}/${opts.query ?? ''}`, {
+    headers,
+    autoPong: opts.autoPong ?? true,
+    rejectUnauthorized: false,
+    maxPayload: 64 * 1024 * 1024,
+  });
+  const controls: Control[] = [];
+  const events: SyncedEvent[] = [];
+  const frameBytes: number[] = [];
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    if (isBinary) {
+      frameBytes.push(data.length);
+      events.push(...(unpack(data) as SyncedEvent[]));
+      return;
+    }
+    const text = data.toString();
+    if (text.startsWith('[')) {
+      frameBytes.push(data.length);
+      events.push(...(JSON.parse(text) as SyncedEvent[]));
+    } else controls.push(JSON.parse(text) as Control);
+  });
+  ws.on('error', () => {});
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+  );
+  return {
+    ws,
+    controls,
+    events,
+    frameBytes,
+    closed,
+    send(m) {
+      const text = typeof m === 'string' ? m : JSON.stringify(m);
+      if (ws.readyState === ws.OPEN) ws.send(text);
+      else if (ws.readyState === ws.CONNECTING) ws.once('open', () => ws.send(text));
+    },
+    control: (type, pred = () => true, ms = 15_000) =>
+      eventually(() => controls.find((c) => c.type === type && pred(c)), ms, `control ${type}`),
+    async close() {
+      if (ws.readyState === ws.CLOSED) return;
+      ws.close();
+      await closed;
+    },
+  };
+}
+
+/** The close of a client refused at admission (the upgrade completes first), with its error message. */
+export async function refusal(
+  c: SyncClient,
+): Promise<{ code: number; reason: string; error: Control | undefined }> {
+  const close = await c.closed;
+  return { ...close, error: c.controls.find((x) => x.type === 'error') };
+}
