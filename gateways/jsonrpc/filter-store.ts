@@ -12,12 +12,13 @@
  *   no duplicate.
  * - A filter not polled for `ttlMs` is gone: the bucket's max age removes the entry (each poll
  *   rewrites it), and a read of an entry older than that answers "not found" before the server
- *   has removed it.
+ *   has removed it. The process that opens the bucket sets its max age to `ttlMs`.
  * The filter id is `0x` + the slot (4 hex digits) + 24 random hex digits; a stale id never reaches
  * a newer filter in the same slot.
  */
 import { randomBytes } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
+import { nanos } from '@nats-io/transport-node';
 import { ApiError } from '../../contracts/errors.ts';
 import { FILTER_ID } from '../../contracts/jsonrpc.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
@@ -51,8 +52,14 @@ export class FilterStore {
     private readonly now: () => number,
   ) {}
 
+  /** Opens (or creates) the bucket; a bucket made with another TTL gets this one as its max age. */
   static async open(nats: Nats, ttlMs: number, now: () => number = Date.now): Promise<FilterStore> {
     const bucket = await openBucket(nats, KV_BUCKETS.jsonrpcFilters, { ttlMs });
+    const status = await bucket.raw.status();
+    if (status.ttl !== ttlMs) {
+      const { config } = status.streamInfo;
+      await nats.jsm.streams.update(config.name, { ...config, max_age: nanos(ttlMs) });
+    }
     return new FilterStore(bucket.raw, ttlMs, now);
   }
 

@@ -6,9 +6,12 @@
  * uninstall, expiry after the TTL without a poll, and filters private to their key.
  */
 import { randomUUID } from 'node:crypto';
+import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MarketEvent } from '../../contracts/events.ts';
+import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { accountMdSubject } from '../../contracts/subjects.ts';
+import { FilterStore } from '../../gateways/jsonrpc/filter-store.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { nowUs, publishEvents } from '../../producers/publish.ts';
@@ -201,6 +204,17 @@ describe('filter ids', () => {
     }
     expect((await changes(b.url, idle)).error).toMatchObject({ code: -32602, data: { error: 'not_found' } });
     expect((await changes(a.url, polled)).error).toBeUndefined();
+  });
+});
+
+describe('the filter bucket', () => {
+  it('takes the configured TTL as its max age, also when it was made with another', async () => {
+    const ttlOf = async () => (await (await new Kvm(nats.js).open(KV_BUCKETS.jsonrpcFilters)).status()).ttl;
+    expect(await ttlOf()).toBe(TTL_S * 1_000);
+    await FilterStore.open(nats, 60_000);
+    expect(await ttlOf()).toBe(60_000);
+    await FilterStore.open(nats, TTL_S * 1_000);
+    expect(await ttlOf()).toBe(TTL_S * 1_000);
   });
 });
 
