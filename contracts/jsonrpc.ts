@@ -95,15 +95,18 @@ export function paramsObject(p: MethodParams, sent: unknown): unknown {
 export const JSONRPC_EDGE_CODES: Readonly<Record<JsonRpcCode, { rows: readonly ErrorCode[]; when: string }>> =
   {
     [-32700]: { rows: ['parse_error'], when: 'the body is not JSON' },
-    [-32600]: { rows: ['invalid_request'], when: 'not a JSON-RPC 2.0 request, or an empty batch' },
+    [-32600]: {
+      rows: ['invalid_request', 'method_not_allowed', 'payload_too_large'],
+      when: 'not a JSON-RPC 2.0 request, or an empty batch; a GET (HTTP 405); a body over 1 MB (HTTP 413)',
+    },
     [-32601]: { rows: ['method_not_found'], when: 'an unknown method (any eth_* but the four served)' },
     [-32602]: {
       rows: ['invalid_params', 'unprocessable', 'not_found'],
       when: 'params of the wrong shape or value; an unknown or expired filter id',
     },
     [-32603]: {
-      rows: ['internal', 'overload', 'reconnect'],
-      when: 'a failure of the server; the rate limiter unreachable (HTTP 503); the edge shutting down',
+      rows: ['internal', 'overload', 'conflict', 'request_timeout'],
+      when: 'a failure of the server; the rate limiter unreachable (HTTP 503); a filter polled elsewhere at the same moment too often; a body that trickles (HTTP 408)',
     },
     [-32000]: {
       rows: ['rate_limited'],
