@@ -11,11 +11,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectSync, refusal, type SyncClient } from '../support/disksync.ts';
+import { connectSync, refusal, type SyncClient, startDisksyncEdge, stopAll } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import type { ServiceProcess } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
 
 const LEASE_TTL_MS = 2_000;
@@ -37,21 +37,8 @@ const ENV = {
   DISKSYNC_MSG_RATE: '10',
 };
 
-function startEdge(region: 'us' | 'jp'): { process: ServiceProcess; url: Promise<string> } {
-  const p = startService(['gateway', 'disksync', '--region', region], {
-    NATS_URL: server.url,
-    NODE_ENV: 'test',
-    API_KEY_SECRET: config.API_KEY_SECRET,
-    DISKSYNC_PORT_US: '0',
-    DISKSYNC_PORT_JP: '0',
-    ...ENV,
-  });
-  processes.push(p);
-  return {
-    process: p,
-    url: p.waitForLog((l) => l.msg === 'disksync listening', 90_000).then((l) => l.url as string),
-  };
-}
+const startEdge = (region: 'us' | 'jp') =>
+  startDisksyncEdge(server.url, config.API_KEY_SECRET, region, ENV, processes);
 
 function open(url: string, opts: Parameters<typeof connectSync>[1]): SyncClient {
   const c = connectSync(url, opts);
@@ -67,10 +54,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  for (const c of clients) c.ws.terminate();
-  for (const p of processes)
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
-  await Promise.all(processes.map((p) => p.exited));
+  await stopAll(clients, processes, 'SIGTERM');
   accounts?.stop();
   await nats?.nc.close();
   await server?.cleanup();

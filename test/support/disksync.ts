@@ -6,6 +6,7 @@
 import { unpack } from 'msgpackr';
 import WebSocket from 'ws';
 import { eventually } from './eventually.ts';
+import { type ServiceProcess, startService } from './process.ts';
 
 export type Control = { type: string; [k: string]: unknown };
 export type SyncedEvent = { seq: number; [k: string]: unknown };
@@ -79,4 +80,39 @@ export async function refusal(
 ): Promise<{ code: number; reason: string; error: Control | undefined }> {
   const close = await c.closed;
   return { ...close, error: c.controls.find((x) => x.type === 'error') };
+}
+
+/** Starts a real `gateway disksync` process (free ports, the test secret); pushed to `into` at once. */
+export function startDisksyncEdge(
+  natsUrl: string,
+  apiKeySecret: string,
+  region: 'us' | 'jp',
+  env: Record<string, string>,
+  into: ServiceProcess[],
+): { process: ServiceProcess; url: Promise<string> } {
+  const p = startService(['gateway', 'disksync', '--region', region], {
+    NATS_URL: natsUrl,
+    NODE_ENV: 'test',
+    API_KEY_SECRET: apiKeySecret,
+    DISKSYNC_PORT_US: '0',
+    DISKSYNC_PORT_JP: '0',
+    ...env,
+  });
+  into.push(p);
+  return {
+    process: p,
+    url: p.waitForLog((l) => l.msg === 'disksync listening', 90_000).then((l) => l.url as string),
+  };
+}
+
+/** Drops the clients and stops the processes (SIGKILL for whatever may hang on a dead NATS). */
+export async function stopAll(
+  clients: SyncClient[],
+  processes: ServiceProcess[],
+  signal: NodeJS.Signals,
+): Promise<void> {
+  for (const c of clients) c.ws.terminate();
+  for (const p of processes)
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill(signal);
+  await Promise.all(processes.map((p) => p.exited));
 }
