@@ -13,7 +13,7 @@ import { type NatsCluster, startNatsCluster } from '../../platform/nats-cluster.
 import { freePort } from '../../platform/nats-server.ts';
 import { eventually } from '../support/eventually.ts';
 import { testConfig } from '../support/gateway.ts';
-import { type ServiceProcess, startService, startUnifiedGateways } from '../support/process.ts';
+import { killAll, type ServiceProcess, startService, startUnifiedGateways } from '../support/process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdp-ext-cluster-'));
 const auth = { user: 'mdp', pass: `pw-${Date.now()}` };
@@ -30,9 +30,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const s of services)
-    if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
-  await Promise.all(services.map((s) => s.exited));
+  await killAll(services);
   await cluster?.stop();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -12,7 +12,7 @@ import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
+import { killAll, type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
 import { openSse, type SseStream } from '../support/sse.ts';
 
 const TTL_MS = 3_000;
@@ -31,9 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const s of streams) s.abort();
-  for (const g of gateways)
-    if (g.child.exitCode === null && g.child.signalCode === null) g.child.kill('SIGKILL');
-  await Promise.all(gateways.map((g) => g.exited));
+  await killAll(gateways);
   accounts?.stop();
   await nats?.nc.close();
   await server?.cleanup();

@@ -21,7 +21,7 @@ import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { type ResumingReader, resumingReader, seqRange } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
+import { killAll, type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
 
 const RATE = Number(process.env.FAULT_EVENTS_PER_S ?? 1_000);
@@ -53,9 +53,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  for (const g of gateways)
-    if (g.child.exitCode === null && g.child.signalCode === null) g.child.kill('SIGKILL');
-  await Promise.all(gateways.map((g) => g.exited));
+  await killAll(gateways);
   accounts?.stop();
   await nats?.nc.close();
   await cluster?.stop();

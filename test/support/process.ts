@@ -116,3 +116,10 @@ export async function startHttpGatewayProcess(
   into.push(service);
   return (await service.waitForLog((l) => l.msg === 'http (console) listening', 90_000)).url as string;
 }
+
+/** kill -9 to every process still running, resolved once all have exited (a test's afterAll). */
+export async function killAll(services: ServiceProcess[]): Promise<void> {
+  for (const s of services)
+    if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
+  await Promise.all(services.map((s) => s.exited));
+}
