@@ -17,10 +17,11 @@
  * so a test checks the bound on what the process really held, not on a sample.
  */
 import type { ErrorCode } from '../../contracts/errors.ts';
+import { feedRecovered, type Notice } from '../../contracts/notices.ts';
 import { type FeedEvent, nowNs } from './feed-event.ts';
 import type { Flusher } from './flusher.ts';
 import { OutboundQueue } from './outbound-queue.ts';
-import type { FeedNotice, FeedSink } from './replay-source.ts';
+import type { FeedSink } from './replay-source.ts';
 import type { Framer, Wire } from './sink-parts.ts';
 
 export type BufferedSinkOptions = {
@@ -78,7 +79,7 @@ export class BufferedSink implements FeedSink {
     this.enqueue(this.framer.event(ev), ev.eventType === 'book' ? ev.symbol : null, ev.seq);
   }
 
-  notice(n: FeedNotice | Record<string, unknown>): void {
+  notice(n: Notice | Record<string, unknown>): void {
     this.enqueue(this.framer.notice(n));
   }
 
@@ -92,7 +93,7 @@ export class BufferedSink implements FeedSink {
   }
 
   feedRecovered(coin: string): void {
-    this.notice({ code: 'feed_recovered', message: `${coin} events are flowing again`, coin });
+    this.notice(feedRecovered(coin));
   }
 
   heartbeat(): void {
