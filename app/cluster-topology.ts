@@ -1,7 +1,7 @@
 /**
  * The scale-out topology as local processes: a 3-node nats-server cluster (platform/nats-cluster.ts),
  * then `app/main.ts` once per role process: the simulator producer, two workers and two replicas
- * of every gateway edge (http; unified and JSON-RPC per region). Every process gets every node's
+ * of every gateway edge (http; unified, JSON-RPC, gRPC and disk-sync per region). Every process gets every node's
  * URL in NATS_URL, STREAM_REPLICAS=3 (streams and KV buckets at R3) and ARTIFACT_STORE=nats (the
  * two workers and two `{base_url}` replicas share artifacts through the cluster, as in compose).
  * Each process runs in a process group of its own, so a Ctrl-C reaches the launcher only, which
@@ -16,8 +16,10 @@ import { type NatsCluster, startNatsCluster } from '../platform/nats-cluster.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-export type Edge = 'unified' | 'jsonrpc' | 'http';
-export const EDGES: readonly Edge[] = ['unified', 'jsonrpc', 'http'];
+/** Edges with a US and a JP listener (`<EDGE>_PORT_US|JP`), and `http` (`{base_url}`, one listener). */
+const REGIONAL = ['unified', 'jsonrpc', 'grpc', 'disksync'] as const;
+export type Edge = (typeof REGIONAL)[number] | 'http';
+export const EDGES: readonly Edge[] = [...REGIONAL, 'http'];
 
 export type ClusterOptions = {
   /** Stores, data directories and logs: `<baseDir>/nats/<node>`, `<baseDir>/<process>`, `<baseDir>/logs`. */
@@ -72,21 +74,14 @@ export function plan(opts: ClusterOptions): Planned[] {
   for (let i = 1; i <= replicas; i++) {
     if (edges.includes('http'))
       out.push({ name: `http-${i}`, args: ['gateway', 'http'], env: { HTTP_PORT: '0' } });
-    for (const region of regions) {
-      const port = region === 'us' ? 'US' : 'JP';
-      if (edges.includes('unified'))
-        out.push({
-          name: `unified-${region}-${i}`,
-          args: ['gateway', 'unified', '--region', region],
-          env: { [`UNIFIED_PORT_${port}`]: '0' },
-        });
-      if (edges.includes('jsonrpc'))
-        out.push({
-          name: `jsonrpc-${region}-${i}`,
-          args: ['gateway', 'jsonrpc', '--region', region],
-          env: { [`JSONRPC_PORT_${port}`]: '0' },
-        });
-    }
+    for (const region of regions)
+      for (const edge of REGIONAL)
+        if (edges.includes(edge))
+          out.push({
+            name: `${edge}-${region}-${i}`,
+            args: ['gateway', edge, '--region', region],
+            env: { [`${edge.toUpperCase()}_PORT_${region.toUpperCase()}`]: '0' },
+          });
   }
   return out;
 }
