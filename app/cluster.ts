@@ -1,5 +1,5 @@
 /**
- * `npm run cluster [-- --edges unified,jsonrpc,http --regions us,jp --replicas 2 --workers 2]`:
+ * `npm run cluster [-- --edges unified,jsonrpc,grpc,disksync,http --regions us,jp --replicas 2 --workers 2]`:
  * the scale-out topology on this machine (app/cluster-topology.ts): a 3-node NATS cluster with
  * every stream and KV bucket at R3, the simulator producer, the workers and the gateway replicas.
  * Prints where each part listens, then runs until Ctrl-C (or SIGTERM), which stops the gateways,
@@ -10,8 +10,7 @@ import { join, resolve } from 'node:path';
 import { loadConfig } from '../platform/config.ts';
 import { EDGES, type Edge, type LocalCluster, startLocalCluster } from './cluster-topology.ts';
 
-const USAGE =
-  'usage: cluster [--edges unified,jsonrpc,http] [--regions us,jp] [--replicas N] [--workers N] [--no-producer]';
+const USAGE = `usage: cluster [--edges ${EDGES.join(',')}] [--regions us,jp] [--replicas N] [--workers N] [--no-producer]`;
 
 function flag(argv: string[], name: string): string | undefined {
   const at = argv.indexOf(name);
