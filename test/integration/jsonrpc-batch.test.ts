@@ -6,18 +6,16 @@
  * - a key revoked while its batch is in flight: the calls still running end with -32001 at once,
  *   calls already finished keep their results, and the next request is 401.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEdgeGuard } from '../../app/edge-guard.ts';
 import type { Guard } from '../../gateways/core/guard.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { nowUs, publishEvents } from '../../producers/publish.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { post, type RpcAnswer, rpc, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { trade } from '../support/publisher.ts';
+import { publishNow, trade } from '../support/publisher.ts';
 
 const FROZEN_MS = Date.UTC(2030, 0, 1);
 const BASIC_BURST = 25;
@@ -95,16 +93,14 @@ describe('a key revoked while its batch is in flight', () => {
     };
     edge = await startTestJsonRpc(nats, config, { guard });
     const start = Date.now();
-    const prefix = randomUUID();
     for (let i = 0; i < TRADES; i += 2_000)
-      await publishEvents(
+      await publishNow(
         nats.js,
         Array.from({ length: 2_000 }, (_, k) => ({
-          event: { ...trade(COIN, i + k), timestamp_ms: start, capture_time_ms: start },
-          id: `${prefix}.${i + k}`,
-          ingestUs: nowUs(),
+          ...trade(COIN, i + k),
+          timestamp_ms: start,
+          capture_time_ms: start,
         })),
-        createLogger('silent'),
       );
     return async () => {
       await edge?.close();

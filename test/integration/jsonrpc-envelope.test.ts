@@ -6,15 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JSONRPC_CLIENT_VERSION } from '../../contracts/jsonrpc.ts';
-import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { nowUs, publishEvents } from '../../producers/publish.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { call, post, type RpcAnswer, rpc, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { trade } from '../support/publisher.ts';
+import { publishNow, trade } from '../support/publisher.ts';
 
 const config = testConfig({ JSONRPC_CHAIN_ID: '4242' });
 let server: TestNats;
@@ -49,10 +47,9 @@ describe('EVM-style methods', () => {
   });
 
   it('answer eth_blockNumber with the MD stream’s last sequence as a hex quantity', async () => {
-    await publishEvents(
+    await publishNow(
       nats.js,
-      [0, 1, 2].map((i) => ({ event: trade('BTC', i), id: `bn.${i}`, ingestUs: nowUs() })),
-      createLogger('silent'),
+      [0, 1, 2].map((i) => trade('BTC', i)),
     );
     const last = (await nats.jsm.streams.info('MD')).state.last_seq;
     expect(last).toBeGreaterThanOrEqual(3);

@@ -5,21 +5,18 @@
  * tail's ring read from JetStream), pages of `JSONRPC_FILTER_MAX_EVENTS`, the tier's cap (-32005),
  * uninstall, expiry after the TTL without a poll, and filters private to their key.
  */
-import { randomUUID } from 'node:crypto';
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { accountMdSubject } from '../../contracts/subjects.ts';
 import { FilterStore } from '../../gateways/jsonrpc/filter-store.ts';
-import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { nowUs, publishEvents } from '../../producers/publish.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { call, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { book, publishAtRate, trade } from '../support/publisher.ts';
+import { book, publishAtRate, publishNow, trade } from '../support/publisher.ts';
 
 // Long enough for a poll on a loaded machine, short enough to wait out.
 const TTL_S = 5;
@@ -39,19 +36,8 @@ let key: string;
 
 type Event = { seq: number; symbol: string; event_type: string };
 
-async function publish(events: MarketEvent[], subject?: (e: MarketEvent) => string): Promise<void> {
-  const prefix = randomUUID();
-  await publishEvents(
-    nats.js,
-    events.map((event, i) => ({
-      event,
-      id: `${prefix}.${i}`,
-      ingestUs: nowUs(),
-      ...(subject ? { subject: subject(event) } : {}),
-    })),
-    createLogger('silent'),
-  );
-}
+const publish = (events: MarketEvent[], subject?: (e: MarketEvent) => string) =>
+  publishNow(nats.js, events, subject);
 
 const as = (k: string) => ({ 'x-api-key': k });
 const newFilter = async (url: string, spec: unknown, k = key) => call(url, 'md_newFilter', [spec], as(k));

@@ -4,19 +4,16 @@
  * log by an edge started later), `md_trades` from the log with its range rules, chain scopes, and
  * an account's own events visible to its keys only.
  */
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { accountMdSubject } from '../../contracts/subjects.ts';
-import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { nowUs, publishEvents } from '../../producers/publish.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { call, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { book, trade } from '../support/publisher.ts';
+import { book, publishNow, trade } from '../support/publisher.ts';
 
 const config = testConfig({ JSONRPC_TRADES_MAX_RANGE_MS: '600000', MD_MAX_AGE_S: '3600' });
 let server: TestNats;
@@ -26,19 +23,8 @@ let edge: TestJsonRpc;
 let quant: { key: string; accountId: string };
 const t0 = Date.now();
 
-async function publish(events: MarketEvent[], subject?: (e: MarketEvent) => string): Promise<void> {
-  const prefix = randomUUID();
-  await publishEvents(
-    nats.js,
-    events.map((event, i) => ({
-      event,
-      id: `${prefix}.${i}`,
-      ingestUs: nowUs(),
-      ...(subject ? { subject: subject(event) } : {}),
-    })),
-    createLogger('silent'),
-  );
-}
+const publish = (events: MarketEvent[], subject?: (e: MarketEvent) => string) =>
+  publishNow(nats.js, events, subject);
 
 /** A trade or book of `symbol` whose event time is `at`. */
 const at = <E extends MarketEvent>(e: E, ms: number): E => ({ ...e, timestamp_ms: ms, capture_time_ms: ms });

@@ -39,6 +39,25 @@ export function book(symbol: string, i: number, levels = 10): BookEvent {
   };
 }
 
+/** Publishes `events` at once through the real publish helper; `subject` puts each on its own subject (an account's). */
+export async function publishNow(
+  js: JetStreamClient,
+  events: MarketEvent[],
+  subject?: (e: MarketEvent) => string,
+): Promise<void> {
+  const prefix = randomUUID();
+  await publishEvents(
+    js,
+    events.map((event, i) => ({
+      event,
+      id: `${prefix}.${i}`,
+      ingestUs: nowUs(),
+      ...(subject ? { subject: subject(event) } : {}),
+    })),
+    createLogger('silent'),
+  );
+}
+
 export type RatePublisher = { stop(): Promise<number>; published(): number };
 
 /** `perSecond` events spread over `coins` round-robin, in 10 ms ticks, until stopped. */
