@@ -5,7 +5,14 @@
  */
 import { unpack } from 'msgpackr';
 import WebSocket from 'ws';
+import { openGuard } from '../../gateways/core/guard.ts';
+import { LiveTail } from '../../gateways/core/live-tail.ts';
+import { buildDisksyncApp, type DisksyncApp, type DisksyncSettings } from '../../gateways/disksync/app.ts';
+import { KeyLeases } from '../../gateways/disksync/lease.ts';
+import { createLogger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
 import { eventually } from './eventually.ts';
+import { connectTestNats, testConfig } from './gateway.ts';
 import { type ServiceProcess, startService } from './process.ts';
 
 export type Control = { type: string; [k: string]: unknown };
@@ -115,4 +122,55 @@ export async function stopAll(
   for (const p of processes)
     if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill(signal);
   await Promise.all(processes.map((p) => p.exited));
+}
+
+/** A disk-sync edge built in this process (open guard: no key, no lease), for tests that read its registry. */
+export type InProcessDisksync = {
+  url: string;
+  nats: Nats;
+  edge: DisksyncApp;
+  close(): Promise<void>;
+};
+
+export async function startInProcessDisksync(
+  natsUrl: string,
+  settings: Partial<DisksyncSettings> = {},
+): Promise<InProcessDisksync> {
+  const config = testConfig();
+  const log = createLogger(config.LOG_LEVEL, 'disksync');
+  const nats = await connectTestNats(natsUrl, config);
+  const tail = await LiveTail.start(nats, log, {
+    ringSize: config.SSE_RING_SIZE,
+    staleAfterMs: config.SSE_FEED_STALE_MS,
+    expectedCoins: config.COINS,
+  });
+  const leases = await KeyLeases.open(nats, config.DISKSYNC_LEASE_TTL_MS);
+  const edge = buildDisksyncApp({
+    nats,
+    tail,
+    guard: openGuard,
+    leases,
+    log,
+    region: 'us',
+    settings: {
+      pingIntervalMs: config.DISKSYNC_PING_INTERVAL_MS,
+      pongTimeoutMs: config.DISKSYNC_PONG_TIMEOUT_MS,
+      natsGraceMs: config.DISKSYNC_NATS_GRACE_MS,
+      maxBacklogBytes: config.DISKSYNC_MAX_BACKLOG_BYTES,
+      maxSubscriptions: config.DISKSYNC_MAX_SUBSCRIPTIONS,
+      messagesPerSecond: config.DISKSYNC_MSG_RATE,
+      ...settings,
+    },
+  });
+  const address = await edge.app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url: address.replace(/^http/, 'ws'),
+    nats,
+    edge,
+    async close() {
+      await edge.shutdown();
+      tail.stop();
+      await nats.nc.close();
+    },
+  };
 }
