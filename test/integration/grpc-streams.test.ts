@@ -78,7 +78,10 @@ describe('StreamEvents', () => {
       received.push(...seqs);
       after = seqs.at(-1) ?? after;
       cuts++;
-      if (cuts === 8) end = (await publisher.stop(), await lastSeq());
+      if (cuts === 8) {
+        await publisher.stop();
+        end = await lastSeq();
+      }
     }
     expect(cuts).toBeGreaterThanOrEqual(8);
     expect(received).toEqual(seqRange(from, end));
@@ -167,7 +170,8 @@ describe('Stream (bidirectional)', () => {
     const b = collect(second);
     second.write({ open: { after_seq: seen.at(-1) } });
     await eventually(() => seqsOf(b.messages).length >= 20);
-    const end = (await publisher.stop(), await lastSeq());
+    await publisher.stop();
+    const end = await lastSeq();
     await eventually(() => seqsOf(b.messages).at(-1) === end, 10_000, 'the last event');
     second.cancel();
     expect([...seen, ...seqsOf(b.messages)]).toEqual(seqRange(from, end));
