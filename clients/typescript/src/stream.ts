@@ -73,45 +73,54 @@ export class UnifiedStream implements AsyncIterable<StreamItem> {
     const url = streamUrl(this.opts);
     const doFetch = this.opts.fetch ?? globalThis.fetch.bind(globalThis);
     const parser = new SseParser();
+    const messages: SseMessage[] = [];
     let failures = 0;
     let connections = 0;
     while (!this.closer.signal.aborted) {
       const conn = new AbortController();
       const onClose = () => conn.abort();
       this.closer.signal.addEventListener('abort', onClose, { once: true });
-      let cause: MdpError;
+      let cause: MdpError | undefined;
       try {
         if (connections++ > 0) this.reconnects++;
-        const headers: Record<string, string> = { accept: 'text/event-stream', 'x-api-key': this.opts.key };
-        if (this.position !== null) headers['last-event-id'] = String(this.position);
-        let res: Response;
-        try {
-          res = await doFetch(url, { headers, signal: conn.signal, cache: 'no-store' });
-        } catch (err) {
-          throw networkError(err);
-        }
+        const res = await this.connect(doFetch, url, conn.signal);
         if (res.status !== 200 || !res.body) {
-          const err = await errorFromResponse(res);
-          if (!retryableStatus(res.status)) throw err;
-          cause = err;
+          cause = await errorFromResponse(res);
+          if (!retryableStatus(res.status)) throw cause;
         } else {
-          const read = this.read(res.body, parser, conn, () => {
-            failures = 0;
-          });
-          let end: MdpError | undefined;
+          // One await per chunk, one yield per item: the hot path of the client.
+          const reader = res.body.getReader();
+          const decoder = new TextDecoder();
+          const idle = this.watchIdle(conn);
           try {
-            for (;;) {
-              const step = await read.next();
-              if (step.done) {
-                end = step.value;
+            while (cause === undefined) {
+              let chunk: ReadableStreamReadResult<Uint8Array>;
+              try {
+                chunk = await reader.read();
+              } catch (err) {
+                cause = networkError(err);
                 break;
               }
-              yield step.value;
+              if (chunk.done) break;
+              idle.touch();
+              messages.length = 0;
+              parser.feed(decoder.decode(chunk.value, { stream: true }), messages);
+              for (const m of messages) {
+                const item = this.interpret(m);
+                if (item === null) continue;
+                if (item instanceof MdpError) {
+                  cause = item;
+                  break;
+                }
+                if (item.type === 'event') failures = 0;
+                yield item;
+              }
             }
           } finally {
-            await read.return(undefined);
+            idle.stop();
+            reader.cancel().catch(() => {});
           }
-          cause = end ?? new MdpError('network_error', 'the server closed the stream', { status: 200 });
+          cause ??= new MdpError('network_error', 'the server closed the stream', { status: 200 });
         }
       } catch (err) {
         if (this.closer.signal.aborted) return;
@@ -124,80 +133,69 @@ export class UnifiedStream implements AsyncIterable<StreamItem> {
       if (this.closer.signal.aborted) return;
       failures++;
       if (this.opts.maxAttempts !== undefined && failures >= this.opts.maxAttempts) throw cause;
-      const delayOpts: Parameters<typeof reconnectDelay>[2] = {};
-      if (this.opts.maxDelayMs !== undefined) delayOpts.maxDelayMs = this.opts.maxDelayMs;
-      if (this.opts.random) delayOpts.random = this.opts.random;
-      if (cause.retryAfterSeconds !== null) delayOpts.retryAfterMs = cause.retryAfterSeconds * 1000;
-      const delayMs = reconnectDelay(parser.retryMs ?? DEFAULT_RETRY_MS, failures, delayOpts);
+      const delayMs = this.delay(parser.retryMs ?? DEFAULT_RETRY_MS, failures, cause);
       yield { type: 'reconnecting', attempt: failures, delayMs, error: cause };
       await sleep(delayMs, this.closer.signal);
     }
   }
 
+  private async connect(doFetch: typeof fetch, url: string, signal: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'text/event-stream', 'x-api-key': this.opts.key };
+    if (this.position !== null) headers['last-event-id'] = String(this.position);
+    try {
+      return await doFetch(url, { headers, signal, cache: 'no-store' });
+    } catch (err) {
+      throw networkError(err);
+    }
+  }
+
   /**
-   * One connection: yields its items; returns the terminal error that ended it (undefined when the
-   * connection just ended); throws the errors that end the iterator.
+   * One SSE message as an item: null for an event already yielded; a terminal error that ends the
+   * connection (the iterator reconnects); throws a terminal error that ends the iterator.
    */
-  private async *read(
-    body: ReadableStream<Uint8Array>,
-    parser: SseParser,
-    conn: AbortController,
-    onEvent: () => void,
-  ): AsyncGenerator<StreamItem, MdpError | undefined, undefined> {
-    const reader = body.getReader();
-    const decoder = new TextDecoder();
+  private interpret(m: SseMessage): StreamItem | MdpError | null {
+    if (m.event === 'message') {
+      const event = JSON.parse(m.data) as StreamEvent;
+      const seq = m.id === '' ? event.seq : Number(m.id);
+      if (this.position !== null && seq <= this.position) return null; // seen already
+      this.position = seq;
+      return { type: 'event', seq, event };
+    }
+    if (m.event === 'notice') {
+      const notice = JSON.parse(m.data) as StreamNotice;
+      if ('resumed_after' in notice && typeof notice.resumed_after === 'number')
+        this.position = notice.resumed_after;
+      return { type: 'notice', notice };
+    }
+    if (m.event !== 'error') return null;
+    const data = JSON.parse(m.data) as
+      | StreamWarning
+      | { code: SseCode; message: string; request_id: string; terminal: true };
+    if (!data.terminal) return { type: 'warning', warning: data as StreamWarning };
+    const err = new MdpError(data.code, data.message, { requestId: data.request_id, terminal: true });
+    if (STOP_SSE_CODES.has(data.code)) throw err;
+    return err;
+  }
+
+  /** Aborts the connection when no byte arrived for `idleTimeoutMs` (a cut that sent nothing). */
+  private watchIdle(conn: AbortController): { touch(): void; stop(): void } {
     const idleMs = this.opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     let lastByteAt = Date.now();
-    const idle = setInterval(
+    const timer = setInterval(
       () => {
         if (Date.now() - lastByteAt > idleMs) conn.abort();
       },
       Math.max(10, idleMs / 4),
     );
-    const batch: SseMessage[] = [];
-    try {
-      for (;;) {
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          chunk = await reader.read();
-        } catch (err) {
-          return networkError(err);
-        }
-        if (chunk.done) return undefined;
-        lastByteAt = Date.now();
-        batch.length = 0;
-        parser.feed(decoder.decode(chunk.value, { stream: true }), batch);
-        for (const m of batch) {
-          if (m.event === 'message') {
-            const event = JSON.parse(m.data) as StreamEvent;
-            const seq = m.id === '' ? event.seq : Number(m.id);
-            if (this.position !== null && seq <= this.position) continue; // seen already
-            this.position = seq;
-            onEvent();
-            yield { type: 'event', seq, event };
-          } else if (m.event === 'notice') {
-            const notice = JSON.parse(m.data) as StreamNotice;
-            if ('resumed_after' in notice && typeof notice.resumed_after === 'number')
-              this.position = notice.resumed_after;
-            yield { type: 'notice', notice };
-          } else if (m.event === 'error') {
-            const data = JSON.parse(m.data) as
-              | StreamWarning
-              | { code: SseCode; message: string; request_id: string; terminal: true };
-            if (!data.terminal) {
-              yield { type: 'warning', warning: data as StreamWarning };
-              continue;
-            }
-            const err = new MdpError(data.code, data.message, { requestId: data.request_id, terminal: true });
-            if (STOP_SSE_CODES.has(data.code)) throw err;
-            return err;
-          }
-        }
-      }
-    } finally {
-      clearInterval(idle);
-      reader.cancel().catch(() => {});
-    }
+    return { touch: () => (lastByteAt = Date.now()), stop: () => clearInterval(timer) };
+  }
+
+  private delay(retryMs: number, failures: number, cause: MdpError): number {
+    const opts: Parameters<typeof reconnectDelay>[2] = {};
+    if (this.opts.maxDelayMs !== undefined) opts.maxDelayMs = this.opts.maxDelayMs;
+    if (this.opts.random) opts.random = this.opts.random;
+    if (cause.retryAfterSeconds !== null) opts.retryAfterMs = cause.retryAfterSeconds * 1000;
+    return reconnectDelay(retryMs, failures, opts);
   }
 }
 
