@@ -1,0 +1,257 @@
+/**
+ * `npm run bench -- disksync`: the disk-sync WebSocket edge against a raw ordered JetStream
+ * consumer, in the same run (one process, one private nats-server; JSON on stdout). The edge runs
+ * with the open guard (no key, no lease: guard costs are `bench/guard.ts`'s), the real `ws` client.
+ * - Catch-up: DISKSYNC_BENCH_CATCHUP stored events (default 200,000; the issue's figure is 1M)
+ *   read from `from_seq` 0 by one connection, in `json` and in `msgpack`, until the stream's
+ *   last event: events/s and MB/s (data-frame bytes) vs a raw ordered consumer reading the same
+ *   stored messages (MB/s of stored bytes), measured before and after the edge runs; the ratio
+ *   is against the faster raw run (goal ≥ 0.8×). The client does not decode the frames (it finds
+ *   each frame's last `seq` by bytes): what is measured is the edge.
+ * - Live: publish → client (`publish_us` → receipt) p50/p99 at 1,000 events/s for
+ *   DISKSYNC_BENCH_SECONDS (default 5) with 1 and 100 connections vs a raw ordered consumer
+ *   (goal ≤ 1.3× at one connection). Clients run in the bench process, so with 100 connections
+ *   their JSON parsing shares the CPU with the edge.
+ */
+import { unpack } from 'msgpackr';
+import WebSocket from 'ws';
+import type { Encoding } from '../contracts/disksync.ts';
+import { openGuard } from '../gateways/core/guard.ts';
+import { LiveTail } from '../gateways/core/live-tail.ts';
+import { buildDisksyncApp } from '../gateways/disksync/app.ts';
+import { KeyLeases } from '../gateways/disksync/lease.ts';
+import { createLogger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
+import { readOrdered } from '../platform/ordered-reader.ts';
+import { benchConfig } from './lib/config.ts';
+import { fillMdStream, publishAtRate, resetMdStream, startBenchNats } from './lib/feed.ts';
+import { Histogram } from './lib/histogram.ts';
+import { sleep } from './lib/ipc.ts';
+
+const SECONDS = Number(process.env.DISKSYNC_BENCH_SECONDS ?? 5);
+const CATCHUP = Number(process.env.DISKSYNC_BENCH_CATCHUP ?? 200_000);
+const log = createLogger('warn');
+const round = (x: number) => Math.round(x * 1_000) / 1_000;
+const nowUs = () => (performance.timeOrigin + performance.now()) * 1_000;
+const ms = (h: Histogram) => ({
+  p50_ms: round(h.percentile(50) / 1_000),
+  p99_ms: round(h.percentile(99) / 1_000),
+  n: h.count,
+});
+const MB = 1_000_000;
+
+type Rate = { events: number; seconds: number; events_per_s: number; mb_per_s: number };
+const rate = (events: number, bytes: number, t0: number): Rate => {
+  const seconds = (performance.now() - t0) / 1_000;
+  return {
+    events,
+    seconds: round(seconds),
+    events_per_s: Math.round(events / seconds),
+    mb_per_s: round(bytes / MB / seconds),
+  };
+};
+
+function connect(url: string): Promise<WebSocket> {
+  const ws = new WebSocket(`${url}/`, { maxPayload: 64 * 1024 * 1024, perMessageDeflate: false });
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve(ws));
+    ws.once('error', reject);
+  });
+}
+
+/** The raw baseline: an ordered consumer reading MD from `startSeq` to `last`. */
+function rawCatchUp(nats: Nats, last: number): Promise<Rate> {
+  const t0 = performance.now();
+  let n = 0;
+  let bytes = 0;
+  return new Promise((resolve) => {
+    const r = readOrdered(
+      nats,
+      { stream: 'MD', filter: 'md.>', startSeq: 1 },
+      (m) => {
+        n++;
+        bytes += m.data.length;
+        if (m.info.streamSequence >= last) {
+          r.stop();
+          resolve(rate(n, bytes, t0));
+        }
+      },
+      log,
+    );
+  });
+}
+
+const JSON_SEQ = Buffer.from('"seq":');
+const MSGPACK_SEQ = Buffer.from([0xa3, 0x73, 0x65, 0x71]); // fixstr "seq"
+
+/** The `seq` of a data frame's last event, found without decoding the frame. */
+function lastSeq(data: Buffer, binary: boolean): number {
+  if (!binary) {
+    const i = data.lastIndexOf(JSON_SEQ);
+    return i < 0
+      ? -1
+      : Number.parseInt(data.toString('latin1', i + JSON_SEQ.length, i + JSON_SEQ.length + 20), 10);
+  }
+  const i = data.lastIndexOf(MSGPACK_SEQ);
+  if (i < 0) return -1;
+  const at = i + MSGPACK_SEQ.length;
+  const tag = data[at] as number;
+  if (tag < 0x80) return tag;
+  if (tag === 0xcc) return data.readUInt8(at + 1);
+  if (tag === 0xcd) return data.readUInt16BE(at + 1);
+  if (tag === 0xce) return data.readUInt32BE(at + 1);
+  if (tag === 0xcb) return data.readDoubleBE(at + 1);
+  return -1;
+}
+
+/**
+ * One connection subscribing from `from_seq` 0 until the frame holding the stream's last event
+ * (history from the log, then the tail's ring); data-frame bytes counted, no frame decoded but
+ * the first and the last (which are checked: the replay starts at 1 and ends at `last`).
+ */
+async function edgeCatchUp(url: string, encoding: Encoding, last: number): Promise<Rate> {
+  const ws = await connect(url);
+  let bytes = 0;
+  let first: { data: Buffer; binary: boolean } | null = null;
+  const t0 = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    ws.on('message', (data: Buffer, binary: boolean) => {
+      if (binary || data[0] === 0x5b /* [ */) {
+        bytes += data.length;
+        first ??= { data, binary };
+        if (lastSeq(data, binary) >= last) resolve();
+        return;
+      }
+      const c = JSON.parse(data.toString()) as { type: string };
+      if (c.type === 'error') reject(new Error(data.toString()));
+    });
+    ws.send(JSON.stringify({ op: 'subscribe', id: 'c', from_seq: 0, encoding }));
+  });
+  const result = rate(last, bytes, t0);
+  ws.close();
+  const f = first as { data: Buffer; binary: boolean } | null;
+  const events = f ? ((f.binary ? unpack(f.data) : JSON.parse(f.data.toString())) as { seq: number }[]) : [];
+  if (events[0]?.seq !== 1) throw new Error(`catch-up started at ${events[0]?.seq}, not 1`);
+  return result;
+}
+
+/** publish_us → receipt on `n` live connections while 1,000 events/s are published. */
+async function edgeLive(nats: Nats, url: string, n: number): Promise<Histogram> {
+  const h = new Histogram();
+  const sockets = await Promise.all(Array.from({ length: n }, () => connect(url)));
+  await Promise.all(
+    sockets.map(
+      (ws) =>
+        new Promise<void>((resolve) => {
+          ws.on('message', (data: Buffer) => {
+            if (data[0] === 0x5b) {
+              const t = nowUs();
+              for (const e of JSON.parse(data.toString()) as { publish_us?: number }[])
+                if (e.publish_us) h.record(t - e.publish_us);
+            } else if ((JSON.parse(data.toString()) as { type: string }).type === 'caught_up') resolve();
+          });
+          ws.send(JSON.stringify({ op: 'subscribe', id: 'l' }));
+        }),
+    ),
+  );
+  const pub = publishAtRate(nats, 1_000);
+  await sleep(SECONDS * 1_000);
+  await pub.stop();
+  await sleep(200);
+  for (const ws of sockets) ws.close();
+  return h;
+}
+
+async function rawLive(nats: Nats): Promise<Histogram> {
+  const h = new Histogram();
+  const raw = readOrdered(
+    nats,
+    { stream: 'MD', filter: 'md.>', startSeq: (await nats.jsm.streams.info('MD')).state.last_seq + 1 },
+    (m) => {
+      const t = nowUs();
+      const o = JSON.parse(new TextDecoder().decode(m.data.subarray(m.data.indexOf(123)))) as {
+        publish_us?: number;
+      };
+      if (o.publish_us) h.record(t - o.publish_us);
+    },
+    log,
+  );
+  await sleep(500); // the consumer is created before the first publish
+  const pub = publishAtRate(nats, 1_000);
+  await sleep(SECONDS * 1_000);
+  await pub.stop();
+  await sleep(200);
+  raw.stop();
+  return h;
+}
+
+export async function run(): Promise<unknown> {
+  const bench = await startBenchNats();
+  const { nats } = bench;
+  const config = benchConfig();
+  // The log is filled before the edge's tail starts: a stream deleted under a running tail stalls
+  // its first replay while the tail's consumer recovers, which is not what is measured here.
+  process.stderr.write(`filling ${CATCHUP}…\n`);
+  await resetMdStream(nats);
+  const fill = await fillMdStream(nats, CATCHUP);
+  const last = (await nats.jsm.streams.info('MD')).state.last_seq;
+  const tail = await LiveTail.start(nats, log, {
+    ringSize: config.SSE_RING_SIZE,
+    staleAfterMs: 60_000,
+    expectedCoins: ['BTC'],
+  });
+  const leases = await KeyLeases.open(nats, config.DISKSYNC_LEASE_TTL_MS);
+  const edge = buildDisksyncApp({
+    nats,
+    tail,
+    guard: openGuard,
+    leases,
+    log,
+    region: 'us',
+    settings: {
+      pingIntervalMs: config.DISKSYNC_PING_INTERVAL_MS,
+      pongTimeoutMs: config.DISKSYNC_PONG_TIMEOUT_MS,
+      natsGraceMs: config.DISKSYNC_NATS_GRACE_MS,
+      maxBacklogBytes: config.DISKSYNC_MAX_BACKLOG_BYTES,
+      maxSubscriptions: config.DISKSYNC_MAX_SUBSCRIPTIONS,
+      messagesPerSecond: config.DISKSYNC_MSG_RATE,
+    },
+  });
+  const url = (await edge.app.listen({ host: '127.0.0.1', port: 0 })).replace(/^http/, 'ws');
+
+  process.stderr.write(`catch-up of ${CATCHUP}…\n`);
+  const rawBefore = await rawCatchUp(nats, last);
+  const json = await edgeCatchUp(url, 'json', last);
+  const msgpack = await edgeCatchUp(url, 'msgpack', last);
+  const rawAfter = await rawCatchUp(nats, last);
+  const rawBest = Math.max(rawBefore.events_per_s, rawAfter.events_per_s);
+
+  process.stderr.write('live latency…\n');
+  await edgeLive(nats, url, 1); // warm-up
+  const live: Record<string, ReturnType<typeof ms>> = {};
+  for (const n of [1, 100]) live[`connections_${n}`] = ms(await edgeLive(nats, url, n));
+  const raw = ms(await rawLive(nats));
+
+  await edge.shutdown();
+  tail.stop();
+  await bench.cleanup();
+  const one = live.connections_1 as ReturnType<typeof ms>;
+  return {
+    catch_up: {
+      stored_events: last,
+      fill,
+      raw_ordered_consumer: { before: rawBefore, after: rawAfter },
+      json: { ...json, ratio_to_raw: round(json.events_per_s / rawBest) },
+      msgpack: { ...msgpack, ratio_to_raw: round(msgpack.events_per_s / rawBest) },
+      goal: '≥ 0.8× raw events/s',
+    },
+    live_1000_ev_per_s: {
+      seconds: SECONDS,
+      ...live,
+      raw_ordered_consumer: raw,
+      p50_ratio_1_connection: round(one.p50_ms / raw.p50_ms),
+      p99_ratio_1_connection: round(one.p99_ms / raw.p99_ms),
+      goal: '≤ 1.3× raw at 1 connection',
+    },
+  };
+}
