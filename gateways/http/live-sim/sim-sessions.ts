@@ -115,7 +115,7 @@ export class SimSessions {
     const outcome = await leaseStep(this.kv, `lease.${s.key}`, this.me, s.clients > 0).catch(() => ({
       role: 'none' as const,
     }));
-    if (outcome.role !== 'none') {
+    if (outcome.role === 'owner') {
       if (!s.runner) this.produce(s, outcome.startMs);
       if (s.clients === 0 && outcome.interestUntil < Date.now()) {
         await releaseLease(this.kv, `lease.${s.key}`, this.me);
@@ -139,7 +139,7 @@ export class SimSessions {
         {
           cursor,
           subject: (ev) => simSubject(s.symbol, s.seed, ev.event_type),
-          idPrefix: `live.${s.key}.${startMs}.${this.me}`,
+          idPrefix: `live.${s.key}.${startMs}`,
         },
       ],
       this.log,
