@@ -49,9 +49,9 @@ export type HttpAppDeps = {
   tls?: TlsOptions | null;
   /** The dashboard proxy `/api/v1/unified/*` (session in, service key out); absent: not served. */
   dashboard?: Omit<DashboardProxyDeps, 'accounts' | 'nats'>;
-};
   /** The process's status parts (app/edge-status.ts): the status API and error log; absent: not served. */
   status?: StatusParts;
+};
 
 export type HttpApp = {
   app: FastifyInstance;
