@@ -37,8 +37,8 @@ import { normalizeTool } from './normalize-tool.ts';
 import type { RegisteredRoute } from './openapi/build.ts';
 import { collectRoutes, registerOpenApi } from './openapi/serve.ts';
 import { installKeyAuth } from './require-key.ts';
-import { venueTools } from './venue-tools.ts';
 import { registerStatusApi, type StatusParts } from './status/status-api.ts';
+import { venueTools } from './venue-tools.ts';
 
 export type HttpAppDeps = {
   nats: Nats;
@@ -156,16 +156,6 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   app.get('/metrics', { preHandler: requireKey('metrics') }, async (_req, reply) =>
     reply.type(metricsRegistry.contentType).send(await metricsRegistry.metrics()),
   );
-  registerOpenApi(app, documented);
-
-  return {
-    app,
-    sessions,
-    registry,
-    generation,
-    caches,
-    routes: documented,
-    retention,
   const detachStatus = deps.status
     ? await registerStatusApi(app, {
         nats,
@@ -179,10 +169,21 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
         staleAfterMs: config.SSE_FEED_STALE_MS,
       })
     : () => {};
+  registerOpenApi(app, documented);
+
+  return {
+    app,
+    sessions,
+    registry,
+    generation,
+    caches,
+    routes: documented,
+    retention,
     setListenAddress(url) {
       listenAddress = url;
     },
     async shutdown() {
+      detachStatus();
       registry.closeAll('server shutting down; reconnect');
       await retention.stop();
       await generation.close();
@@ -191,4 +192,3 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     },
   };
 }
-      detachStatus();
