@@ -8,10 +8,6 @@
  *    event's JSON, as any consumer must.
  * 2. Added latency: both connected at once to the live stream at BENCH_RATE events/s; each records
  *    publish_us → the moment the event reaches user code; added = client p50 − EventSource p50.
- * 3. Isolated (the readers' own cost, without network or gateway, so steadier on a busy machine):
- *    the bytes of phase 1 as recorded from the gateway, served from memory through a fetch stub to
- *    each reader: events/s with every chunk readable at once, and latency from a chunk becoming
- *    readable to its event reaching user code, one message per chunk, one chunk at a time.
  *
  * Scaling (environment): BENCH_EVENTS (default 200,000), BENCH_ROUNDS (3), BENCH_RATE (1,000/s),
  * BENCH_WARMUP_S (2), BENCH_MEASURE_S (10).
@@ -23,7 +19,6 @@ import { fillMdStream, publishAtRate, startBenchNats } from './lib/feed.ts';
 import { Histogram } from './lib/histogram.ts';
 import { sleep, startWorker } from './lib/ipc.ts';
 import { wallUs } from './lib/proc-stats.ts';
-import { perMessage, type Recording, recordStream, replay } from './lib/recorded-sse.ts';
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 
@@ -87,78 +82,6 @@ async function liveLatency(base: string, publish: () => { stop(): Promise<unknow
   return { eventsource: hist.eventsource.summary(), client: hist.client.summary() };
 }
 
-/** One reader over a replayed recording; `onEvent` runs in user code for every event. */
-async function consumeReplay(kind: Reader, f: typeof fetch, last: number, onEvent: (seq: number) => void) {
-  const url = 'http://recorded.invalid/api/v1/unified/stream';
-  if (kind === 'client') {
-    for await (const item of stream({ url, key: 'bench', from: 0, fetch: f })) {
-      if (item.type !== 'event') continue;
-      onEvent(item.seq);
-      if (item.seq >= last) return;
-    }
-    return;
-  }
-  await new Promise<void>((resolve) => {
-    const es = new EventSource(url, { fetch: f });
-    es.onmessage = (m) => {
-      const seq = (JSON.parse(m.data) as { seq: number }).seq;
-      onEvent(seq);
-      if (seq >= last) {
-        es.close();
-        resolve();
-      }
-    };
-  });
-}
-
-async function isolatedThroughput(kind: Reader, rec: Recording): Promise<number> {
-  const r = replay(rec);
-  while (r.push());
-  const t0 = performance.now();
-  let n = 0;
-  await consumeReplay(kind, r.fetch, rec.lastSeq, () => n++);
-  return n / ((performance.now() - t0) / 1_000);
-}
-
-async function isolatedLatency(kind: Reader, rec: Recording): Promise<Histogram> {
-  const r = replay(rec);
-  const hist = new Histogram();
-  r.push();
-  await consumeReplay(kind, r.fetch, rec.lastSeq, () => {
-    hist.record((performance.now() - r.pushedAt()) * 1_000);
-    r.push();
-  });
-  return hist;
-}
-
-async function isolated(rec: Recording, rounds: number) {
-  const perS: Record<Reader, number[]> = { eventsource: [], client: [] };
-  const lat: Record<Reader, Histogram> = { eventsource: new Histogram(), client: new Histogram() };
-  const messages = perMessage(rec);
-  for (let r = 0; r < rounds; r++) {
-    for (const kind of (r % 2 ? ['client', 'eventsource'] : ['eventsource', 'client']) as Reader[]) {
-      perS[kind].push(Math.round(await isolatedThroughput(kind, rec)));
-      lat[kind].merge(await isolatedLatency(kind, messages));
-    }
-  }
-  const es = median(perS.eventsource);
-  const client = median(perS.client);
-  const esLat = lat.eventsource.summary();
-  const clientLat = lat.client.summary();
-  return {
-    events_per_s: {
-      eventsource: { median: es, rounds: perS.eventsource },
-      client: { median: client, rounds: perS.client },
-      ratio: Math.round((client / es) * 100) / 100,
-    },
-    latency_us: {
-      eventsource: esLat,
-      client: clientLat,
-      added_p50_us: Math.round((clientLat.p50 - esLat.p50) * 10) / 10,
-    },
-  };
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 export async function run() {
@@ -178,8 +101,6 @@ export async function run() {
         process.stderr.write(`round ${r + 1} ${kind}: ${Math.round(perS)} events/s\n`);
       }
     }
-    process.stderr.write('isolated phase: recorded bytes through a fetch stub\n');
-    const isolatedResult = await isolated(await recordStream(url, last), env('BENCH_ROUNDS', 3));
     const rate = env('BENCH_RATE', 1_000);
     process.stderr.write(`live latency at ${rate} events/s\n`);
     const latency = await liveLatency(url, () => publishAtRate(nats.nats, rate));
@@ -200,7 +121,6 @@ export async function run() {
         added_p50_us: Math.round((latency.client.p50 - latency.eventsource.p50) * 10) / 10,
         goal: '<= 50',
       },
-      isolated: isolatedResult,
     };
   } finally {
     await server.close();
