@@ -10,7 +10,6 @@
  *   from after_seq 0 by one stream, events/s vs a raw ordered consumer (goal ≥ 0.7×).
  */
 import { Server, ServerCredentials, type ServiceError } from '@grpc/grpc-js';
-import { decodeFeedEvent } from '../gateways/core/feed-event.ts';
 import { openGuard } from '../gateways/core/guard.ts';
 import { LatestState } from '../gateways/core/latest-state.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';

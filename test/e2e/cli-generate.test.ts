@@ -41,6 +41,7 @@ it('submits a job, downloads and verifies the artifact, prints the manifest hash
   expect(statSync(out).size).toBe(result.content_length_bytes);
   expect(result.bytes_written).toBe(result.content_length_bytes);
   expect(readFileSync(out).subarray(0, 4).toString()).toBe('PAR1');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI escapes are what the test looks for
   expect(r.stdout + r.stderr).not.toMatch(/\x1b\[|\r|█/);
 
   // The same manifest again: the same hash (determinism), human output names it.
@@ -60,6 +61,7 @@ it('draws a job progress bar and a byte progress bar in colour on a terminal', a
     env,
   );
   expect(r.code, r.stdout).toBe(0);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI escapes are what the test looks for
   expect(r.stdout).toMatch(/\r\x1b\[2Kgenerating \[.*█.*\] +\d+% [\d,]+ \/ [\d,]+ rows \(running\)/); // redrawn in place
   expect(r.stdout).toMatch(/generating \[.*\] 100% /);
   expect(r.stdout).toMatch(/downloading \[.*\] 100% .* \/ /);

@@ -70,6 +70,7 @@ it('keeps a rotated copy that survives a kill and restarts with no gap and no du
   );
   tty.signal('SIGTERM');
   const ended = await tty.exited;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI escapes are what the test looks for
   expect(ended.stdout).toMatch(/\r\x1b\[2Ksynced/);
 
   const seqs = storedSeqs(out);

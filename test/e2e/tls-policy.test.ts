@@ -1,54 +1,34 @@
 /**
- * The TLS policy on every edge listener of the real service (console, unified and JSON-RPC, US and
- * JP), with an EC (self-signed) and with an RSA certificate (files): TLS 1.0/1.1 refused with the `protocol version` alert; RSA key exchange,
+ * The TLS policy on every edge listener of the real service (console, unified and JSON-RPC, US and JP), with an EC (self-signed) and with an
+ * RSA certificate (files): TLS 1.0/1.1 refused with the `protocol version` alert; RSA key exchange,
  * DHE and ECDHE-CBC refused with `handshake failure` (no shared cipher); ECDHE AES-GCM / ChaCha20
  * on TLS 1.2 and TLS 1.3 accepted — checked with `openssl s_client`, as a client outside Node
  * would connect. A positive control proves each refusal is the server's: the same openssl
  * invocations complete a handshake with a permissive local server (so a missing binary, a wrong
  * port or an unsupported flag cannot pass as a refusal).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer, type Server } from 'node:tls';
+import type { Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { type ServiceProcess, startService } from '../support/process.ts';
+import {
+  ACCEPTED,
+  handshake,
+  makeRsaCertificate,
+  REFUSED,
+  startPermissiveServer,
+} from '../support/tls-handshake.ts';
 
 let nats: TestNats;
 const services: ServiceProcess[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'mdp-tls-'));
 const listeners: Record<string, string> = {};
 let permissive: Server;
-
-type Handshake = { ok: boolean; cipher: string; alert: string };
-
-/** `openssl s_client` against 127.0.0.1:port; what it negotiated, or the alert it received. */
-function handshake(url: string, args: string[]): Promise<Handshake> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const c = spawn('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, ...args]);
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (d: Buffer) => (out += d));
-    c.stderr.on('data', (d: Buffer) => (err += d));
-    c.on('error', reject);
-    c.stdin.end();
-    const timer = setTimeout(() => c.kill(), 10_000);
-    c.on('close', (status) => {
-      clearTimeout(timer);
-      const cipher = out.match(/Cipher is (\S+)/)?.[1] ?? '';
-      resolve({
-        ok: status === 0 && cipher !== '' && cipher !== '(NONE)',
-        cipher,
-        alert: err.match(/alert ([a-z ]+)/)?.[1]?.trim() ?? err.slice(0, 200),
-      });
-    });
-  });
-}
 
 async function startEdge(name: string, env: Record<string, string>): Promise<void> {
   const svc = startService([], {
@@ -83,40 +63,10 @@ async function startEdge(name: string, env: Record<string, string>): Promise<voi
 
 beforeAll(async () => {
   nats = await startTestNats();
-  const key = join(dir, 'rsa.key');
-  const cert = join(dir, 'rsa.crt');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '2',
-      '-subj',
-      '/CN=localhost',
-    ],
-    { stdio: 'ignore' },
-  );
-  permissive = createServer(
-    {
-      key: readFileSync(key),
-      cert: readFileSync(cert),
-      minVersion: 'TLSv1',
-      ciphers: 'ALL:@SECLEVEL=0',
-      dhparam: 'auto',
-    },
-    (s) => s.end(),
-  );
-  await new Promise<void>((r) => permissive.listen(0, '127.0.0.1', r));
-  const addr = permissive.address();
-  listeners.control = `https://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const { key, cert } = makeRsaCertificate(dir);
+  const control = await startPermissiveServer({ key, cert });
+  permissive = control.server;
+  listeners.control = control.url;
   await Promise.all([
     startEdge('ec', { TLS_SELF_SIGNED: 'true' }),
     startEdge('rsa', { TLS_CERT_FILE: cert, TLS_KEY_FILE: key }),
@@ -132,52 +82,6 @@ afterAll(async () => {
   await nats?.cleanup();
   rmSync(dir, { recursive: true, force: true });
 });
-
-const OLD = 'DEFAULT:@SECLEVEL=0';
-/** Refusals by certificate kind: suites that the certificate could serve, were they allowed. */
-const REFUSED: Record<'ec' | 'rsa', [string, string[], string][]> = {
-  ec: [
-    ['TLS 1.0', ['-tls1', '-cipher', OLD], 'protocol version'],
-    ['TLS 1.1', ['-tls1_1', '-cipher', OLD], 'protocol version'],
-    [
-      'TLS 1.2 ECDHE-ECDSA with CBC',
-      ['-tls1_2', '-cipher', 'ECDHE-ECDSA-AES128-SHA256:ECDHE-ECDSA-AES128-SHA'],
-      'handshake failure',
-    ],
-  ],
-  rsa: [
-    ['TLS 1.0', ['-tls1', '-cipher', OLD], 'protocol version'],
-    ['TLS 1.1', ['-tls1_1', '-cipher', OLD], 'protocol version'],
-    [
-      'TLS 1.2 RSA key exchange',
-      ['-tls1_2', '-cipher', 'AES128-SHA:AES128-GCM-SHA256:@SECLEVEL=0'],
-      'handshake failure',
-    ],
-    [
-      'TLS 1.2 DHE-RSA',
-      ['-tls1_2', '-cipher', 'DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384'],
-      'handshake failure',
-    ],
-    [
-      'TLS 1.2 ECDHE-RSA with CBC',
-      ['-tls1_2', '-cipher', 'ECDHE-RSA-AES128-SHA256:ECDHE-RSA-AES128-SHA'],
-      'handshake failure',
-    ],
-  ],
-};
-const ACCEPTED: Record<'ec' | 'rsa', [string, string[]][]> = {
-  ec: [
-    ['TLS 1.2 ECDHE AES-128-GCM', ['-tls1_2', '-cipher', 'ECDHE-ECDSA-AES128-GCM-SHA256']],
-    ['TLS 1.2 ECDHE AES-256-GCM', ['-tls1_2', '-cipher', 'ECDHE-ECDSA-AES256-GCM-SHA384']],
-    ['TLS 1.2 ECDHE ChaCha20-Poly1305', ['-tls1_2', '-cipher', 'ECDHE-ECDSA-CHACHA20-POLY1305']],
-    ['TLS 1.3', ['-tls1_3']],
-  ],
-  rsa: [
-    ['TLS 1.2 ECDHE AES-128-GCM', ['-tls1_2', '-cipher', 'ECDHE-RSA-AES128-GCM-SHA256']],
-    ['TLS 1.2 ECDHE ChaCha20-Poly1305', ['-tls1_2', '-cipher', 'ECDHE-RSA-CHACHA20-POLY1305']],
-    ['TLS 1.3', ['-tls1_3']],
-  ],
-};
 
 describe('positive control: a permissive server completes every handshake the policy refuses', () => {
   it.each(REFUSED.rsa)('%s', async (_label, args) => {
