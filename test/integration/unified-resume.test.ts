@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../../contracts/streams.ts';
 import { replayStats } from '../../gateways/core/replay-source.ts';
+import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
@@ -64,8 +65,11 @@ describe.each([
     }
     await publisher.stop();
     const { last_seq } = (await gw.nats.jsm.streams.info(STREAMS.MD)).state;
-    const deadline = Date.now() + 10_000;
-    while (ids[ids.length - 1] !== last_seq && Date.now() < deadline) await sleep(20);
+    await eventually(
+      async () => ids[ids.length - 1] === last_seq,
+      10_000,
+      `the client reaching the last sequence ${last_seq} (has ${ids.at(-1)})`,
+    );
     stream.abort();
 
     const { first_seq } = (await gw.nats.jsm.streams.info(STREAMS.MD)).state;

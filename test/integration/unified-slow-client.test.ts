@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { STREAMS } from '../../contracts/streams.ts';
 import { SOCKET_BUFFER } from '../../gateways/core/buffered-sink.ts';
+import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
@@ -57,7 +58,7 @@ it('conflates, warns with upstream_lag, then disconnects a client that stopped r
     });
     req.end();
   });
-  while (gw.unified.registry.size < 2) await sleep(10);
+  await eventually(async () => gw.unified.registry.size >= 2, 10_000, 'both clients registered');
 
   const publisher = publishAtRate(gw.nats.js, ['BTC', 'ETH'], 1_000, { booksEvery: 2, bookLevels: 40 });
   let maxBacklog = 0;
@@ -72,7 +73,11 @@ it('conflates, warns with upstream_lag, then disconnects a client that stopped r
   await slowEnded;
 
   const { last_seq } = (await gw.nats.jsm.streams.info(STREAMS.MD)).state;
-  while (fastIds.at(-1) !== last_seq && gw.unified.registry.size === 1) await sleep(20);
+  await eventually(
+    async () => fastIds.at(-1) === last_seq || gw.unified.registry.size !== 1,
+    20_000,
+    `the fast client reaching the last sequence ${last_seq}`,
+  );
   expect(gw.unified.registry.size, 'the fast client was disconnected').toBe(1);
   fast.abort();
 
