@@ -2,7 +2,7 @@
 
 import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
 import type { Guard } from '../gateways/core/guard.ts';
-import { buildDisksyncApp } from '../gateways/disksync/app.ts';
+import { buildDisksyncApp, disksyncSettings } from '../gateways/disksync/app.ts';
 import { KeyLeases } from '../gateways/disksync/lease.ts';
 import type { Config } from '../platform/config.ts';
 import type { Stoppable } from '../platform/lifecycle.ts';
@@ -32,14 +32,7 @@ export async function startDisksyncGateway(
     log: edgeLog,
     region,
     tls,
-    settings: {
-      pingIntervalMs: config.DISKSYNC_PING_INTERVAL_MS,
-      pongTimeoutMs: config.DISKSYNC_PONG_TIMEOUT_MS,
-      natsGraceMs: config.DISKSYNC_NATS_GRACE_MS,
-      maxBacklogBytes: config.DISKSYNC_MAX_BACKLOG_BYTES,
-      maxSubscriptions: config.DISKSYNC_MAX_SUBSCRIPTIONS,
-      messagesPerSecond: config.DISKSYNC_MSG_RATE,
-    },
+    settings: disksyncSettings(config),
     errors: { recorder: edge.status.errors, accounts: edge.status.accounts },
   });
   const detachStatus = attachEdgeStatus(ws.app, edge.status, {

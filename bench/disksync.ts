@@ -21,7 +21,7 @@ import WebSocket from 'ws';
 import type { Encoding } from '../contracts/disksync.ts';
 import { openGuard } from '../gateways/core/guard.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
-import { buildDisksyncApp } from '../gateways/disksync/app.ts';
+import { buildDisksyncApp, disksyncSettings } from '../gateways/disksync/app.ts';
 import { KeyLeases } from '../gateways/disksync/lease.ts';
 import { createLogger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
@@ -242,14 +242,7 @@ export async function run(): Promise<unknown> {
     leases,
     log,
     region: 'us',
-    settings: {
-      pingIntervalMs: config.DISKSYNC_PING_INTERVAL_MS,
-      pongTimeoutMs: config.DISKSYNC_PONG_TIMEOUT_MS,
-      natsGraceMs: config.DISKSYNC_NATS_GRACE_MS,
-      maxBacklogBytes: config.DISKSYNC_MAX_BACKLOG_BYTES,
-      maxSubscriptions: config.DISKSYNC_MAX_SUBSCRIPTIONS,
-      messagesPerSecond: config.DISKSYNC_MSG_RATE,
-    },
+    settings: disksyncSettings(config),
   });
   const url = (await edge.app.listen({ host: '127.0.0.1', port: 0 })).replace(/^http/, 'ws');
 

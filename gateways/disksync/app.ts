@@ -14,6 +14,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import { closeReason, DISKSYNC_CLOSES, MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
 import { ApiError, toApiError } from '../../contracts/errors.ts';
 import type { ErrorRecorder } from '../../contracts/status.ts';
+import type { Config } from '../../platform/config.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { TlsOptions } from '../../platform/tls.ts';
@@ -37,6 +38,18 @@ export type DisksyncSettings = SessionSettings & {
   natsGraceMs: number;
   maxBacklogBytes: number;
 };
+
+/** The edge's settings as configuration gives them (every `DISKSYNC_*` but the ports and lease). */
+export function disksyncSettings(config: Config): DisksyncSettings {
+  return {
+    pingIntervalMs: config.DISKSYNC_PING_INTERVAL_MS,
+    pongTimeoutMs: config.DISKSYNC_PONG_TIMEOUT_MS,
+    natsGraceMs: config.DISKSYNC_NATS_GRACE_MS,
+    maxBacklogBytes: config.DISKSYNC_MAX_BACKLOG_BYTES,
+    maxSubscriptions: config.DISKSYNC_MAX_SUBSCRIPTIONS,
+    messagesPerSecond: config.DISKSYNC_MSG_RATE,
+  };
+}
 
 export type DisksyncAppDeps = {
   nats: Nats;

@@ -7,7 +7,12 @@ import { unpack } from 'msgpackr';
 import WebSocket from 'ws';
 import { openGuard } from '../../gateways/core/guard.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
-import { buildDisksyncApp, type DisksyncApp, type DisksyncSettings } from '../../gateways/disksync/app.ts';
+import {
+  buildDisksyncApp,
+  type DisksyncApp,
+  type DisksyncSettings,
+  disksyncSettings,
+} from '../../gateways/disksync/app.ts';
 import { KeyLeases } from '../../gateways/disksync/lease.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -152,15 +157,7 @@ export async function startInProcessDisksync(
     leases,
     log,
     region: 'us',
-    settings: {
-      pingIntervalMs: config.DISKSYNC_PING_INTERVAL_MS,
-      pongTimeoutMs: config.DISKSYNC_PONG_TIMEOUT_MS,
-      natsGraceMs: config.DISKSYNC_NATS_GRACE_MS,
-      maxBacklogBytes: config.DISKSYNC_MAX_BACKLOG_BYTES,
-      maxSubscriptions: config.DISKSYNC_MAX_SUBSCRIPTIONS,
-      messagesPerSecond: config.DISKSYNC_MSG_RATE,
-      ...settings,
-    },
+    settings: { ...disksyncSettings(config), ...settings },
   });
   const address = await edge.app.listen({ host: '127.0.0.1', port: 0 });
   return {
