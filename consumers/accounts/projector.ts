@@ -24,6 +24,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { accountPoisonEvents, accountProjectionFailures } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
+import { AppliedWaiters } from '../applied-waiters.ts';
 import { writeIfNewer } from './conditional-write.ts';
 import { applyAccountEvent, emptyState, type KvWrite } from './reducer.ts';
 
@@ -59,12 +60,9 @@ const TRANSIENT = new Set([
 ]);
 const isTransient = (err: unknown) => TRANSIENT.has((err as Error | null)?.name ?? '');
 
-type Waiter = { seq: number; resolve: () => void; reject: (e: Error) => void; timer: NodeJS.Timeout };
-
 export class AccountsProjector {
   private readonly state = emptyState();
-  private appliedSeq = 0;
-  private readonly waiters = new Set<Waiter>();
+  private readonly waiters = new AppliedWaiters('account_update_pending');
   private reader: OrderedReader | null = null;
   private stopped = false;
 
@@ -89,27 +87,11 @@ export class AccountsProjector {
    * after `deadlineMs`, or with 500 when the event at `seq` was poison.
    */
   applied(seq: number, deadlineMs = Infinity): Promise<void> {
-    if (seq <= this.appliedSeq) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const w: Waiter = {
-        seq,
-        resolve,
-        reject,
-        timer: setTimeout(
-          () => {
-            this.waiters.delete(w);
-            reject(new ApiError('account_update_pending'));
-          },
-          Math.min(deadlineMs, 2 ** 31 - 1),
-        ),
-      };
-      if (!Number.isFinite(deadlineMs)) clearTimeout(w.timer);
-      this.waiters.add(w);
-    });
+    return this.waiters.wait(seq, deadlineMs);
   }
 
   get position(): number {
-    return this.appliedSeq;
+    return this.waiters.position;
   }
 
   stop(): void {
@@ -130,14 +112,10 @@ export class AccountsProjector {
     }
     for (const w of writes) if (!(await this.write(w, seq, type))) poisoned = true;
     if (this.stopped) return;
-    this.appliedSeq = seq;
-    for (const w of [...this.waiters]) {
-      if (w.seq > seq) continue;
-      this.waiters.delete(w);
-      clearTimeout(w.timer);
-      if (poisoned && w.seq === seq) w.reject(new ApiError('internal', 'account event could not be applied'));
-      else w.resolve();
-    }
+    this.waiters.advance(
+      seq,
+      poisoned ? new ApiError('internal', 'account event could not be applied') : undefined,
+    );
   }
 
   /** Writes until it lands; false when given up (poison). */

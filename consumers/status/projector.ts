@@ -5,6 +5,7 @@
  * moves a record back. Commands wait on `applied(seq)` (503 `status_update_pending` at the deadline).
  * A write failing 3 times with NATS up is logged with its sequence and skipped, so later events land.
  */
+
 import { ApiError } from '../../contracts/errors.ts';
 import { incidentKey, STATUS_EVENTS_ALL, type StatusEvent, windowKey } from '../../contracts/status.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
@@ -15,16 +16,14 @@ import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
 import { writeIfNewer } from '../accounts/conditional-write.ts';
+import { AppliedWaiters } from '../applied-waiters.ts';
 
 const ATTEMPTS = 3;
 
 export const openStatusBucket = (nats: Nats): Promise<Bucket<unknown>> => openBucket(nats, KV_BUCKETS.status);
 
-type Waiter = { seq: number; resolve: () => void; timer: NodeJS.Timeout; reject: (e: Error) => void };
-
 export class StatusProjector {
-  private appliedSeq = 0;
-  private readonly waiters = new Set<Waiter>();
+  private readonly waiters = new AppliedWaiters('status_update_pending');
   private reader: OrderedReader | null = null;
   private stopped = false;
 
@@ -47,41 +46,19 @@ export class StatusProjector {
 
   /** Resolves once every event up to `seq` is in KV; 503 `status_update_pending` after `deadlineMs`. */
   applied(seq: number, deadlineMs: number): Promise<void> {
-    if (seq <= this.appliedSeq) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const w: Waiter = {
-        seq,
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.waiters.delete(w);
-          reject(new ApiError('status_update_pending'));
-        }, deadlineMs),
-      };
-      this.waiters.add(w);
-    });
+    return this.waiters.wait(seq, deadlineMs);
   }
 
   stop(): void {
     this.stopped = true;
     this.reader?.stop();
-    for (const w of this.waiters) {
-      clearTimeout(w.timer);
-      w.reject(new ApiError('reconnect'));
-    }
-    this.waiters.clear();
+    this.waiters.rejectAll(new ApiError('reconnect'));
   }
 
   private async apply(seq: number, data: Uint8Array): Promise<void> {
     await this.write(seq, data);
     if (this.stopped) return;
-    this.appliedSeq = seq;
-    for (const w of [...this.waiters]) {
-      if (w.seq > seq) continue;
-      this.waiters.delete(w);
-      clearTimeout(w.timer);
-      w.resolve();
-    }
+    this.waiters.advance(seq);
   }
 
   private async write(seq: number, data: Uint8Array): Promise<void> {
