@@ -1,25 +1,13 @@
 /** The disk-sync WebSocket edge of one region, on the process's shared live tail and guard. */
 
 import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
-import type { Guard } from '../gateways/core/guard.ts';
 import { buildDisksyncApp, disksyncSettings } from '../gateways/disksync/app.ts';
 import { KeyLeases } from '../gateways/disksync/lease.ts';
-import type { Config } from '../platform/config.ts';
-import type { Stoppable } from '../platform/lifecycle.ts';
-import type { Logger } from '../platform/logger.ts';
-import type { Nats } from '../platform/nats.ts';
 import { tlsOptions } from '../platform/tls.ts';
-import type { EdgeStatus } from './edge-status.ts';
+import type { EdgeStarter } from './edge.ts';
 import { acquireTail } from './shared-tail.ts';
-import type { Region } from './unified-gateway.ts';
 
-export async function startDisksyncGateway(
-  nats: Nats,
-  config: Config,
-  log: Logger,
-  region: Region,
-  edge: { guard: Guard; status: EdgeStatus },
-): Promise<Stoppable & { address: string }> {
+export const startDisksyncGateway: EdgeStarter = async (nats, config, log, region, edge) => {
   const { tail, release } = await acquireTail(nats, config, log);
   const leases = await KeyLeases.open(nats, config.DISKSYNC_LEASE_TTL_MS);
   const tls = await tlsOptions(config);
@@ -53,4 +41,4 @@ export async function startDisksyncGateway(
       release();
     },
   };
-}
+};

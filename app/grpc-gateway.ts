@@ -1,24 +1,12 @@
 /** The gRPC edge of one region: the latest-state view and price.PriceService on the process's shared live tail. */
 
-import type { Guard } from '../gateways/core/guard.ts';
 import { LatestState } from '../gateways/core/latest-state.ts';
 import { buildGrpcApp } from '../gateways/grpc/app.ts';
-import type { Config } from '../platform/config.ts';
-import type { Stoppable } from '../platform/lifecycle.ts';
-import type { Logger } from '../platform/logger.ts';
-import type { Nats } from '../platform/nats.ts';
 import { tlsOptions } from '../platform/tls.ts';
-import type { EdgeStatus } from './edge-status.ts';
+import type { EdgeStarter } from './edge.ts';
 import { acquireTail } from './shared-tail.ts';
-import type { Region } from './unified-gateway.ts';
 
-export async function startGrpcGateway(
-  nats: Nats,
-  config: Config,
-  log: Logger,
-  region: Region,
-  edge: { guard: Guard; status: EdgeStatus },
-): Promise<Stoppable & { address: string }> {
+export const startGrpcGateway: EdgeStarter = async (nats, config, log, region, edge) => {
   const { tail, release } = await acquireTail(nats, config, log);
   const latest = await LatestState.start(nats, tail, log);
   const tls = await tlsOptions(config);
@@ -46,4 +34,4 @@ export async function startGrpcGateway(
       release();
     },
   };
-}
+};

@@ -1,26 +1,14 @@
 /** The JSON-RPC edge of one region: the latest-state view, the filter store and its listener, on the process's shared live tail. */
 
 import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
-import type { Guard } from '../gateways/core/guard.ts';
 import { LatestState } from '../gateways/core/latest-state.ts';
 import { buildJsonRpcApp } from '../gateways/jsonrpc/app.ts';
 import { FilterStore } from '../gateways/jsonrpc/filter-store.ts';
-import type { Config } from '../platform/config.ts';
-import type { Stoppable } from '../platform/lifecycle.ts';
-import type { Logger } from '../platform/logger.ts';
-import type { Nats } from '../platform/nats.ts';
 import { tlsOptions } from '../platform/tls.ts';
-import type { EdgeStatus } from './edge-status.ts';
+import type { EdgeStarter } from './edge.ts';
 import { acquireTail } from './shared-tail.ts';
-import type { Region } from './unified-gateway.ts';
 
-export async function startJsonRpcGateway(
-  nats: Nats,
-  config: Config,
-  log: Logger,
-  region: Region,
-  edge: { guard: Guard; status: EdgeStatus },
-): Promise<Stoppable & { address: string }> {
+export const startJsonRpcGateway: EdgeStarter = async (nats, config, log, region, edge) => {
   const { tail, release } = await acquireTail(nats, config, log);
   const latest = await LatestState.start(nats, tail, log);
   const filters = await FilterStore.open(nats, config.JSONRPC_FILTER_TTL_S * 1_000);
@@ -49,4 +37,4 @@ export async function startJsonRpcGateway(
       release();
     },
   };
-}
+};

@@ -11,13 +11,14 @@ import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { type ConnectorArgs, startConnectorProducer } from './connector.ts';
 import { startDisksyncGateway } from './disksync-gateway.ts';
+import type { Region } from './edge.ts';
 import { startEdgeGuard } from './edge-guard.ts';
 import { startGrpcGateway } from './grpc-gateway.ts';
 import { startHttpGateway } from './http-gateway.ts';
 import { startJsonRpcGateway } from './jsonrpc-gateway.ts';
 import { startSimProducer } from './sim-producer.ts';
 import { setupStreams } from './streams.ts';
-import { type Region, startUnifiedGateway } from './unified-gateway.ts';
+import { startUnifiedGateway } from './unified-gateway.ts';
 import { startWorker } from './worker.ts';
 
 export type Role =

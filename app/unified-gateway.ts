@@ -1,25 +1,12 @@
 /** The unified SSE edge of one region: its listener, on the process's shared live tail. */
 
 import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
-import type { Guard } from '../gateways/core/guard.ts';
 import { buildUnifiedApp } from '../gateways/unified/app.ts';
-import type { Config } from '../platform/config.ts';
-import type { Stoppable } from '../platform/lifecycle.ts';
-import type { Logger } from '../platform/logger.ts';
-import type { Nats } from '../platform/nats.ts';
 import { tlsOptions } from '../platform/tls.ts';
-import type { EdgeStatus } from './edge-status.ts';
+import type { EdgeStarter } from './edge.ts';
 import { acquireTail } from './shared-tail.ts';
 
-export type Region = 'us' | 'jp';
-
-export async function startUnifiedGateway(
-  nats: Nats,
-  config: Config,
-  log: Logger,
-  region: Region,
-  edge: { guard: Guard; status: EdgeStatus },
-): Promise<Stoppable & { address: string }> {
+export const startUnifiedGateway: EdgeStarter = async (nats, config, log, region, edge) => {
   const { tail, release } = await acquireTail(nats, config, log);
   const unified = buildUnifiedApp({
     config,
@@ -47,4 +34,4 @@ export async function startUnifiedGateway(
       release();
     },
   };
-}
+};
