@@ -30,10 +30,16 @@ beforeAll(async () => {
   const nats = await connectTestNats(server.url, config);
   accounts = await startTestAccounts(nats, config);
   service = await createServiceKey(accounts.service);
-  http = await startTestHttp(nats, config, accounts, {
-    upstream: () => 'http://127.0.0.1:9',
-    serviceKey: () => service.key,
-  });
+  http = await startTestHttp(
+    nats,
+    config,
+    accounts,
+    {
+      upstream: () => 'http://127.0.0.1:9',
+      serviceKey: () => service.key,
+    },
+    { status: true },
+  );
 });
 
 afterAll(async () => {
@@ -57,6 +63,8 @@ it('documents every registered route with its error responses', async () => {
     .filter((r) => !doc.paths[toOpenApi(r.url)]?.[r.method.toLowerCase()])
     .map((r) => `${r.method} ${r.url}`);
   expect(missing).toEqual([]);
+  for (const path of ['/api/v1/status', '/api/v1/public/status', '/api/v1/status/maintenance/{id}'])
+    expect(Object.keys(doc.paths), 'the status API is documented').toContain(path);
   for (const [path, ops] of Object.entries(doc.paths))
     for (const [method, op] of Object.entries(ops)) {
       const errors = Object.entries(op.responses).filter(([s]) => Number(s) >= 400);

@@ -14,6 +14,7 @@ export async function startTestHttp(
   config: Config,
   accounts: TestAccounts,
   dashboard?: HttpAppDeps['dashboard'],
+  opts: { status?: boolean } = {},
 ): Promise<TestHttp> {
   const log = createLogger(config.LOG_LEVEL, 'http');
   const edge = await startEdgeGuard(nats, config, log);
@@ -24,6 +25,7 @@ export async function startTestHttp(
     config,
     log,
     ...(dashboard ? { dashboard } : {}),
+    ...(opts.status ? { status: edge.status } : {}),
   });
   const url = await http.app.listen({ host: '127.0.0.1', port: 0 });
   http.setListenAddress(url);

@@ -23,7 +23,7 @@ export type RouteDoc = {
   status?: number;
   response?: z.ZodType | { mediaType: string; description: string };
   /** Errors of this route beyond those its `auth` implies (and `internal`, which every route has). */
-  errors: ErrorCode[];
+  errors: readonly ErrorCode[];
 };
 
 declare module 'fastify' {

@@ -11,6 +11,7 @@ import type { Nats } from '../../../platform/nats.ts';
 import type { AccountsService } from '../../../producers/accounts/service.ts';
 import { parseWith } from '../../core/validate.ts';
 import type { ConsoleSessions } from '../console-session.ts';
+import type { RouteDoc } from '../openapi/route-doc.ts';
 
 export function registerErrorLookupRoute(
   app: FastifyInstance,
@@ -20,7 +21,15 @@ export function registerErrorLookupRoute(
     sessions: Pick<ConsoleSessions, 'token'>;
   },
 ): void {
-  app.get('/api/v1/console/errors', async (req) => {
+  const openapi: RouteDoc = {
+    summary: "One of the signed-in account's errors by request id (kept 30 days)",
+    tag: 'console',
+    auth: 'session',
+    query: ErrorLookupQuery,
+    response: { mediaType: 'application/json', description: 'the error: code, route, status, time' },
+    errors: ['invalid_params', 'not_found'],
+  };
+  app.get('/api/v1/console/errors', { config: { openapi } }, async (req) => {
     const accountId = await deps.accounts.sessionAccount(deps.sessions.token(req));
     const { request_id } = parseWith(ErrorLookupQuery, req.query ?? {}, 'text');
     const entry = await lookupError(deps.nats, accountId, request_id);

@@ -18,6 +18,7 @@ import {
 import type { AccountsService } from '../../../producers/accounts/service.ts';
 import type { StatusService } from '../../../producers/status/service.ts';
 import { parseWith } from '../../core/validate.ts';
+import type { RouteDoc } from '../openapi/route-doc.ts';
 import type { RequireKey } from '../require-key.ts';
 import { type createStatusView, presentIncident, presentWindow } from './status-view.ts';
 
@@ -30,9 +31,17 @@ export type StatusRouteDeps = {
 };
 
 const BASE = '/api/v1/status';
+const json = { mediaType: 'application/json', description: 'JSON' } as const;
+type Documented = { config: { openapi: RouteDoc } };
+const doc = (summary: string, more: Partial<RouteDoc>): Documented => ({
+  config: { openapi: { summary, tag: 'status', auth: 'key', response: json, errors: [], ...more } },
+});
+/** An operator's call: the key needs `status:admin` and its account must be an operator's. */
+const admin = (summary: string, more: Partial<RouteDoc> = {}): Documented =>
+  doc(summary, { scope: 'status:admin', ...more, errors: ['forbidden', ...(more.errors ?? [])] });
 
 export function registerStatusRoutes(app: FastifyInstance, deps: StatusRouteDeps): void {
-  const admin = deps.requireKey('status:admin');
+  const preHandler = deps.requireKey('status:admin');
   /** The operator behind an admin key (re-checked on every call: a removed operator loses access). */
   const operator = async (req: FastifyRequest): Promise<string> => {
     const accountId = req.principal?.accountId ?? null;
@@ -44,9 +53,16 @@ export function registerStatusRoutes(app: FastifyInstance, deps: StatusRouteDeps
     if (!pattern.test(id)) throw new ApiError('not_found', `no ${what} ${id}`);
   };
 
-  app.get('/api/v1/public/status', async () => deps.view.public());
+  const publicDoc = doc('Keyless summary: regions and transports, incidents, maintenance (no account data)', {
+    auth: 'none',
+  });
+  app.get('/api/v1/public/status', publicDoc, async () => deps.view.public());
 
-  app.get(BASE, { preHandler: deps.requireKey('status:read') }, async (req) => {
+  const fullDoc = doc('Per region, transport, source and coin; the MD range; incidents; maintenance', {
+    scope: 'status:read',
+    errors: ['feed_unavailable'],
+  });
+  app.get(BASE, { preHandler: deps.requireKey('status:read'), ...fullDoc }, async (req) => {
     try {
       return await deps.view.full();
     } catch (err) {
@@ -55,25 +71,30 @@ export function registerStatusRoutes(app: FastifyInstance, deps: StatusRouteDeps
     }
   });
 
-  app.post(`${BASE}/incidents`, { preHandler: admin }, async (req, reply) => {
+  const opened = { body: CreateIncidentBody, status: 201, errors: ['invalid_params'] } as const;
+  app.post(`${BASE}/incidents`, { preHandler, ...admin('Open an incident', opened) }, async (req, reply) => {
     const by = await operator(req);
     const incident = await deps.service.openIncident(by, parseWith(CreateIncidentBody, req.body ?? {}));
     return reply.code(201).send(presentIncident(incident, true));
   });
 
-  app.get(`${BASE}/incidents`, { preHandler: admin }, async (req) => {
+  app.get(`${BASE}/incidents`, { preHandler, ...admin('Incidents with their updates') }, async (req) => {
     await operator(req);
     return { incidents: deps.board.incidents().map((i) => presentIncident(i, true)) };
   });
 
-  app.patch<{ Params: { id: string } }>(`${BASE}/incidents/:id`, { preHandler: admin }, async (req) => {
+  const updated = { body: UpdateIncidentBody, errors: ['invalid_params', 'not_found'] } as const;
+  const patchOpts = { preHandler, ...admin('Update an incident: open → monitoring → resolved', updated) };
+  app.patch<{ Params: { id: string } }>(`${BASE}/incidents/:id`, patchOpts, async (req) => {
     await operator(req);
     known(INCIDENT_ID, req.params.id, 'incident');
     const body = parseWith(UpdateIncidentBody, req.body ?? {});
     return presentIncident(await deps.service.updateIncident(req.params.id, body), true);
   });
 
-  app.post(`${BASE}/maintenance`, { preHandler: admin }, async (req, reply) => {
+  const scheduled = { body: CreateMaintenanceBody, status: 201, errors: ['invalid_params'] } as const;
+  const scheduleOpts = { preHandler, ...admin('Schedule a maintenance window', scheduled) };
+  app.post(`${BASE}/maintenance`, scheduleOpts, async (req, reply) => {
     const by = await operator(req);
     const window = await deps.service.scheduleMaintenance(
       by,
@@ -82,7 +103,7 @@ export function registerStatusRoutes(app: FastifyInstance, deps: StatusRouteDeps
     return reply.code(201).send(presentWindow(window, Date.now(), true));
   });
 
-  app.get(`${BASE}/maintenance`, { preHandler: admin }, async (req) => {
+  app.get(`${BASE}/maintenance`, { preHandler, ...admin('Upcoming and active windows') }, async (req) => {
     await operator(req);
     const now = Date.now();
     return { windows: deps.board.pendingWindows().map((w) => presentWindow(w, now, true)) };
@@ -90,7 +111,10 @@ export function registerStatusRoutes(app: FastifyInstance, deps: StatusRouteDeps
 
   app.delete<{ Params: { id: string } }>(
     `${BASE}/maintenance/:id`,
-    { preHandler: admin },
+    {
+      preHandler,
+      ...admin('Cancel a window (service resumes at once)', { status: 204, errors: ['not_found'] }),
+    },
     async (req, reply) => {
       await operator(req);
       known(WINDOW_ID, req.params.id, 'maintenance window');
