@@ -11,11 +11,12 @@ import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { type ConnectorArgs, startConnectorProducer } from './connector.ts';
 import { startDisksyncGateway } from './disksync-gateway.ts';
-import type { Region } from './edge.ts';
+import type { EdgeStarter, Region } from './edge.ts';
 import { startEdgeGuard } from './edge-guard.ts';
 import { startGrpcGateway } from './grpc-gateway.ts';
 import { startHttpGateway } from './http-gateway.ts';
 import { startJsonRpcGateway } from './jsonrpc-gateway.ts';
+import { startMetricsListener } from './metrics-listener.ts';
 import { startSimProducer } from './sim-producer.ts';
 import { setupStreams } from './streams.ts';
 import { startUnifiedGateway } from './unified-gateway.ts';
@@ -32,6 +33,22 @@ export type Role =
   | 'producer-connector'
   | 'worker';
 export type { Region, Stoppable };
+
+/** A process of one edge: its guard, the edge, and its own `/metrics` when `METRICS_PORT` is set. */
+async function oneEdge(
+  start: EdgeStarter,
+  nats: Nats,
+  config: Config,
+  log: Logger,
+  region: Region,
+): Promise<Stoppable[]> {
+  const edge = await startEdgeGuard(nats, config, log);
+  return [
+    edge.part,
+    await start(nats, config, log, region, edge),
+    ...(await startMetricsListener(config, log, edge)),
+  ];
+}
 
 export async function startRole(
   role: Role,
@@ -67,22 +84,14 @@ export async function startRole(
         await startDisksyncGateway(nats, config, log, 'jp', edge),
       ];
     }
-    case 'gateway-unified': {
-      const edge = await startEdgeGuard(nats, config, log);
-      return [edge.part, await startUnifiedGateway(nats, config, log, region, edge)];
-    }
-    case 'gateway-jsonrpc': {
-      const edge = await startEdgeGuard(nats, config, log);
-      return [edge.part, await startJsonRpcGateway(nats, config, log, region, edge)];
-    }
-    case 'gateway-grpc': {
-      const edge = await startEdgeGuard(nats, config, log);
-      return [edge.part, await startGrpcGateway(nats, config, log, region, edge)];
-    }
-    case 'gateway-disksync': {
-      const edge = await startEdgeGuard(nats, config, log);
-      return [edge.part, await startDisksyncGateway(nats, config, log, region, edge)];
-    }
+    case 'gateway-unified':
+      return oneEdge(startUnifiedGateway, nats, config, log, region);
+    case 'gateway-jsonrpc':
+      return oneEdge(startJsonRpcGateway, nats, config, log, region);
+    case 'gateway-grpc':
+      return oneEdge(startGrpcGateway, nats, config, log, region);
+    case 'gateway-disksync':
+      return oneEdge(startDisksyncGateway, nats, config, log, region);
     case 'gateway-http': {
       const edge = await startEdgeGuard(nats, config, log);
       return [edge.part, await startHttpGateway(nats, config, log, edge)];

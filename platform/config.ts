@@ -67,6 +67,8 @@ export const ConfigSchema = z.object({
   UNIFIED_UPSTREAM_URL: z.url().optional(),
   UNIFIED_PORT_US: port(8081),
   UNIFIED_PORT_JP: port(9081),
+  /** A single-edge role's own `/metrics` listener (scope `metrics`); unset: none. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   /** JSON-RPC feed edge (`{rpc_url}`, `{rpc_jp_url}`). */
   JSONRPC_PORT_US: port(8545),
   JSONRPC_PORT_JP: port(9545),

@@ -1,0 +1,56 @@
+/**
+ * compose/docker-compose.yml as Docker Compose itself reads it (`docker compose config`, or the
+ * standalone `docker-compose` that `.ci/run` installs from Debian; no engine is needed to
+ * validate): valid with every required variable set, refused naming the variable when a secret
+ * is missing; and Prometheus (compose/prometheus.yml) scrapes every edge replica on the port its
+ * METRICS_PORT opens.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+
+const dir = join(import.meta.dirname, '..', '..', 'compose');
+const file = join(dir, 'docker-compose.yml');
+const plugin = spawnSync('docker', ['compose', 'version'], { stdio: 'ignore' }).status === 0;
+const standalone = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
+
+/** Every `${NAME:?…}` the file requires, set to a placeholder (the secret file: /dev/null). */
+const required = {
+  API_KEY_SECRET: 'placeholder',
+  GRAFANA_ADMIN_PASSWORD: 'placeholder',
+  MDP_METRICS_API_KEY_FILE: '/dev/null',
+  NATS_ACCOUNTS_PASSWORD: 'placeholder',
+  NATS_ADMIN_PASSWORD: 'placeholder',
+  NATS_GATEWAY_PASSWORD: 'placeholder',
+  NATS_PRODUCER_PASSWORD: 'placeholder',
+  NATS_WORKER_PASSWORD: 'placeholder',
+};
+
+function config(env: Record<string, string>) {
+  const [cmd, args] = plugin ? ['docker', ['compose']] : ['docker-compose', []];
+  return spawnSync(cmd, [...args, '-f', file, 'config', '-q'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+  });
+}
+
+it.skipIf(!plugin && !standalone)('docker compose config validates the topology', () => {
+  const ok = config(required);
+  expect(ok.stderr).toBe('');
+  expect(ok.status).toBe(0);
+  const { API_KEY_SECRET: _, ...missing } = required;
+  const refused = config(missing);
+  expect(refused.status).not.toBe(0);
+  expect(refused.stderr).toContain('API_KEY_SECRET');
+});
+
+it('Prometheus scrapes every edge replica on its METRICS_PORT', () => {
+  const compose = readFileSync(file, 'utf8');
+  const edges = [...compose.matchAll(/^ {2}((?:unified|jsonrpc|grpc|disksync)-[a-z0-9-]+):(.*)$/gm)];
+  expect(edges.length).toBe(16);
+  for (const [, , line] of edges) expect(line).toContain('METRICS_PORT: "9464"');
+  const targets = [...readFileSync(join(dir, 'prometheus.yml'), 'utf8').matchAll(/([a-z0-9-]+):9464/g)];
+  expect(targets.map((m) => m[1]).sort()).toEqual(edges.map((m) => m[1]).sort());
+});
