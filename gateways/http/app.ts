@@ -116,6 +116,10 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const cookies = consoleSessions(
     createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION),
     Boolean(deps.tls) || configured?.startsWith('https:') === true,
+    {
+      sessionAccount: (token) => deps.accounts.sessionAccount(token),
+      ...(deps.status ? { onIdentified: deps.status.accounts.identified } : {}),
+    },
   );
   registerConsoleRoutes(
     app,

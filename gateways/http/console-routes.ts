@@ -34,7 +34,7 @@ export function registerConsoleRoutes(
   limits: ConsoleLimits = new ConsoleLimits(),
 ): void {
   const base = CONSOLE_BASE;
-  const session = (req: FastifyRequest) => accounts.sessionAccount(sessions.token(req));
+  const session = (req: FastifyRequest) => sessions.account(req);
 
   app.post(
     `${base}/register`,

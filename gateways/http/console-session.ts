@@ -29,6 +29,11 @@ export function cookieValue(req: FastifyRequest, name: string): string | null {
 export type ConsoleSessions = {
   /** The session token of the request (bearer first, then cookie); CSRF-checked when it came from the cookie. */
   token(req: FastifyRequest): string | null;
+  /**
+   * The account of the request's live session (else `session_invalid`), noted as the request's
+   * account so that its error responses are logged under it (the console's error look-up).
+   */
+  account(req: FastifyRequest): Promise<string>;
   /** The CSRF token that goes with a session token. */
   csrfOf(token: string): string;
   setCookie(req: FastifyRequest, reply: FastifyReply, token: string, expiresAt: Date): void;
@@ -37,8 +42,18 @@ export type ConsoleSessions = {
   sameSite(req: FastifyRequest): void;
 };
 
+export type SessionAccounts = {
+  sessionAccount(token: string | null): Promise<string>;
+  /** Told the account of each request whose session resolved (the error log's attribution). */
+  onIdentified?: (requestId: string, accountId: string) => void;
+};
+
 /** `secureCookies`: mark the cookie `Secure` (the service answers over TLS, here or at the balancer). */
-export function consoleSessions(secrets: Secrets, secureCookies: boolean): ConsoleSessions {
+export function consoleSessions(
+  secrets: Secrets,
+  secureCookies: boolean,
+  accounts: SessionAccounts,
+): ConsoleSessions {
   const csrfOf = (token: string) => secrets.keyHash(`csrf:${token}`);
   const attributes = (req: FastifyRequest) =>
     `Path=/; HttpOnly; SameSite=Strict${secureCookies || req.protocol === 'https' ? '; Secure' : ''}`;
@@ -51,22 +66,28 @@ export function consoleSessions(secrets: Secrets, secureCookies: boolean): Conso
     if (site === 'cross-site' || site === 'same-site' || crossOrigin || origin === 'null')
       throw new ApiError('forbidden', 'cross-site request refused: use the console of this origin');
   };
+  const token = (req: FastifyRequest): string | null => {
+    const bearer = bearerToken(req.headers.authorization);
+    if (bearer) return bearer;
+    const cookie = cookieValue(req, SESSION_COOKIE);
+    if (!cookie || SAFE_METHODS.has(req.method)) return cookie;
+    sameSite(req);
+    const sent = req.headers[CSRF_HEADER];
+    if (typeof sent !== 'string' || !secrets.sameHash(sent, csrfOf(cookie)))
+      throw new ApiError(
+        'forbidden',
+        `CSRF token missing or wrong: a cookie session must send ${CSRF_HEADER} on every change`,
+      );
+    return cookie;
+  };
   return {
     csrfOf,
     sameSite,
-    token(req) {
-      const bearer = bearerToken(req.headers.authorization);
-      if (bearer) return bearer;
-      const cookie = cookieValue(req, SESSION_COOKIE);
-      if (!cookie || SAFE_METHODS.has(req.method)) return cookie;
-      sameSite(req);
-      const sent = req.headers[CSRF_HEADER];
-      if (typeof sent !== 'string' || !secrets.sameHash(sent, csrfOf(cookie)))
-        throw new ApiError(
-          'forbidden',
-          `CSRF token missing or wrong: a cookie session must send ${CSRF_HEADER} on every change`,
-        );
-      return cookie;
+    token,
+    async account(req) {
+      const accountId = await accounts.sessionAccount(token(req));
+      accounts.onIdentified?.(req.id, accountId);
+      return accountId;
     },
     setCookie(req, reply, token, expiresAt) {
       const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1_000));

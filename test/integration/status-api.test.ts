@@ -165,9 +165,18 @@ describe('incidents', () => {
 
   it('the keyless summary carries no account data', async () => {
     await call('POST', '/api/v1/status/incidents', adminKey, { title: 'API errors', message: 'looking' });
-    const res = await call('GET', '/api/v1/public/status', null);
-    expect(res.status).toBe(200);
-    const text = await res.text();
+    // The summary reads this process's board, which hears the incident just after the command's
+    // own projection confirmed it.
+    const text = await eventually(
+      async () => {
+        const res = await call('GET', '/api/v1/public/status', null);
+        expect(res.status).toBe(200);
+        const body = await res.text();
+        return body.includes('API errors') ? body : null;
+      },
+      10_000,
+      'the incident in the public summary',
+    );
     expect(text).not.toMatch(/created_by|acc_/);
     expect(JSON.parse(text)).toMatchObject({
       status: 'degraded',
@@ -260,6 +269,21 @@ describe('error log', () => {
     await expectError(await lookup(b, failA.request_id), 404, 'not_found');
     await expectError(await lookup(a, failB.request_id), 404, 'not_found');
     await expectError(await lookup(a, 'x'), 400, 'invalid_params', 'request_id');
+    // A console call refused under a session is the session's account's error too.
+    const consoleFail = await expectError(
+      await fetch(`${url}/api/v1/console/keys/key_nope`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${a}` },
+      }),
+      404,
+      'not_found',
+    );
+    const consoleFound = await eventually(async () => {
+      const res = await lookup(a, consoleFail.request_id);
+      return res.status === 200 ? ((await res.json()) as Record<string, unknown>) : null;
+    });
+    expect(consoleFound).toMatchObject({ code: 'not_found', route: '/api/v1/console/keys/:key_id' });
+    await expectError(await lookup(b, consoleFail.request_id), 404, 'not_found');
     await expectError(
       await fetch(`${url}/api/v1/console/errors?request_id=${failA.request_id}`),
       401,

@@ -8,7 +8,6 @@ import { lookupError } from '../../../consumers/status/error-lookup.ts';
 import { ApiError } from '../../../contracts/errors.ts';
 import { ErrorLookupQuery } from '../../../contracts/status.ts';
 import type { Nats } from '../../../platform/nats.ts';
-import type { AccountsService } from '../../../producers/accounts/service.ts';
 import { parseWith } from '../../core/validate.ts';
 import type { ConsoleSessions } from '../console-session.ts';
 import type { RouteDoc } from '../openapi/route-doc.ts';
@@ -17,8 +16,7 @@ export function registerErrorLookupRoute(
   app: FastifyInstance,
   deps: {
     nats: Nats;
-    accounts: Pick<AccountsService, 'sessionAccount'>;
-    sessions: Pick<ConsoleSessions, 'token'>;
+    sessions: Pick<ConsoleSessions, 'account'>;
   },
 ): void {
   const openapi: RouteDoc = {
@@ -30,7 +28,7 @@ export function registerErrorLookupRoute(
     errors: ['invalid_params', 'not_found'],
   };
   app.get('/api/v1/console/errors', { config: { openapi } }, async (req) => {
-    const accountId = await deps.accounts.sessionAccount(deps.sessions.token(req));
+    const accountId = await deps.sessions.account(req);
     const { request_id } = parseWith(ErrorLookupQuery, req.query ?? {}, 'text');
     const entry = await lookupError(deps.nats, accountId, request_id);
     if (!entry) throw new ApiError('not_found', `no error of this account with request id ${request_id}`);

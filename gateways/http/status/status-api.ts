@@ -28,7 +28,7 @@ export type StatusApiDeps = {
   accounts: AccountsService;
   requireKey: RequireKey;
   registry: ConnectionRegistry;
-  sessions: Pick<ConsoleSessions, 'token'>;
+  sessions: Pick<ConsoleSessions, 'account'>;
   parts: StatusParts;
   /** Longest a status command waits for its projection, ms. */
   deadlineMs: number;
@@ -53,7 +53,7 @@ export async function registerStatusApi(app: FastifyInstance, deps: StatusApiDep
     board: parts.board,
     view,
   });
-  registerErrorLookupRoute(app, { nats, accounts: deps.accounts, sessions: deps.sessions });
+  registerErrorLookupRoute(app, { nats, sessions: deps.sessions });
   const unsubscribe = attachEdgeStatus(app, parts, {
     region: null,
     transport: 'simulation',
