@@ -6,7 +6,9 @@
  * while N is older than what the tail's ring covers; then the ring; then, in the same synchronous
  * step that reads the ring's newest event, the live tail. `lastSeq` on the subscriber drops any
  * event seen twice at a handover, and the ring's coverage promise rules out a gap. Both history
- * phases wait for the sink's backpressure, so a slow resuming client costs no memory.
+ * phases wait for the sink's backpressure, so a slow resuming client costs no memory. A filtered
+ * history read is given matching messages only: when none is left before the ring, it learns so
+ * from the stream (history-end.ts) instead of waiting for the next matching event to be stored.
  *
  * `replayRange` is the history phase alone, for a finite stream (a cache's events): from a
  * position to a last sequence, then done.
@@ -16,6 +18,7 @@ import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
 import { decodeFeedEvent, type FeedEvent, type SubjectParser } from './feed-event.ts';
+import { watchHistoryEnd } from './history-end.ts';
 import type { LiveTail, TailSubscriber } from './live-tail.ts';
 import { matches, type Selection } from './selection.ts';
 
@@ -43,10 +46,15 @@ export const replayStats = { live: 0, fromRing: 0, fromStream: 0, notices: 0 };
 /** Where a history read comes from. */
 export type HistorySpec = { stream: string; filter: string; parse: SubjectParser };
 
+/** When a history read stops: `stopped()` (the client left), or its goal (a sequence) is reached. */
+type HistoryEnd = { stopped: () => boolean; goal: () => number };
+
 /**
- * Reads `spec` in order from `after + 1`, delivering the events that match `selection`, until
- * `enough(seq)` holds for a sequence read (or the reader stops). Resolves with the last sequence
- * read. Waits for the sink's backpressure between messages.
+ * Reads `spec` in order from `after + 1`, delivering the events that match `selection`, until the
+ * client leaves or the goal is reached: by a message read at or past it, or, when the reader's
+ * filter leaves nothing to read before it, by the stream's word (history-end.ts). Resolves with the
+ * last sequence read or reached; no event at or below it is delivered afterwards. Waits for the
+ * sink's backpressure between messages.
  */
 function readHistory(
   nats: Nats,
@@ -55,12 +63,26 @@ function readHistory(
   after: number,
   selection: Selection,
   sink: Pick<FeedSink, 'event' | 'ready'>,
-  enough: (seq: number) => boolean,
+  end: HistoryEnd,
   onReader: (r: OrderedReader) => void,
 ): Promise<number> {
   return new Promise<number>((resolve) => {
     let reached = after;
     let finished = false;
+    const finish = (seq: number) => {
+      if (finished) return;
+      finished = true;
+      watch.stop();
+      r.stop();
+      resolve(seq);
+    };
+    const watch = watchHistoryEnd(nats, log, {
+      stream: spec.stream,
+      filter: spec.filter,
+      position: () => reached,
+      goal: end.goal,
+      reached: (goal) => finish(goal),
+    });
     const r = readOrdered(
       nats,
       { stream: spec.stream, filter: spec.filter, startSeq: after + 1 },
@@ -69,10 +91,9 @@ function readHistory(
         const ev = decodeFeedEvent(msg, undefined, spec.parse);
         if (ev && matches(selection, ev)) sink.event(ev);
         reached = msg.info.streamSequence;
-        if (enough(reached)) {
-          finished = true;
-          r.stop();
-          resolve(reached);
+        watch.delivered();
+        if (end.stopped() || reached >= end.goal()) {
+          finish(reached);
           return;
         }
         return sink.ready() ?? undefined;
@@ -80,7 +101,10 @@ function readHistory(
       log,
     );
     onReader(r);
-    r.done.then(() => resolve(reached));
+    r.done.then(() => {
+      watch.stop();
+      resolve(reached);
+    });
   });
 }
 
@@ -136,7 +160,8 @@ export async function openFeed(
           after,
           selection,
           guarded,
-          (seq) => closed || seq + 1 >= tail.coveredFrom,
+          // The ring holds every event from coveredFrom on: history is wanted up to just before.
+          { stopped: () => closed, goal: () => tail.coveredFrom - 1 },
           (r) => {
             reader = r;
           },
@@ -185,7 +210,7 @@ export async function replayRange(
       after,
       selection,
       { event: (ev) => !signal.aborted && sink.event(ev), ready: () => sink.ready() },
-      (seq) => signal.aborted || seq >= lastSeq,
+      { stopped: () => signal.aborted, goal: () => lastSeq },
       (r) => {
         reader = r;
       },
