@@ -6,7 +6,8 @@
  * `binance.<symbol>.trade.<t>`; a trade id at or below the last one published is a replay.
  * Books: every diff goes through the local book (binance-depth-sync.ts) and each applied diff
  * publishes the top levels of the book as a snapshot under `binance.<symbol>.book.<u>`, the
- * venue's own update id, so the same book state always has the same message id. A gap, a diff in
+ * venue's own update id, so the same book state always has the same message id; a book at or below
+ * the last `u` published (rebuilt from an older snapshot) is not sent again. A gap, a diff in
  * an unknown format or a crossed book drops the book (logged, counted) and a new REST snapshot
  * rebuilds it; no book is published in between.
  */
@@ -18,7 +19,14 @@ import { isNormalizeError } from '../normalizer/index.ts';
 import { binanceMapper } from '../normalizer/mappers/binance.ts';
 import { BinanceDepthSync, type DepthDiff, type DepthStep } from './binance-depth-sync.ts';
 import { type SnapshotFetcher, updateId } from './binance-snapshot.ts';
-import { type Frame, type FrameOutcome, parseFrame, type VenueAdapter, type VenueDeps } from './venue.ts';
+import {
+  type Frame,
+  type FrameOutcome,
+  messageId,
+  parseFrame,
+  type VenueAdapter,
+  type VenueDeps,
+} from './venue.ts';
 
 /** A diff with the times of the event that carried it (the book published after it takes them). */
 type TimedDiff = DepthDiff & { timestampMs: number; captureMs: number };
@@ -27,6 +35,8 @@ type SymbolState = {
   symbol: string;
   depth: BinanceDepthSync<TimedDiff>;
   lastTradeId: number;
+  /** `u` of the last book published: a book rebuilt from an older snapshot is not sent again. */
+  lastBookId: number;
   fetching: boolean;
 };
 
@@ -38,7 +48,13 @@ export function binanceVenue(opts: BinanceOptions): VenueAdapter {
   const states = new Map<string, SymbolState>(
     opts.symbols.map((s) => [
       s.toUpperCase(),
-      { symbol: s.toUpperCase(), depth: new BinanceDepthSync<TimedDiff>(), lastTradeId: -1, fetching: false },
+      {
+        symbol: s.toUpperCase(),
+        depth: new BinanceDepthSync<TimedDiff>(),
+        lastTradeId: -1,
+        lastBookId: -1,
+        fetching: false,
+      },
     ]),
   );
 
@@ -51,8 +67,10 @@ export function binanceVenue(opts: BinanceOptions): VenueAdapter {
     fetchSnapshot(st);
   };
 
-  const publishBook = (st: SymbolState, diff: TimedDiff) => {
-    if (!st.depth.isSynced) return; // dropped by an earlier step of the same snapshot
+  /** False when nothing was published: the book at this `u` was published before. */
+  const publishBook = (st: SymbolState, diff: TimedDiff): boolean => {
+    if (!st.depth.isSynced) return true; // dropped by an earlier step of the same snapshot
+    if (diff.last <= st.lastBookId) return false;
     let ev: BookEvent;
     try {
       const { depth } = st;
@@ -69,17 +87,17 @@ export function binanceVenue(opts: BinanceOptions): VenueAdapter {
       if (!isNormalizeError(err)) throw err;
       st.depth.unsync();
       resync(st, 'crossed_book', { updateId: diff.last, err: err.message });
-      return;
+      return true;
     }
-    emit(ev, `binance.${st.symbol}.book.${diff.last}`);
+    st.lastBookId = diff.last;
+    return emit(ev, messageId('binance', st.symbol, 'book', diff.last), diff.last);
   };
 
   /** Publishes what a step calls for; a gap drops the book and asks for a snapshot. */
   const handle = (st: SymbolState, step: DepthStep<TimedDiff>): FrameOutcome => {
     switch (step.kind) {
       case 'applied':
-        publishBook(st, step.diff);
-        return 'ok';
+        return publishBook(st, step.diff) ? 'ok' : 'duplicate';
       case 'duplicate':
         return 'duplicate';
       case 'buffered':
@@ -136,7 +154,8 @@ export function binanceVenue(opts: BinanceOptions): VenueAdapter {
         continue;
       }
       if (Number.isSafeInteger(id)) st.lastTradeId = id;
-      emit(ev, `binance.${st.symbol}.trade.${ev.venue_trade_id}`);
+      if (!emit(ev, messageId('binance', st.symbol, 'trade', ev.venue_trade_id as string), id))
+        outcome = 'duplicate';
     }
     return outcome;
   };
@@ -171,6 +190,7 @@ export function binanceVenue(opts: BinanceOptions): VenueAdapter {
   return {
     venue: 'binance',
     url: opts.wsUrl,
+    symbols: [...states.keys()],
     subscriptions: () => [
       JSON.stringify({
         method: 'SUBSCRIBE',

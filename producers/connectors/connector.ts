@@ -3,6 +3,10 @@
  * that reconnects (ws-session.ts), its events published to `MD` in frame order through the
  * publish queue. Every frame is counted per venue by outcome; a frame in an unknown format is
  * refused, logged naming the field and counted, and the connector carries on.
+ *
+ * Before connecting, the connector reads back from `MD` how far it had published (log-floor.ts):
+ * frames a venue replays after a restart are dropped as duplicates even when JetStream's duplicate
+ * window has passed. Until then nothing is read from the venue.
  */
 import type { Source } from '../../contracts/events.ts';
 import type { Config } from '../../platform/config.ts';
@@ -14,9 +18,10 @@ import { binanceVenue } from './binance.ts';
 import { restSnapshotFetcher, type SnapshotFetcher } from './binance-snapshot.ts';
 import { reportFormatError } from './format-errors.ts';
 import { hyperliquidVenue } from './hyperliquid.ts';
+import { LogFloor, recoverLogFloor } from './log-floor.ts';
 import { PublishQueue } from './publish-queue.ts';
 import type { Emit, VenueAdapter, VenueDeps } from './venue.ts';
-import { startWsSession } from './ws-session.ts';
+import { startWsSession, type WsSession } from './ws-session.ts';
 
 export const CONNECTOR_VENUES = ['binance', 'hyperliquid'] as const;
 export type ConnectorVenue = (typeof CONNECTOR_VENUES)[number];
@@ -71,10 +76,23 @@ export function startConnector(
   fetchSnapshot?: SnapshotFetcher,
 ): Connector {
   let receivedUs = 0;
-  let pause = () => {};
-  let resume = () => {};
-  const queue = new PublishQueue(nats, log, { venue, onFull: () => pause(), onDrained: () => resume() });
-  const emit: Emit = (event, id) => queue.push(event, id, receivedUs);
+  let session: WsSession | null = null;
+  let floor = new LogFloor();
+  const abort = new AbortController();
+  const queue = new PublishQueue(nats, log, {
+    venue,
+    onFull: () => session?.pause(),
+    onDrained: () => session?.resume(),
+  });
+  const emit: Emit = (event, id, position, tie) => {
+    // Counted as handed over either way: like a JetStream duplicate, a refusal here is a replay.
+    if (floor.holds(event.symbol, event.event_type, position, tie)) {
+      queue.skip(event);
+      return false;
+    }
+    queue.push(event, id, receivedUs);
+    return true;
+  };
   const adapter = adapterFor(
     venue,
     { symbols, emit, log, bookDepth: settings.CONNECTOR_BOOK_DEPTH },
@@ -87,34 +105,42 @@ export function startConnector(
     duplicate: connectorFrames.labels(venue, 'duplicate'),
   };
 
-  const session = startWsSession({
-    venue,
-    url: adapter.url,
-    subscriptions: () => adapter.subscriptions(),
-    ...(adapter.heartbeat ? { heartbeat: adapter.heartbeat } : {}),
-    idleTimeoutMs: settings.CONNECTOR_IDLE_TIMEOUT_MS,
-    backoff: { baseMs: settings.CONNECTOR_RECONNECT_BASE_MS, maxMs: settings.CONNECTOR_RECONNECT_MAX_MS },
-    log,
-    onFrame(text) {
-      receivedUs = nowUs();
-      try {
-        frames[adapter.onFrame({ text, receivedAtMs: Math.floor(receivedUs / 1_000) })].inc();
-      } catch (err) {
-        reportFormatError(venue, log, err, text);
-      }
+  const connect = (): WsSession =>
+    startWsSession({
+      venue,
+      url: adapter.url,
+      subscriptions: () => adapter.subscriptions(),
+      ...(adapter.heartbeat ? { heartbeat: adapter.heartbeat } : {}),
+      idleTimeoutMs: settings.CONNECTOR_IDLE_TIMEOUT_MS,
+      backoff: { baseMs: settings.CONNECTOR_RECONNECT_BASE_MS, maxMs: settings.CONNECTOR_RECONNECT_MAX_MS },
+      log,
+      onFrame(text) {
+        receivedUs = nowUs();
+        try {
+          frames[adapter.onFrame({ text, receivedAtMs: Math.floor(receivedUs / 1_000) })].inc();
+        } catch (err) {
+          reportFormatError(venue, log, err, text);
+        }
+      },
+    });
+  recoverLogFloor(nats, adapter.venue, adapter.symbols, log, abort.signal).then(
+    (recovered) => {
+      if (abort.signal.aborted) return;
+      floor = recovered;
+      session = connect();
+      log.info({ venue, symbols, url: adapter.url }, `${venue} connector started`);
     },
-  });
-  pause = () => session.pause();
-  resume = () => session.resume();
-  log.info({ venue, symbols, url: adapter.url }, `${venue} connector started`);
+    () => {}, // rejects only when stopped before it finished
+  );
 
   return {
     venue: adapter.venue,
     stored: () => queue.storedCount,
-    opens: () => session.opens(),
+    opens: () => session?.opens() ?? 0,
     drained: () => queue.drained(),
     async stop() {
-      await session.stop();
+      abort.abort();
+      await session?.stop();
       adapter.stop?.();
       await queue.stop();
     },

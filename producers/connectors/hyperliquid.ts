@@ -10,12 +10,20 @@
  * after every (re)subscription replays recent trades. A trade is new when it is later than the
  * newest published trade of its coin, or at that same `time` with a `tid` not yet published; the
  * whole frame is judged against the state before it (replays may list newest first). Message ids
- * are `hyperliquid.<coin>.trade.<time>.<tid>` and `hyperliquid.<coin>.book.<time>`.
+ * are `hyperliquid.<coin>.trade.<time>.<tid>` and `hyperliquid.<coin>.book.<time>`. A frame whose
+ * events `MD` already holds from before a restart (log-floor.ts) is a replay too.
  */
 import type { MarketEvent, TradeEvent } from '../../contracts/events.ts';
 import { isObject } from '../normalizer/fields.ts';
 import { hyperliquidMapper } from '../normalizer/mappers/hyperliquid.ts';
-import { type Frame, type FrameOutcome, parseFrame, type VenueAdapter, type VenueDeps } from './venue.ts';
+import {
+  type Frame,
+  type FrameOutcome,
+  messageId,
+  parseFrame,
+  type VenueAdapter,
+  type VenueDeps,
+} from './venue.ts';
 
 type CoinState = {
   /** Newest published trade time, ms, and the tids published at that time. */
@@ -46,16 +54,19 @@ export function hyperliquidVenue(opts: HyperliquidOptions): VenueAdapter {
         );
       if (!seen) fresh.push(ev);
     }
+    let published = 0;
     for (const ev of fresh) {
       const st = coins.get(ev.symbol) as CoinState;
+      const tid = ev.venue_trade_id as string;
       if (ev.timestamp_ms > st.tradeTime) {
         st.tradeTime = ev.timestamp_ms;
         st.tradeIds = new Set();
       }
-      if (ev.timestamp_ms === st.tradeTime) st.tradeIds.add(ev.venue_trade_id as string);
-      emit(ev, `hyperliquid.${ev.symbol}.trade.${ev.timestamp_ms}.${ev.venue_trade_id}`);
+      if (ev.timestamp_ms === st.tradeTime) st.tradeIds.add(tid);
+      const id = messageId('hyperliquid', ev.symbol, 'trade', ev.timestamp_ms, tid);
+      if (emit(ev, id, ev.timestamp_ms, tid)) published++;
     }
-    return fresh.length === 0 && events.length > 0 ? 'duplicate' : 'ok';
+    return published === 0 && events.length > 0 ? 'duplicate' : 'ok';
   };
 
   const onBook = (ev: MarketEvent | undefined): FrameOutcome => {
@@ -63,13 +74,14 @@ export function hyperliquidVenue(opts: HyperliquidOptions): VenueAdapter {
     if (!ev || !st) return 'ok';
     if (ev.timestamp_ms <= st.bookTime) return 'duplicate';
     st.bookTime = ev.timestamp_ms;
-    emit(ev, `hyperliquid.${ev.symbol}.book.${ev.timestamp_ms}`);
-    return 'ok';
+    const id = messageId('hyperliquid', ev.symbol, 'book', ev.timestamp_ms);
+    return emit(ev, id, ev.timestamp_ms) ? 'ok' : 'duplicate';
   };
 
   return {
     venue: 'hyperliquid',
     url: opts.wsUrl,
+    symbols: [...coins.keys()],
     heartbeat: { intervalMs: 30_000, message: JSON.stringify({ method: 'ping' }) },
     subscriptions: () =>
       [...coins.keys()].flatMap((coin) =>

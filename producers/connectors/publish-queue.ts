@@ -57,6 +57,11 @@ export class PublishQueue {
     this.flushing ??= this.flush();
   }
 
+  /** Counts an event handed over that is not sent: `MD` holds it already (log-floor.ts). */
+  skip(event: MarketEvent): void {
+    this.counted[event.event_type].inc();
+  }
+
   /** Messages stored so far (JetStream duplicates not counted). */
   get storedCount(): number {
     return this.stored;

@@ -11,8 +11,29 @@ import { NormalizeError } from '../normalizer/index.ts';
 /** A frame's fate: `ok` (events emitted, or a frame with nothing to publish), `duplicate` (already published). */
 export type FrameOutcome = 'ok' | 'duplicate';
 
-/** Hands an event to the publisher; `id` becomes its `Nats-Msg-Id`. */
-export type Emit = (event: MarketEvent, id: string) => void;
+/**
+ * Hands an event to the publisher under `id` (its `Nats-Msg-Id`, built by `messageId`).
+ * `position` is the venue's own increasing id or time for the event's symbol and channel (Binance
+ * trade `t`, book `u`; Hyperliquid `time`) and `tie` what tells apart events at one position
+ * (Hyperliquid `tid`). Returns false when `MD` already holds the event (log-floor.ts): not sent.
+ */
+export type Emit = (event: MarketEvent, id: string, position: number, tie?: string) => boolean;
+
+/**
+ * `<venue>.<symbol>.<channel>.<position>[.<tie>]`: the one layout of connector message ids, read
+ * back at start-up by log-floor.ts.
+ */
+export function messageId(
+  venue: Source,
+  symbol: string,
+  channel: MarketEvent['event_type'],
+  position: number | string,
+  tie?: string,
+): string {
+  return tie === undefined
+    ? `${venue}.${symbol}.${channel}.${position}`
+    : `${venue}.${symbol}.${channel}.${position}.${tie}`;
+}
 
 export type Frame = {
   text: string;
@@ -23,6 +44,8 @@ export type Frame = {
 export interface VenueAdapter {
   readonly venue: Source;
   readonly url: string;
+  /** The symbols subscribed, spelled as the venue's events (and MD subjects) spell them. */
+  readonly symbols: readonly string[];
   /** Messages sent after every (re)connect. */
   subscriptions(): string[];
   readonly heartbeat?: { intervalMs: number; message: string };
