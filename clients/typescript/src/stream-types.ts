@@ -1,14 +1,18 @@
 /**
- * What the stream iterator yields, typed from the contracts: market events with their stream
- * sequence, notices, non-terminal warnings, and reconnection reports. `Position` is the one
- * resume position of every transport: the `MD` stream sequence (SSE `id:`, gRPC `seq`, disk-sync
- * `from_seq`).
+ * What the stream iterators yield (SSE `stream()`, gRPC `streamGrpc()`, disk-sync `streamDisk()`),
+ * typed from the contracts: market events with their stream sequence, notices, non-terminal
+ * warnings, and reconnection reports. `Position` is the one resume position of every transport:
+ * the `MD` stream sequence (SSE `id:` / Last-Event-ID, gRPC `seq` / `after_seq`, disk-sync `seq` /
+ * `from_seq`), so a position saved from one iterator resumes another.
  */
 import type { SseCode } from '../../../contracts/errors.ts';
 import type { EventType, MarketEvent, Source } from '../../../contracts/events.ts';
 import type { MdpError } from './errors.ts';
 
-/** A stream sequence: resume after it to get the next event with no gap and no duplicate. */
+/**
+ * A stream sequence: resume after it to get the next event with no gap and no duplicate. The same
+ * number on every transport and every gateway of a region (the `MD` stream's sequence).
+ */
 export type Position = number;
 
 /** A canonical event as the stream serves it: `seq` first, the producer's stamps (Unix µs) last. */
@@ -44,14 +48,15 @@ export type StreamItem =
   /** The connection ended; the iterator reconnects after `delayMs` (attempt n of consecutive failures). */
   | { type: 'reconnecting'; attempt: number; delayMs: number; error: MdpError };
 
-export type StreamOptions = {
-  /** The unified edge, e.g. `https://us.example.com` (or the full `/api/v1/unified/stream` URL). */
-  url: string;
-  /** API key, sent as `x-api-key`. */
-  key: string;
+/** What a stream delivers, on every transport: absent or empty lists mean "all". */
+export type StreamFilters = {
   coins?: string[];
   eventTypes?: EventType[];
   sources?: Source[];
+};
+
+/** How every iterator resumes and reconnects, whatever its transport. */
+export type ResumeOptions = {
   /** Resume after this position (the events that follow it, as Last-Event-ID does). */
   from?: Position;
   signal?: AbortSignal;
@@ -61,8 +66,16 @@ export type StreamOptions = {
   maxDelayMs?: number;
   /** Consecutive failed attempts before the iterator gives up with the last error. Default: never. */
   maxAttempts?: number;
-  /** A fetch implementation (default: the global one). */
-  fetch?: typeof fetch;
   /** Source of jitter (tests). */
   random?: () => number;
 };
+
+export type StreamOptions = StreamFilters &
+  ResumeOptions & {
+    /** The unified edge, e.g. `https://us.example.com` (or the full `/api/v1/unified/stream` URL). */
+    url: string;
+    /** API key, sent as `x-api-key`. */
+    key: string;
+    /** A fetch implementation (default: the global one). */
+    fetch?: typeof fetch;
+  };

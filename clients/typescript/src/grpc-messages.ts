@@ -1,0 +1,45 @@
+/**
+ * `price.FeedMessage` objects (as @grpc/proto-loader decodes them: snake_case, int64 as numbers,
+ * scalars filled with their defaults) → the iterator's items, shaped like the JSON events of the
+ * unified stream: proto3 has no null, so a book's absent `best_bid`/`best_ask`/`mid_price`/
+ * `spread_bps` become null as in JSON, and absent optional fields stay absent. Heartbeats and pongs
+ * are transport noise: null.
+ */
+import type { WireItem } from './resuming-stream.ts';
+import type { StreamEvent, StreamNotice, StreamWarning } from './stream-types.ts';
+
+type Obj = Record<string, unknown>;
+
+/** The book fields JSON writes as null when unknown (proto3 `optional`, absent on the wire). */
+const NULLABLE_BOOK_FIELDS = ['best_bid', 'best_ask', 'mid_price', 'spread_bps'] as const;
+
+/** Drops proto-loader's synthetic oneof names (`_best_bid`) and absent optionals. */
+function plain(o: Obj): Obj {
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(o)) if (!k.startsWith('_') && v !== undefined && v !== null) out[k] = v;
+  return out;
+}
+
+function eventOf(kind: 'trade' | 'book', body: Obj): StreamEvent {
+  const o = plain(body);
+  if (kind === 'book') for (const f of NULLABLE_BOOK_FIELDS) o[f] ??= null;
+  // The producer stamps are 0 when unknown (proto3 default); JSON leaves them out.
+  if (o.ingest_us === 0) delete o.ingest_us;
+  if (o.publish_us === 0) delete o.publish_us;
+  return o as StreamEvent;
+}
+
+/** One FeedMessage as an item; null for heartbeats, pongs and unknown kinds. */
+export function itemOfFeedMessage(m: Obj): WireItem | null {
+  if (m.trade || m.book) {
+    const kind = m.trade ? 'trade' : 'book';
+    const event = eventOf(kind, m[kind] as Obj);
+    return { type: 'event', seq: event.seq, event };
+  }
+  if (m.notice) return { type: 'notice', notice: plain(m.notice as Obj) as StreamNotice };
+  if (m.warning) {
+    const w = plain(m.warning as Obj);
+    return { type: 'warning', warning: { request_id: '', ...w, terminal: false } as StreamWarning };
+  }
+  return null;
+}

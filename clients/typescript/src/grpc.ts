@@ -1,0 +1,182 @@
+/**
+ * `@mdp/client/grpc`: `streamGrpc()`, the unified stream's iterator over gRPC
+ * `price.PriceService/StreamEvents` (Node only: @grpc/grpc-js, the proto read from
+ * contracts/proto). Same items, same `Position`, same backoff and same exactly-once rule as
+ * `stream()` (resuming-stream.ts); a reconnection sends `after_seq` = the last sequence yielded.
+ *
+ * Statuses: those a later attempt can cure (UNAVAILABLE, INTERNAL, RESOURCE_EXHAUSTED, ABORTED,
+ * DEADLINE_EXCEEDED, UNKNOWN, CANCELLED by the server, a stream that ended) reconnect, with the
+ * `retry-after-ms` trailer as a floor on the wait; any other (UNAUTHENTICATED, PERMISSION_DENIED,
+ * INVALID_ARGUMENT, NOT_FOUND, ...) ends the iterator with an MdpError whose `code` is the
+ * `x-error-code` trailer (the catalogue code, e.g. `key_revoked`) and `requestId` the
+ * `x-request-id` trailer; `details.grpc_status` keeps the status number.
+ */
+import { fileURLToPath } from 'node:url';
+import {
+  type ChannelCredentials,
+  type ChannelOptions,
+  type Client,
+  type ClientReadableStream,
+  credentials,
+  loadPackageDefinition,
+  Metadata,
+  type ServiceError,
+  status,
+} from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { MdpError, type MdpErrorCode } from './errors.ts';
+import { itemOfFeedMessage } from './grpc-messages.ts';
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  type Ended,
+  type ResumingOptions,
+  ResumingStream,
+  type WireItem,
+  watchIdle,
+} from './resuming-stream.ts';
+import type { Position, StreamFilters } from './stream-types.ts';
+
+export type GrpcStreamOptions = StreamFilters &
+  ResumingOptions & {
+    /** The gRPC edge, `host:port` (e.g. `127.0.0.1:50051`). */
+    target: string;
+    /** API key, sent as the `x-api-key` metadata. */
+    key: string;
+    /** TLS: true = the system's roots; credentials of your own (a private CA); absent = plaintext. */
+    tls?: boolean | ChannelCredentials;
+    /** Extra grpc-js channel options. */
+    channelOptions?: ChannelOptions;
+  };
+
+const PROTO_PATH = fileURLToPath(new URL('../../../contracts/proto/price.proto', import.meta.url));
+/** As the edge reads the proto, plus defaults: absent proto3 scalars are their zero values, as sent. */
+const LOADER_OPTIONS = {
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+} as const;
+
+type PriceClient = Client & {
+  StreamEvents(request: Record<string, unknown>, md: Metadata): ClientReadableStream<Record<string, unknown>>;
+};
+type PriceClientConstructor = new (
+  target: string,
+  creds: ChannelCredentials,
+  options?: ChannelOptions,
+) => PriceClient;
+
+let priceService: PriceClientConstructor | null = null;
+
+/** The generated client class, built on first use (the proto is read once per process). */
+function serviceClient(): PriceClientConstructor {
+  priceService ??= (
+    loadPackageDefinition(loadSync(PROTO_PATH, LOADER_OPTIONS)) as unknown as {
+      price: { PriceService: PriceClientConstructor };
+    }
+  ).price.PriceService;
+  return priceService;
+}
+
+/** Statuses a later attempt can cure; every other one ends the iterator. */
+const RETRYABLE: ReadonlySet<number> = new Set([
+  status.OK,
+  status.CANCELLED,
+  status.UNKNOWN,
+  status.DEADLINE_EXCEEDED,
+  status.RESOURCE_EXHAUSTED,
+  status.ABORTED,
+  status.INTERNAL,
+  status.UNAVAILABLE,
+]);
+
+/** Statuses grpc-js itself reports for a connection lost or never made (no trailers from the edge). */
+const TRANSPORT: ReadonlySet<number> = new Set([
+  status.UNAVAILABLE,
+  status.CANCELLED,
+  status.DEADLINE_EXCEEDED,
+]);
+
+/** The MdpError of a failed call, from its status and the edge's trailers. */
+export function errorOfStatus(err: ServiceError): MdpError {
+  const trailer = (name: string) => {
+    const v = err.metadata?.get(name)[0];
+    return typeof v === 'string' ? v : null;
+  };
+  const code = (trailer('x-error-code') ??
+    (TRANSPORT.has(err.code) ? 'network_error' : 'invalid_response')) as MdpErrorCode;
+  const retryMs = Number(trailer('retry-after-ms') ?? Number.NaN);
+  return new MdpError(code, err.details || err.message, {
+    requestId: trailer('x-request-id'),
+    retryAfterSeconds: Number.isFinite(retryMs) ? retryMs / 1000 : null,
+    details: { grpc_status: err.code },
+    cause: err,
+  });
+}
+
+function credentialsOf(tls: GrpcStreamOptions['tls']): ChannelCredentials {
+  if (tls === undefined || tls === false) return credentials.createInsecure();
+  return tls === true ? credentials.createSsl() : tls;
+}
+
+/** One StreamEvents call after `position`: its items, then how it ended. */
+async function* connectGrpc(
+  opts: GrpcStreamOptions,
+  creds: ChannelCredentials,
+  position: Position | null,
+  signal: AbortSignal,
+): AsyncGenerator<WireItem, Ended> {
+  // A channel per connection with a subchannel of its own: grpc-js's reconnect backoff (shared
+  // by every channel to a target otherwise) would add its waits to the iterator's.
+  const Service = serviceClient();
+  const client = new Service(opts.target, creds, {
+    'grpc.use_local_subchannel_pool': 1,
+    ...opts.channelOptions,
+  });
+  const md = new Metadata();
+  md.set('x-api-key', opts.key);
+  const call = client.StreamEvents(
+    {
+      coins: opts.coins ?? [],
+      event_types: opts.eventTypes ?? [],
+      sources: opts.sources ?? [],
+      ...(position !== null ? { after_seq: position } : {}),
+    },
+    md,
+  );
+  const idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  let idled = false;
+  const idle = watchIdle(idleMs, () => {
+    idled = true;
+    call.cancel();
+  });
+  const cancel = () => call.cancel();
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    for await (const m of call as AsyncIterable<Record<string, unknown>>) {
+      idle.touch();
+      const item = itemOfFeedMessage(m);
+      if (item) yield item;
+    }
+    return { retry: true, error: new MdpError('network_error', 'the server ended the stream') };
+  } catch (err) {
+    if (idled) return { retry: true, error: new MdpError('network_error', `no message for ${idleMs} ms`) };
+    const error = errorOfStatus(err as ServiceError);
+    return { retry: RETRYABLE.has((err as ServiceError).code), error };
+  } finally {
+    idle.stop();
+    signal.removeEventListener('abort', cancel);
+    call.cancel();
+    client.close();
+  }
+}
+
+/** The unified stream over gRPC StreamEvents, as an async iterator that resumes on its own. */
+export function streamGrpc(opts: GrpcStreamOptions): ResumingStream {
+  const creds = credentialsOf(opts.tls);
+  return new ResumingStream(opts, (position, signal) => connectGrpc(opts, creds, position, signal));
+}
+
+export { ResumingStream } from './resuming-stream.ts';
+export type * from './stream-types.ts';

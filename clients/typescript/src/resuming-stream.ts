@@ -1,0 +1,137 @@
+/**
+ * The reconnecting loop of the gRPC and disk-sync iterators, written once: a transport opens one
+ * connection from a position and yields what it decodes; this loop keeps the position, drops any
+ * sequence it has already yielded, moves the position where a `position_*` notice says the server
+ * resumed, and after a connection ends either reconnects (the spec's backoff, backoff.ts) or ends
+ * with the transport's typed error.
+ *
+ * Why exactly-once holds: the position only moves forward to a sequence just yielded (or to the
+ * server's `resumed_after`), every connection starts after the position, and an event at or below
+ * it is dropped; so across any number of connections a sequence is yielded at most once, and the
+ * server's "after N" contract (no gap) gives every sequence in between.
+ */
+import { DEFAULT_RETRY_MS, reconnectDelay, sleep } from './backoff.ts';
+import { isMdpError, MdpError } from './errors.ts';
+import type { Position, ResumeOptions, StreamItem } from './stream-types.ts';
+
+/** What one connection yields: everything but the loop's own reconnection reports. */
+export type WireItem = Exclude<StreamItem, { type: 'reconnecting' }>;
+
+/** How a connection ended: `retry` = reconnect after the backoff, else end the iterator with `error`. */
+export type Ended = { retry: boolean; error: MdpError };
+
+/**
+ * Opens one connection after `position` (null: live only) and yields its items; returns how it
+ * ended. It must stop when `signal` aborts; a throw ends the iterator with that error.
+ */
+export type Connect = (position: Position | null, signal: AbortSignal) => AsyncGenerator<WireItem, Ended>;
+
+export type ResumingOptions = ResumeOptions & {
+  /** First wait of the backoff (the SSE `retry:` equivalent). Default 1 s. */
+  retryMs?: number;
+};
+
+export class ResumingStream implements AsyncIterable<StreamItem> {
+  /** The last sequence yielded (or where a notice moved it): resume from here. Null before any. */
+  position: Position | null;
+  /** Connections opened so far after the first. */
+  reconnects = 0;
+  private readonly closer = new AbortController();
+  private started = false;
+
+  constructor(
+    private readonly opts: ResumingOptions,
+    private readonly connect: Connect,
+  ) {
+    this.position = opts.from ?? null;
+    opts.signal?.addEventListener('abort', () => this.close(), { once: true });
+  }
+
+  /** Ends the iterator (the current `for await` finishes normally). */
+  close(): void {
+    this.closer.abort();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<StreamItem> {
+    if (this.started) throw new Error('a stream can be iterated once');
+    this.started = true;
+    return this.run();
+  }
+
+  private async *run(): AsyncGenerator<StreamItem, void, undefined> {
+    let failures = 0;
+    let connections = 0;
+    while (!this.closer.signal.aborted) {
+      if (connections++ > 0) this.reconnects++;
+      const conn = new AbortController();
+      const onClose = () => conn.abort();
+      this.closer.signal.addEventListener('abort', onClose, { once: true });
+      const wire = this.connect(this.position, conn.signal);
+      let ended: Ended;
+      try {
+        for (;;) {
+          const next = await wire.next();
+          if (next.done) {
+            ended = next.value;
+            break;
+          }
+          const item = this.accept(next.value);
+          if (item === null) continue;
+          if (item.type === 'event') failures = 0;
+          yield item;
+        }
+      } catch (err) {
+        if (this.closer.signal.aborted) return;
+        throw isMdpError(err) ? err : new MdpError('invalid_response', String(err), { cause: err });
+      } finally {
+        this.closer.signal.removeEventListener('abort', onClose);
+        conn.abort();
+        await wire.return(undefined as never).catch(() => {});
+      }
+      if (this.closer.signal.aborted) return;
+      if (!ended.retry) throw ended.error;
+      failures++;
+      if (this.opts.maxAttempts !== undefined && failures >= this.opts.maxAttempts) throw ended.error;
+      const delayMs = this.delay(failures, ended.error);
+      yield { type: 'reconnecting', attempt: failures, delayMs, error: ended.error };
+      await sleep(delayMs, this.closer.signal);
+    }
+  }
+
+  /** The item to yield, or null for an event already yielded. */
+  private accept(item: WireItem): WireItem | null {
+    if (item.type === 'event') {
+      if (this.position !== null && item.seq <= this.position) return null;
+      this.position = item.seq;
+    } else if (item.type === 'notice') {
+      const resumed = (item.notice as { resumed_after?: unknown }).resumed_after;
+      if (typeof resumed === 'number') this.position = resumed;
+    }
+    return item;
+  }
+
+  private delay(failures: number, cause: MdpError): number {
+    const opts: Parameters<typeof reconnectDelay>[2] = {};
+    if (this.opts.maxDelayMs !== undefined) opts.maxDelayMs = this.opts.maxDelayMs;
+    if (this.opts.random) opts.random = this.opts.random;
+    if (cause.retryAfterSeconds !== null) opts.retryAfterMs = cause.retryAfterSeconds * 1000;
+    return reconnectDelay(this.opts.retryMs ?? DEFAULT_RETRY_MS, failures, opts);
+  }
+}
+
+/** Calls `onIdle` once when `touch()` was not called for `idleMs` (a cut that sent nothing). */
+export function watchIdle(idleMs: number, onIdle: () => void): { touch(): void; stop(): void } {
+  let lastAt = Date.now();
+  const timer = setInterval(
+    () => {
+      if (Date.now() - lastAt <= idleMs) return;
+      clearInterval(timer);
+      onIdle();
+    },
+    Math.max(10, idleMs / 4),
+  );
+  return { touch: () => (lastAt = Date.now()), stop: () => clearInterval(timer) };
+}
+
+/** The default of `idleTimeoutMs`: three missed 15 s heartbeats. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
