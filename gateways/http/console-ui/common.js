@@ -94,7 +94,7 @@ export function header(current, email) {
       'Market Data Console',
     ),
     email === undefined ? null : nav,
-    email ? el('span', { class: 'who', 'data-testid': 'who' }, email) : null,
+    email ? el('span', { class: 'who', 'data-testid': 'who', title: email }, email) : null,
     email === undefined
       ? null
       : el('button', { class: 'secondary', id: 'logout', type: 'button', onclick: logout }, 'Log out'),
