@@ -4,18 +4,19 @@
  * scopes, `coin_not_found` warnings) → openFeed (history + live merge from `after_seq`, in-band
  * notices) → the connection registry (heartbeats, revocation → UNAUTHENTICATED, shutdown →
  * UNAVAILABLE). Everything the client receives goes through a BufferedSink (bounded queue,
- * conflation, `upstream_lag`, then UNAVAILABLE). A failure before the stream opens is a status and
- * no message.
+ * conflation, `upstream_lag`, then UNAVAILABLE; an event that cannot be encoded ends it with
+ * INTERNAL, grpc-sink.ts). A failure before the stream opens is a status and no message.
  */
 
 import { ApiError } from '../../contracts/errors.ts';
 import type { Subscription } from '../../contracts/subscription.ts';
-import { BufferedSink } from '../core/buffered-sink.ts';
+import type { BufferedSink } from '../core/buffered-sink.ts';
 import { assertNotRevoked, type Principal } from '../core/guard.ts';
 import { type FeedSink, type FeedSubscription, openFeed } from '../core/replay-source.ts';
 import type { Framer } from '../core/sink-parts.ts';
 import { initialStale, type Subscribed, subscribe } from '../core/subscribe.ts';
 import { type Admitted, admit, type CallLike, failure, type GrpcEdgeDeps } from './context.ts';
+import { GrpcSink } from './grpc-sink.ts';
 import { sendHeaders } from './headers.ts';
 import { type GrpcStream, GrpcWire } from './wire.ts';
 
@@ -28,11 +29,13 @@ export function sinkFor(
   requestId: string,
   framer: Framer,
 ): BufferedSink {
-  return new BufferedSink(framer, new GrpcWire(call, requestId), deps.registry.flusher, {
+  const sink = new GrpcSink(framer, new GrpcWire(call, requestId), deps.registry.flusher, {
     maxBacklogBytes: deps.sink.maxBacklogBytes,
     closeGraceMs: deps.sink.closeGraceMs,
     ...(deps.onEventWritten ? { onEventWritten: deps.onEventWritten } : {}),
   });
+  sink.reportTo(deps.log, requestId);
+  return sink;
 }
 
 /** Subscribes `request` into `sink` (warnings first); resolves once the feed is positioned. */

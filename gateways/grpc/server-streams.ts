@@ -20,6 +20,9 @@ type Call = ServerWritableStream<Req, unknown>;
 const DEFAULT_HEARTBEAT_S = 15;
 const MAX_HEARTBEAT_S = 300;
 
+/** Called by the mids framer for every mid it writes (a change or a re-send). */
+type MidActivity = { touched: () => void };
+
 export function serverStreamMethods(deps: GrpcEdgeDeps): Record<string, (call: Call) => void> {
   return {
     StreamEvents(call) {
@@ -30,10 +33,8 @@ export function serverStreamMethods(deps: GrpcEdgeDeps): Record<string, (call: C
     },
     StreamMids(call) {
       const requestId = requestIdOf(call);
-      const activity = { lastMs: Date.now() };
-      const framer = midsFramer(() => {
-        activity.lastMs = Date.now();
-      });
+      const activity: MidActivity = { touched: () => {} };
+      const framer = midsFramer(() => activity.touched());
       void openStream(deps, call, requestId, framer, (sink, principal) =>
         startMids(deps, sink, call.request, principal, activity),
       );
@@ -46,7 +47,7 @@ async function startMids(
   sink: BufferedSink,
   req: Req,
   principal: Principal,
-  activity: { lastMs: number },
+  activity: MidActivity,
 ): Promise<{ close(): void }> {
   const heartbeatS = Number(req.heartbeat_s) || DEFAULT_HEARTBEAT_S;
   if (heartbeatS > MAX_HEARTBEAT_S)
@@ -60,18 +61,22 @@ async function startMids(
       throw new ApiError('coin_not_found', `not tracked: ${s.warnings.map((w) => w.coin).join(', ')}`);
   });
   const { coins, sources } = subscribed.selection;
-  const periodMs = heartbeatS * 1_000;
-  const timer = setInterval(() => {
-    if (Date.now() - activity.lastMs < periodMs) return;
+  // One timer, re-armed by every mid written: it fires only after `heartbeat_s` seconds in which
+  // no mid went out (a periodic check would let a change just after a tick stretch the silence
+  // to nearly twice the period).
+  const timer = setTimeout(() => {
     for (const [coin, bySource] of deps.latest.entries())
       if (!coins || coins.has(coin))
         for (const [src, state] of bySource)
           if (state.book && (!sources || sources.has(src))) sink.event(state.book);
-  }, periodMs);
+    timer.refresh();
+  }, heartbeatS * 1_000);
   timer.unref();
+  activity.touched = () => timer.refresh();
   return {
     close() {
-      clearInterval(timer);
+      activity.touched = () => {};
+      clearTimeout(timer);
       feed.close();
     },
   };
