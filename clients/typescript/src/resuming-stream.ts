@@ -1,5 +1,5 @@
 /**
- * The reconnecting loop of the gRPC and disk-sync iterators, written once: a transport opens one
+ * The reconnecting loop of the SSE, gRPC and disk-sync iterators, written once: a transport opens one
  * connection from a position and yields what it decodes; this loop keeps the position, drops any
  * sequence it has already yielded, moves the position where a `position_*` notice says the server
  * resumed, and after a connection ends either reconnects (the spec's backoff, backoff.ts) or ends
@@ -39,9 +39,11 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
   private readonly closer = new AbortController();
   private started = false;
 
+  /** `retryMsOf`: the first wait of the backoff when it can change (SSE's `retry:` field). */
   constructor(
     private readonly opts: ResumingOptions,
     private readonly connect: Connect,
+    private readonly retryMsOf: () => number = () => opts.retryMs ?? DEFAULT_RETRY_MS,
   ) {
     this.position = opts.from ?? null;
     opts.signal?.addEventListener('abort', () => this.close(), { once: true });
@@ -115,7 +117,7 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
     if (this.opts.maxDelayMs !== undefined) opts.maxDelayMs = this.opts.maxDelayMs;
     if (this.opts.random) opts.random = this.opts.random;
     if (cause.retryAfterSeconds !== null) opts.retryAfterMs = cause.retryAfterSeconds * 1000;
-    return reconnectDelay(this.opts.retryMs ?? DEFAULT_RETRY_MS, failures, opts);
+    return reconnectDelay(this.retryMsOf(), failures, opts);
   }
 }
 

@@ -9,17 +9,17 @@
  * fetch + a streaming SSE parser, no Node-only import: it runs in Node 20+ and in browsers.
  */
 import type { SseCode } from '../../../contracts/errors.ts';
-import { DEFAULT_RETRY_MS, reconnectDelay, sleep } from './backoff.ts';
-import { errorFromResponse, isMdpError, MdpError, networkError } from './errors.ts';
+import { DEFAULT_RETRY_MS } from './backoff.ts';
+import { errorFromResponse, MdpError, networkError } from './errors.ts';
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  type Ended,
+  ResumingStream,
+  type WireItem,
+  watchIdle,
+} from './resuming-stream.ts';
 import { type SseMessage, SseParser } from './sse-parser.ts';
-import type {
-  Position,
-  StreamEvent,
-  StreamItem,
-  StreamNotice,
-  StreamOptions,
-  StreamWarning,
-} from './stream-types.ts';
+import type { Position, StreamEvent, StreamNotice, StreamOptions, StreamWarning } from './stream-types.ts';
 
 export const STREAM_PATH = '/api/v1/unified/stream';
 
@@ -33,8 +33,6 @@ const STOP_SSE_CODES: ReadonlySet<string> = new Set<SseCode>([
 /** Statuses worth another attempt (the spec's "Retry" / "Wait" actions); any other 4xx ends the iterator. */
 const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
-const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
-
 /** The request URL (the filters are fixed for the iterator's life; the position travels as a header). */
 export function streamUrl(opts: Pick<StreamOptions, 'url' | 'coins' | 'eventTypes' | 'sources'>): string {
   const base = opts.url.replace(/\/+$/, '');
@@ -45,158 +43,109 @@ export function streamUrl(opts: Pick<StreamOptions, 'url' | 'coins' | 'eventType
   return url.toString();
 }
 
-export class UnifiedStream implements AsyncIterable<StreamItem> {
-  /** The last sequence yielded (or where a notice moved it): resume from here. Null before any. */
-  position: Position | null;
-  /** Connections opened so far after the first. */
-  reconnects = 0;
-  private readonly closer = new AbortController();
-  private started = false;
-
-  constructor(private readonly opts: StreamOptions) {
-    this.position = opts.from ?? null;
-    opts.signal?.addEventListener('abort', () => this.close(), { once: true });
-  }
-
-  /** Ends the iterator (the current `for await` finishes normally). */
-  close(): void {
-    this.closer.abort();
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<StreamItem> {
-    if (this.started) throw new Error('a UnifiedStream can be iterated once');
-    this.started = true;
-    return this.run();
-  }
-
-  private async *run(): AsyncGenerator<StreamItem, void, undefined> {
-    const url = streamUrl(this.opts);
-    const doFetch = this.opts.fetch ?? globalThis.fetch.bind(globalThis);
+/**
+ * The unified stream as an async iterator: the reconnecting loop (position, duplicates, backoff)
+ * is the one of every transport (resuming-stream.ts); this class adds the SSE connection and the
+ * server's `retry:` as the first wait.
+ */
+export class UnifiedStream extends ResumingStream {
+  constructor(opts: StreamOptions) {
     const parser = new SseParser();
-    const messages: SseMessage[] = [];
-    let failures = 0;
-    let connections = 0;
-    while (!this.closer.signal.aborted) {
-      const conn = new AbortController();
-      const onClose = () => conn.abort();
-      this.closer.signal.addEventListener('abort', onClose, { once: true });
-      let cause: MdpError | undefined;
-      try {
-        if (connections++ > 0) this.reconnects++;
-        const res = await this.connect(doFetch, url, conn.signal);
-        if (res.status !== 200 || !res.body) {
-          cause = await errorFromResponse(res);
-          if (!retryableStatus(res.status)) throw cause;
-        } else {
-          // One await per chunk, one yield per item: the hot path of the client.
-          const reader = res.body.getReader();
-          const decoder = new TextDecoder();
-          const idle = this.watchIdle(conn);
-          try {
-            while (cause === undefined) {
-              let chunk: ReadableStreamReadResult<Uint8Array>;
-              try {
-                chunk = await reader.read();
-              } catch (err) {
-                cause = networkError(err);
-                break;
-              }
-              if (chunk.done) break;
-              idle.touch();
-              messages.length = 0;
-              parser.feed(decoder.decode(chunk.value, { stream: true }), messages);
-              for (const m of messages) {
-                const item = this.interpret(m);
-                if (item === null) continue;
-                if (item instanceof MdpError) {
-                  cause = item;
-                  break;
-                }
-                if (item.type === 'event') failures = 0;
-                yield item;
-              }
-            }
-          } finally {
-            idle.stop();
-            reader.cancel().catch(() => {});
-          }
-          cause ??= new MdpError('network_error', 'the server closed the stream', { status: 200 });
-        }
-      } catch (err) {
-        if (this.closer.signal.aborted) return;
-        if (isMdpError(err) && err.code !== 'network_error') throw err;
-        cause = isMdpError(err) ? err : networkError(err);
-      } finally {
-        this.closer.signal.removeEventListener('abort', onClose);
-        conn.abort();
-      }
-      if (this.closer.signal.aborted) return;
-      failures++;
-      if (this.opts.maxAttempts !== undefined && failures >= this.opts.maxAttempts) throw cause;
-      const delayMs = this.delay(parser.retryMs ?? DEFAULT_RETRY_MS, failures, cause);
-      yield { type: 'reconnecting', attempt: failures, delayMs, error: cause };
-      await sleep(delayMs, this.closer.signal);
-    }
-  }
-
-  private async connect(doFetch: typeof fetch, url: string, signal: AbortSignal): Promise<Response> {
-    const headers: Record<string, string> = { accept: 'text/event-stream', 'x-api-key': this.opts.key };
-    if (this.position !== null) headers['last-event-id'] = String(this.position);
-    try {
-      return await doFetch(url, { headers, signal, cache: 'no-store' });
-    } catch (err) {
-      throw networkError(err);
-    }
-  }
-
-  /**
-   * One SSE message as an item: null for an event already yielded; a terminal error that ends the
-   * connection (the iterator reconnects); throws a terminal error that ends the iterator.
-   */
-  private interpret(m: SseMessage): StreamItem | MdpError | null {
-    if (m.event === 'message') {
-      const event = JSON.parse(m.data) as StreamEvent;
-      const seq = m.id === '' ? event.seq : Number(m.id);
-      if (this.position !== null && seq <= this.position) return null; // seen already
-      this.position = seq;
-      return { type: 'event', seq, event };
-    }
-    if (m.event === 'notice') {
-      const notice = JSON.parse(m.data) as StreamNotice;
-      if ('resumed_after' in notice && typeof notice.resumed_after === 'number')
-        this.position = notice.resumed_after;
-      return { type: 'notice', notice };
-    }
-    if (m.event !== 'error') return null;
-    const data = JSON.parse(m.data) as
-      | StreamWarning
-      | { code: SseCode; message: string; request_id: string; terminal: true };
-    if (!data.terminal) return { type: 'warning', warning: data as StreamWarning };
-    const err = new MdpError(data.code, data.message, { requestId: data.request_id, terminal: true });
-    if (STOP_SSE_CODES.has(data.code)) throw err;
-    return err;
-  }
-
-  /** Aborts the connection when no byte arrived for `idleTimeoutMs` (a cut that sent nothing). */
-  private watchIdle(conn: AbortController): { touch(): void; stop(): void } {
-    const idleMs = this.opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    let lastByteAt = Date.now();
-    const timer = setInterval(
-      () => {
-        if (Date.now() - lastByteAt > idleMs) conn.abort();
-      },
-      Math.max(10, idleMs / 4),
+    const url = streamUrl(opts);
+    super(
+      opts,
+      (position, signal) => connectSse(opts, url, parser, position, signal),
+      () => parser.retryMs ?? DEFAULT_RETRY_MS,
     );
-    return { touch: () => (lastByteAt = Date.now()), stop: () => clearInterval(timer) };
   }
+}
 
-  private delay(retryMs: number, failures: number, cause: MdpError): number {
-    const opts: Parameters<typeof reconnectDelay>[2] = {};
-    if (this.opts.maxDelayMs !== undefined) opts.maxDelayMs = this.opts.maxDelayMs;
-    if (this.opts.random) opts.random = this.opts.random;
-    if (cause.retryAfterSeconds !== null) opts.retryAfterMs = cause.retryAfterSeconds * 1000;
-    return reconnectDelay(retryMs, failures, opts);
+/** One SSE connection after `position`: its items, then how it ended. */
+async function* connectSse(
+  opts: StreamOptions,
+  url: string,
+  parser: SseParser,
+  position: Position | null,
+  signal: AbortSignal,
+): AsyncGenerator<WireItem, Ended> {
+  const conn = new AbortController();
+  const abort = () => conn.abort();
+  signal.addEventListener('abort', abort, { once: true });
+  try {
+    let res: Response;
+    try {
+      res = await fetchStream(opts, url, position, conn.signal);
+    } catch (err) {
+      return { retry: true, error: networkError(err) };
+    }
+    if (res.status !== 200 || !res.body) {
+      const error = await errorFromResponse(res);
+      return { retry: retryableStatus(res.status), error };
+    }
+    // One await per chunk, one yield per item: the hot path of the client.
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    const messages: SseMessage[] = [];
+    const idle = watchIdle(opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, abort);
+    try {
+      for (;;) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        idle.touch();
+        messages.length = 0;
+        parser.feed(decoder.decode(chunk.value, { stream: true }), messages);
+        for (const m of messages) {
+          const item = interpret(m);
+          if (item === null) continue;
+          if (item instanceof MdpError) return { retry: !STOP_SSE_CODES.has(item.code), error: item };
+          yield item;
+        }
+      }
+    } catch (err) {
+      // A cut, an idle abort, or a message that does not parse: the next connection resumes.
+      return { retry: true, error: networkError(err) };
+    } finally {
+      idle.stop();
+      reader.cancel().catch(() => {});
+    }
+    return {
+      retry: true,
+      error: new MdpError('network_error', 'the server closed the stream', { status: 200 }),
+    };
+  } finally {
+    signal.removeEventListener('abort', abort);
+    conn.abort();
   }
+}
+
+function fetchStream(
+  opts: StreamOptions,
+  url: string,
+  position: Position | null,
+  signal: AbortSignal,
+): Promise<Response> {
+  const doFetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
+  const headers: Record<string, string> = { accept: 'text/event-stream', 'x-api-key': opts.key };
+  if (position !== null) headers['last-event-id'] = String(position);
+  return doFetch(url, { headers, signal, cache: 'no-store' });
+}
+
+/**
+ * One SSE message as an item: null for comments and unknown events; an MdpError for a terminal
+ * `event: error` (the server closes the stream after it).
+ */
+function interpret(m: SseMessage): WireItem | MdpError | null {
+  if (m.event === 'message') {
+    const event = JSON.parse(m.data) as StreamEvent;
+    return { type: 'event', seq: m.id === '' ? event.seq : Number(m.id), event };
+  }
+  if (m.event === 'notice') return { type: 'notice', notice: JSON.parse(m.data) as StreamNotice };
+  if (m.event !== 'error') return null;
+  const data = JSON.parse(m.data) as
+    | StreamWarning
+    | { code: SseCode; message: string; request_id: string; terminal: true };
+  if (!data.terminal) return { type: 'warning', warning: data as StreamWarning };
+  return new MdpError(data.code, data.message, { requestId: data.request_id, terminal: true });
 }
 
 /** The unified stream as an async iterator; see UnifiedStream. */
