@@ -1,45 +1,60 @@
 /**
  * The gRPC framing of the buffered sink's string queue. The sink (gateways/core/buffered-sink.ts)
  * queues and conflates strings and counts their length as bytes, so a protobuf message travels as
- * a latin1 string (one char per byte) behind a 5-char header: a kind (`M` a message to write, `T`
- * the terminal status) and the payload length in 4 chars. A flushed chunk is split back into the
- * messages it holds (`splitFrames`), each written to the call as one gRPC message.
+ * a latin1 string (one char per byte) behind a 5-char header. A message frame is exactly gRPC's
+ * length-prefixed message (flag 0, then the length, big-endian), so a flushed run of messages is
+ * already what goes on the HTTP/2 stream and is written in one piece (wire.ts). The terminal
+ * status travels behind a `T` header, which no gRPC message starts with (its flag is 0 or 1).
  */
 import type { ErrorCode } from '../../contracts/errors.ts';
+
+const MESSAGE = '\0';
+const TERMINAL = 'T';
 
 const lengthChars = (n: number): string =>
   String.fromCharCode((n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255);
 
-/** A message frame from protobuf bytes. */
+/** A message frame from protobuf bytes: the gRPC wire bytes of one message, as latin1. */
 export function messageFrame(bytes: Uint8Array): string {
-  return `M${lengthChars(bytes.length)}${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1')}`;
+  return `${MESSAGE}${lengthChars(bytes.length)}${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1')}`;
 }
 
 /** The frame that ends a stream with a catalogue row's status. */
 export function terminalFrame(code: ErrorCode, message?: string): string {
   const body = JSON.stringify({ code, message });
-  return `T${lengthChars(body.length)}${body}`;
+  return `${TERMINAL}${lengthChars(body.length)}${body}`;
 }
 
-export type Split = { messages: Buffer[]; terminal: { code: ErrorCode; message?: string } | null };
+export type Terminal = { code: ErrorCode; message?: string };
 
-/** The messages (and the terminal status, if any) of a chunk of frames. */
-export function splitFrames(chunk: string | Buffer): Split {
-  const text = typeof chunk === 'string' ? chunk : chunk.toString('latin1');
-  const messages: Buffer[] = [];
-  let terminal: Split['terminal'] = null;
+/** A chunk of frames as the wire writes it: its messages' gRPC bytes, and the terminal status if any. */
+export type Split = { wireBytes: string; terminal: Terminal | null };
+
+const lengthAt = (text: string, at: number): number =>
+  ((text.charCodeAt(at + 1) << 24) >>> 0) +
+  (text.charCodeAt(at + 2) << 16) +
+  (text.charCodeAt(at + 3) << 8) +
+  text.charCodeAt(at + 4);
+
+/** Splits a chunk at its terminal frame (the sink writes it last): the messages before, the status. */
+export function splitFrames(chunk: string): Split {
   let at = 0;
-  while (at + 5 <= text.length) {
-    const kind = text[at];
-    const len =
-      ((text.charCodeAt(at + 1) << 24) >>> 0) +
-      (text.charCodeAt(at + 2) << 16) +
-      (text.charCodeAt(at + 3) << 8) +
-      text.charCodeAt(at + 4);
-    const body = text.slice(at + 5, at + 5 + len);
+  while (at + 5 <= chunk.length) {
+    const len = lengthAt(chunk, at);
+    if (chunk[at] === TERMINAL)
+      return { wireBytes: chunk.slice(0, at), terminal: JSON.parse(chunk.slice(at + 5, at + 5 + len)) };
     at += 5 + len;
-    if (kind === 'M') messages.push(Buffer.from(body, 'latin1'));
-    else if (kind === 'T') terminal = JSON.parse(body);
   }
-  return { messages, terminal };
+  return { wireBytes: chunk, terminal: null };
+}
+
+/** The protobuf bytes of each message in `wireBytes` (for a call written message by message). */
+export function messagesOf(wireBytes: string): Buffer[] {
+  const out: Buffer[] = [];
+  for (let at = 0; at + 5 <= wireBytes.length; ) {
+    const len = lengthAt(wireBytes, at);
+    out.push(Buffer.from(wireBytes.slice(at + 5, at + 5 + len), 'latin1'));
+    at += 5 + len;
+  }
+  return out;
 }

@@ -1,16 +1,20 @@
 /**
  * The buffered sink's Wire over a grpc-js server stream (server-streaming or bidirectional).
- * Each flushed chunk is split into its messages (frames.ts), each one `stream.write`; the bytes
- * count as buffered until grpc-js calls the write back (HTTP/2 flow control holds it while the
- * client does not read), which is the backpressure the sink's slow-client policy runs on. A
- * terminal frame becomes the status (catalogue row → code, trailers `x-error-code`,
- * `x-request-id`), sent after every message written before it.
+ * A flushed chunk of message frames is already gRPC's wire bytes (frames.ts), so it goes onto the
+ * call's HTTP/2 stream in one write (raw-stream.ts) instead of one grpc-js write per message;
+ * where grpc-js does not expose that stream, each message is a `call.write` as before. The mode
+ * is chosen at the first write and kept, so the two paths never reorder messages. The bytes count
+ * as buffered until the write is called back (HTTP/2 flow control holds it while the client does
+ * not read), which is the backpressure the sink's slow-client policy runs on. A terminal frame
+ * becomes the status (catalogue row → code, trailers `x-error-code`, `x-request-id`), sent after
+ * every message written before it.
  */
 import type { ServerDuplexStream, ServerWritableStream } from '@grpc/grpc-js';
 import { ApiError } from '../../contracts/errors.ts';
 import type { Wire } from '../core/sink-parts.ts';
-import { splitFrames } from './frames.ts';
+import { messagesOf, splitFrames } from './frames.ts';
 import { sendHeaders } from './headers.ts';
+import { type RawStream, rawStreamOf } from './raw-stream.ts';
 import { toGrpcStatus } from './status.ts';
 
 export type GrpcStream = ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>;
@@ -22,6 +26,8 @@ export class GrpcWire implements Wire {
   private pending = 0;
   private drainWaiters: (() => void)[] = [];
   private ended = false;
+  /** The HTTP/2 stream written directly, null: message by message; undefined: not chosen yet. */
+  private raw: RawStream | null | undefined;
 
   constructor(
     private readonly call: GrpcStream,
@@ -33,7 +39,7 @@ export class GrpcWire implements Wire {
   }
 
   write(chunk: string | Buffer): void {
-    for (const m of splitFrames(chunk).messages) this.send(m);
+    this.sendBytes(splitFrames(typeof chunk === 'string' ? chunk : chunk.toString('latin1')).wireBytes);
   }
 
   get bufferedBytes(): number {
@@ -47,8 +53,8 @@ export class GrpcWire implements Wire {
 
   end(last?: string): void {
     if (this.ended) return;
-    const { messages, terminal } = last ? splitFrames(last) : { messages: [], terminal: null };
-    for (const m of messages) this.send(m);
+    const { wireBytes, terminal } = splitFrames(last ?? '');
+    this.sendBytes(wireBytes);
     this.ended = true;
     if (this.call.cancelled) return;
     if (terminal)
@@ -75,11 +81,22 @@ export class GrpcWire implements Wire {
     this.call.once('close', once);
   }
 
-  private send(m: Buffer): void {
-    if (this.ended || this.call.cancelled) return;
-    const len = m.length;
+  private sendBytes(wireBytes: string): void {
+    if (wireBytes.length === 0 || this.ended || this.call.cancelled) return;
+    if (this.raw === undefined) this.raw = rawStreamOf(this.call);
+    const raw = this.raw;
+    if (raw) {
+      if (raw.destroyed || raw.closed) return;
+      this.track(wireBytes.length, (done) => raw.write(Buffer.from(wireBytes, 'latin1'), done));
+      return;
+    }
+    for (const m of messagesOf(wireBytes)) this.track(m.length, (done) => this.call.write(m, done));
+  }
+
+  /** Counts `len` bytes as buffered until `write` calls back. */
+  private track(len: number, write: (done: () => void) => void): void {
     this.pending += len;
-    this.call.write(m, () => {
+    write(() => {
       this.pending -= len;
       if (this.pending === 0 && this.drainWaiters.length > 0) {
         const w = this.drainWaiters;
