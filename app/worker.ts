@@ -1,6 +1,7 @@
 /**
  * Generation workers: WORKER_CONCURRENCY consumers of the job queue and WINDOW_CONCURRENCY window
- * lanes (worker threads writing any job's windows), storing to ARTIFACT_STORE.
+ * lanes (worker threads writing any job's windows), storing to ARTIFACT_STORE. A job or window whose
+ * worker keeps dying is failed after JOB_MAX_DELIVERIES attempts (consumers/generation/queue-delivery.ts).
  */
 import { join } from 'node:path';
 import { type JobWorker, startJobWorker } from '../consumers/generation/job-worker.ts';
@@ -21,6 +22,7 @@ export async function startWorker(nats: Nats, config: Config, log: Logger): Prom
         store: stores.primary,
         tmpDir: join(config.DATA_DIR, 'tmp'),
         ackWaitMs: config.JOB_ACK_WAIT_MS,
+        maxDeliveries: config.JOB_MAX_DELIVERIES,
         minFreeDiskBytes: config.MIN_FREE_DISK_BYTES,
         // One set of window lanes per process, started with the first job consumer.
         windowLanes: i === 0 ? config.WINDOW_CONCURRENCY : 0,

@@ -1,7 +1,8 @@
 /**
  * Generation jobs: the message on the `JOBS` work queue and the status record in KV `jobs`.
  * States: queued → running → completed | failed (a crashed worker's job goes back to running on
- * another worker until its delivery attempts are used up, then failed).
+ * another worker until its attempts are used up, then failed; a worker stopped gracefully hands
+ * the job over without using one). Delivery rules: consumers/generation/queue-delivery.ts.
  */
 
 import { randomBase62 } from './api-key-format.ts';
@@ -33,7 +34,7 @@ export type JobRecord = {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
-  /** Delivery attempts so far (a crashed worker's job is redelivered). */
+  /** Attempts so far: deliveries to a worker that died, plus the current one (a hand-over is none). */
   attempts: number;
   progress: { rows_done: number; rows_total: number };
   /** Set when completed: the file is in the named store (absent in older records: `local`). */
@@ -74,8 +75,17 @@ export function queuedJob(
   return { record, message };
 }
 
-/** Attempts (deliveries) before a job whose worker keeps dying is failed. */
+/**
+ * Default of `JOB_MAX_DELIVERIES`: attempts (deliveries whose worker died) before a job or window
+ * whose worker keeps dying is failed.
+ */
 export const MAX_JOB_DELIVERIES = 3;
+
+/**
+ * Header of a job or window task handed over by a worker stopped gracefully: the attempts its
+ * earlier copies used (decimal), so that a stop never counts as one and a crash always does.
+ */
+export const PRIOR_ATTEMPTS_HEADER = 'Mdp-Prior-Attempts';
 
 /**
  * Key of an account's quota ledger in KV `jobs`, beside its job records (`sim_batch_*`): one value

@@ -129,6 +129,8 @@ export const ConfigSchema = z.object({
   WINDOW_CONCURRENCY: int(1, 1, 16),
   /** A worker silent this long (crashed) loses its job to another worker, ms. */
   JOB_ACK_WAIT_MS: int(30_000, 1_000, 600_000),
+  /** Attempts a generation job or window gets when its worker dies (kill, crash); one more fails it. A graceful stop uses none. */
+  JOB_MAX_DELIVERIES: int(3, 1, 100),
   /** Longest a synchronous generation waits before 504 naming the job; keep it below HTTP_HANDLER_TIMEOUT_MS, ms. */
   GENERATE_SYNC_DEADLINE_MS: int(50_000, 1, 3_600_000),
   /** Synchronous generation requests one gateway process waits on at once; beyond, 503. */

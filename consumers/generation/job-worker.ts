@@ -3,7 +3,10 @@
  * every worker process, so each job goes to one worker), spreads the job's windows over every
  * worker process (queued-generation.ts, window-queue.ts), stitches their parts into the artifact,
  * and records progress and the outcome in KV `jobs`. While generating it tells JetStream it is still working;
- * if it dies the job is redelivered to another worker, up to MAX_JOB_DELIVERIES, then failed.
+ * if it dies the job is redelivered to another worker, without limit on JetStream's side: the
+ * delivery that would be attempt `maxDeliveries` + 1 fails the job instead of running it, so a job
+ * always ends (delivery rules: queue-delivery.ts). A worker stopped gracefully hands the job over
+ * to the next one without using an attempt; the windows already written stay for it.
  * The artifact is stored (local directory or JetStream Object Store) whole before the record says
  * `completed`, so every gateway can serve it at once; a job whose upload failed is `failed`.
  * A job is not started while the artifacts disk has less than `minFreeDiskBytes` free, and a disk
@@ -29,13 +32,9 @@ import type { Logger } from '../../platform/logger.ts';
 import { generationJobs, generationRows, registerLagSource } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { GenerationError } from './generate.ts';
+import { attemptOf, ensureQueueConsumer, handOver } from './queue-delivery.ts';
 import { generateOnQueue } from './queued-generation.ts';
-import {
-  ensureQueueConsumer,
-  openWindowOutcomes,
-  startWindowWorker,
-  type WindowWorker,
-} from './window-queue.ts';
+import { openWindowOutcomes, startWindowWorker, type WindowWorker } from './window-queue.ts';
 
 export const WORKER_DURABLE = 'generation-workers';
 
@@ -55,6 +54,8 @@ export type JobWorkerOptions = {
   minFreeDiskBytes?: number;
   /** Window lanes this worker runs for every job on the queue (default 1; 0: none, another worker's run them). */
   windowLanes?: number;
+  /** Attempts (deliveries whose worker died) before a job or window is failed (`JOB_MAX_DELIVERIES`). */
+  maxDeliveries?: number;
 };
 
 const DEFAULT_ACK_WAIT_MS = 30_000;
@@ -77,6 +78,7 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
           store,
           ackWaitMs: opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS,
           lanes,
+          maxDeliveries: opts.maxDeliveries ?? MAX_JOB_DELIVERIES,
           ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}),
         })
       : null;
@@ -123,19 +125,16 @@ async function runJob(msg: JsMsg, ctx: JobContext, signal: AbortSignal): Promise
   const job = decode<JobMessage>(msg.data);
   const record = (await jobs.get(job.job_id)) ?? null;
   if (!record || record.status === 'completed' || record.status === 'failed') return msg.ack();
-  const attempts = msg.info.deliveryCount;
-  if (attempts > MAX_JOB_DELIVERIES) {
-    await jobs.put(
-      job.job_id,
-      finished(record, 'failed', {
-        error: {
-          code: 'internal',
-          message: `generation failed: its worker stopped ${MAX_JOB_DELIVERIES} times`,
-        },
-      }),
-    );
+  const attempts = attemptOf(msg);
+  const limit = opts.maxDeliveries ?? MAX_JOB_DELIVERIES;
+  if (attempts > limit) {
+    const message = `generation failed: its worker stopped ${attempts - 1} times (limit: ${limit} attempts)`;
+    log.error({ job: job.job_id, attempts, limit }, 'generation job failed: attempts used up');
+    await jobs.put(job.job_id, finished(record, 'failed', { error: { code: 'internal', message } }));
+    generationJobs.inc({ status: 'failed' });
     return msg.term();
   }
+  if (signal.aborted) return handOver(ctx.nats, msg, log); // taken while stopping
   const minFree = opts.minFreeDiskBytes ?? 0;
   const free = minFree > 0 ? await freeBytes(opts.artifactsDir) : Number.POSITIVE_INFINITY;
   if (free < minFree) {
@@ -185,7 +184,8 @@ async function runJob(msg: JsMsg, ctx: JobContext, signal: AbortSignal): Promise
     generationRows.inc(result.rowCount);
     msg.ack();
   } catch (err) {
-    if (signal.aborted) return msg.nak(); // shutting down: another worker takes it
+    // Shutting down: the next worker takes the job (and its windows), no attempt used.
+    if (signal.aborted) return handOver(ctx.nats, msg, log);
     const error = diskFull(err)
       ? { code: 'storage_full', message: 'the artifact store filled up during generation' }
       : {

@@ -6,9 +6,12 @@
  * them in window order by range reads from the artifact store (stitch.ts) into `<job>.parquet`.
  * The parts' bytes are what `generateDataset` writes locally, and so is the stitched file.
  *
- * A redelivered job (its first worker died) finds the outcomes already recorded and waits only
- * for the rest. Parts and outcomes are removed once the job is stitched or has failed; a worker
- * shutting down (abort) keeps them for the next one.
+ * The wait has no deadline of its own, and needs none while some worker runs window lanes: every
+ * task ends with an outcome in KV, written or failed, because JetStream never stops delivering it
+ * and the delivery past the attempt limit records the failure (queue-delivery.ts). A redelivered
+ * or handed-over job (its first worker died or stopped) finds the outcomes already recorded and
+ * waits only for the rest. Parts and outcomes are removed once the job is stitched or has failed;
+ * a worker shutting down (abort) keeps them for the next one.
  */
 
 import {

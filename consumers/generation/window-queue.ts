@@ -3,16 +3,19 @@
  * durable pull consumer shared by every worker process), write each window's ZSTD parts on a
  * worker thread (the same `runWindowTask` as everywhere, so the same bytes), put every part into
  * the artifact store as `parts/<job_id>/<part>` and record the window's outcome (part names and
- * footers) in KV `job_windows`, then ack. A worker that dies mid-window never acks: the window is
- * redelivered after the ack wait to another worker, up to MAX_JOB_DELIVERIES, then recorded as
- * failed. A window that keeps failing is retried here (`driver.max_retries`, backoff) first.
+ * footers) in KV `job_windows`, then ack. Every window ends with an outcome, so the job's
+ * coordinator never waits forever (delivery rules: queue-delivery.ts): a worker that dies
+ * mid-window never acks, and the window is redelivered after the ack wait to another worker,
+ * without limit on JetStream's side; the delivery that would be attempt `maxDeliveries` + 1
+ * records `{ok: false}` instead of running. A worker stopped gracefully hands its windows over
+ * (no attempt used). A window that keeps failing is retried here (`driver.max_retries`,
+ * backoff) first, then recorded as failed.
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { AckPolicy, type JsMsg } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
+import type { JsMsg } from '@nats-io/jetstream';
 import {
   type JobRecord,
   MAX_JOB_DELIVERIES,
@@ -28,6 +31,7 @@ import { decode } from '../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { attemptOf, ensureQueueConsumer, handOver } from './queue-delivery.ts';
 import { withRetries } from './retry.ts';
 import { localPart } from './stitch.ts';
 import { createWorkerPool } from './worker-pool.ts';
@@ -41,26 +45,6 @@ export const partName = (jobId: string, localPath: string): string => `parts/${j
 export const openWindowOutcomes = (nats: Nats): Promise<Bucket<WindowOutcome>> =>
   openBucket<WindowOutcome>(nats, KV_BUCKETS.jobWindows, { ttlMs: 86_400_000 });
 
-/** Creates (or updates the limits of) a work-queue consumer of `JOBS` for `filter`. */
-export async function ensureQueueConsumer(
-  nats: Nats,
-  durable: string,
-  filter: string,
-  ackWaitMs: number,
-): Promise<void> {
-  const limits = { ack_wait: nanos(ackWaitMs), max_deliver: MAX_JOB_DELIVERIES + 1 };
-  await nats.jsm.consumers
-    .add(STREAMS.JOBS, {
-      durable_name: durable,
-      ack_policy: AckPolicy.Explicit,
-      filter_subject: filter,
-      ...limits,
-    })
-    .catch(async () => {
-      await nats.jsm.consumers.update(STREAMS.JOBS, durable, limits);
-    });
-}
-
 export type WindowWorkerOptions = {
   /** Where parts go: the store the stitching worker reads (shared by every worker). */
   store: ArtifactStore;
@@ -69,6 +53,8 @@ export type WindowWorkerOptions = {
   ackWaitMs: number;
   /** Windows written at once, each on its own worker thread. */
   lanes: number;
+  /** Attempts (deliveries whose worker died) before a window is failed; default MAX_JOB_DELIVERIES. */
+  maxDeliveries?: number;
 };
 
 export type WindowWorker = { stop(): Promise<void> };
@@ -80,6 +66,7 @@ export async function startWindowWorker(
 ): Promise<WindowWorker> {
   await ensureQueueConsumer(nats, WINDOW_DURABLE, WINDOW_SUBJECT_ALL, opts.ackWaitMs);
   const ctx: LaneContext = {
+    nats,
     jobs: await openBucket<JobRecord>(nats, KV_BUCKETS.jobs, { ttlMs: 30 * 86_400_000 }),
     outcomes: await openWindowOutcomes(nats),
     runner: createWorkerPool(opts.lanes),
@@ -112,6 +99,7 @@ export async function startWindowWorker(
 }
 
 type LaneContext = {
+  nats: Nats;
   jobs: Bucket<JobRecord>;
   outcomes: Bucket<WindowOutcome>;
   runner: ReturnType<typeof createWorkerPool>;
@@ -127,23 +115,31 @@ async function runWindow(msg: JsMsg, ctx: LaneContext): Promise<void> {
   const { job_id: jobId, window } = task;
   const key = windowKey(jobId, window.index);
   if (ended(await ctx.jobs.get(jobId)) || (await ctx.outcomes.get(key))) return msg.ack();
-  const delivery = msg.info.deliveryCount;
-  if (delivery > MAX_JOB_DELIVERIES) {
-    const message = `window ${window.index}: its worker stopped ${MAX_JOB_DELIVERIES} times`;
+  const attempt = attemptOf(msg);
+  const limit = ctx.opts.maxDeliveries ?? MAX_JOB_DELIVERIES;
+  if (attempt > limit) {
+    // The coordinator names the window; this says why it has no parts.
+    const message = `its worker stopped ${attempt - 1} times before recording an outcome (limit: ${limit} attempts)`;
+    ctx.log.error(
+      { job: jobId, window: window.index, attempt, limit },
+      'window task failed: attempts used up',
+    );
     await ctx.outcomes.put(key, { ok: false, message });
     return msg.term();
   }
+  if (ctx.abort.signal.aborted) return handOver(ctx.nats, msg, ctx.log); // taken while stopping
   const { store, ackWaitMs } = ctx.opts;
   const heartbeat = setInterval(() => msg.working(), ackWaitMs / 3);
   const tmpRoot = ctx.opts.tmpDir ?? tmpdir();
   await mkdir(tmpRoot, { recursive: true });
   const partDir = await mkdtemp(join(tmpRoot, 'generation-'));
   const uploaded: string[] = [];
-  ctx.log.debug({ job: jobId, window: window.index, delivery }, 'window task started');
+  const delivery = msg.info.deliveryCount;
+  ctx.log.debug({ job: jobId, window: window.index, delivery, attempt }, 'window task started');
   try {
     const policy = { maxRetries: task.max_retries, backoffSeconds: task.backoff_seconds };
     const result = await withRetries(
-      (attempt) => ctx.runner.run({ config: task.config, window, partDir, attempt }),
+      (retry) => ctx.runner.run({ config: task.config, window, partDir, attempt: retry }),
       policy,
       ctx.abort.signal,
     );
@@ -164,7 +160,8 @@ async function runWindow(msg: JsMsg, ctx: LaneContext): Promise<void> {
     ctx.log.debug({ job: jobId, window: window.index, rows: result.rows }, 'window task done');
     msg.ack();
   } catch (err) {
-    if (ctx.abort.signal.aborted) return msg.nak(); // shutting down: another worker takes it
+    // Shutting down: another worker takes the window, and this stop uses none of its attempts.
+    if (ctx.abort.signal.aborted) return handOver(ctx.nats, msg, ctx.log);
     const message = err instanceof Error ? err.message : String(err);
     ctx.log.error({ err: message, job: jobId, window: window.index }, 'window task failed');
     await Promise.all(uploaded.map((n) => store.delete(n).catch(() => false)));
