@@ -125,7 +125,18 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
       const held = principal;
       let session: Session | null = null;
       const sink = new BufferedSink(
-        wsFramer(state, () => conn.tooSlow()),
+        wsFramer(
+          state,
+          () => conn.tooSlow(),
+          (ev, bytes) => {
+            const where = { seq: ev.seq, symbol: ev.symbol, eventType: ev.eventType, source: ev.source };
+            deps.log.error(
+              { requestId, ...where, bytes },
+              'disksync: event over the frame limit; closing 1011',
+            );
+            conn.terminate('internal');
+          },
+        ),
         wire,
         registry.flusher,
         {

@@ -4,9 +4,16 @@
  * stored bytes as they are (`ev.json`, no parse); for `msgpack` the event encoded once. Control
  * messages are JSON objects with a `type` (`notice`, `warning`, and `subscribed`, `caught_up`,
  * `pong` sent as notices with their own type).
+ *
+ * An event whose frame would pass the 4 MB frame limit (the stream's own limit is NATS's
+ * max_payload, which an operator may raise past it) cannot be delivered. Skipping it would leave a
+ * gap in a copy that must be exact, and sending it would break the protocol (the client closes
+ * 1009): the connection ends with 1011 `internal` before it (`undeliverable`), holding an exact
+ * prefix of the log. A resume reaches the same event and ends the same way, loudly, until an
+ * operator removes it: never a silent gap.
  */
 import { Packr } from 'msgpackr';
-import type { Encoding } from '../../contracts/disksync.ts';
+import { type Encoding, MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
 import type { ErrorCode } from '../../contracts/errors.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
 import type { Framer } from '../core/sink-parts.ts';
@@ -37,10 +44,35 @@ export function msgpackEventFrame(ev: FeedEvent): string {
 
 export const controlFrame = (m: Record<string, unknown>): string => frame('C', JSON.stringify(m));
 
-export function wsFramer(state: FramerState, onLag: () => void): Framer {
+/**
+ * Bytes of the smallest data frame that can carry `f` (an event frame): alone in its array.
+ * Exact only past the cheap bound (json text: up to 3 bytes per UTF-16 unit).
+ */
+function dataFrameBytes(f: string, encoding: Encoding): number {
+  const chars = f.length - 5; // the kind and length header (frames.ts)
+  if (encoding === 'msgpack') return chars + 1; // one byte per char, after an array-of-one header
+  if (chars * 3 + 2 <= MAX_FRAME_BYTES) return chars * 3 + 2;
+  return Buffer.byteLength(f.slice(5)) + 2; // inside `[` … `]`
+}
+
+/**
+ * `undeliverable` is called, in place of queueing, with an event whose frame passes the limit and
+ * the bytes it needs; it must end the connection (see the file comment).
+ */
+export function wsFramer(
+  state: FramerState,
+  onLag: () => void,
+  undeliverable: (ev: FeedEvent, bytes: number) => void,
+): Framer {
   return {
     preamble: () => '',
-    event: (ev) => (state.encoding === 'msgpack' ? msgpackEventFrame(ev) : jsonEventFrame(ev)),
+    event(ev) {
+      const f = state.encoding === 'msgpack' ? msgpackEventFrame(ev) : jsonEventFrame(ev);
+      const bytes = dataFrameBytes(f, state.encoding);
+      if (bytes <= MAX_FRAME_BYTES) return f;
+      undeliverable(ev, bytes);
+      return '';
+    },
     notice: (n) => controlFrame({ type: 'notice', ...n }),
     warning(code: ErrorCode, message: string | undefined, extra: Record<string, unknown>): string {
       // The sink warns `upstream_lag` only once a live consumer has overflowed its bound: for an
