@@ -3,7 +3,9 @@
  * frame is made once per process per encoding and memoised in `ev.wire`: for `json` it is the
  * stored bytes as they are (`ev.json`, no parse); for `msgpack` the event encoded once. Control
  * messages are JSON objects with a `type` (`notice`, `warning`, and `subscribed`, `caught_up`,
- * `pong` sent as notices with their own type).
+ * `pong` sent as notices with their own type; `skipped` in place of a stored record that is not an
+ * event, see `skippedFrame`). The json encoding frames the stored bytes unparsed (the catch-up hot
+ * path): a record that merely looks like a JSON object reaches a json client as it is.
  *
  * An event whose frame would pass the 4 MB frame limit (the stream's own limit is NATS's
  * max_payload, which an operator may raise past it) cannot be delivered. Skipping it would leave a
@@ -33,16 +35,41 @@ export function jsonEventFrame(ev: FeedEvent): string {
   return f;
 }
 
+/** The msgpack frame of an event, or the `skipped` message of a stored record that is not JSON. */
 export function msgpackEventFrame(ev: FeedEvent): string {
   let f = ev.wire['ws-msgpack'] as string | undefined;
   if (f === undefined) {
-    f = frame('E', Buffer.from(packr.pack(JSON.parse(ev.json))).toString('latin1'));
+    let value: unknown;
+    try {
+      value = JSON.parse(ev.json);
+      f = frame('E', Buffer.from(packr.pack(value)).toString('latin1'));
+    } catch {
+      f = skippedFrame(ev);
+    }
     ev.wire['ws-msgpack'] = f;
   }
   return f;
 }
 
 export const controlFrame = (m: Record<string, unknown>): string => frame('C', JSON.stringify(m));
+
+/**
+ * A stored record on an event subject that is not an event (a raw publish, not a producer's) holds
+ * no market data: the copy loses nothing by going past it, whereas ending the connection (1011)
+ * would end every resume at the same record, so one bad write would stop every client of that coin
+ * until an operator deleted it. It is skipped, never silently: this message takes its place, in
+ * order, with its sequence and subject.
+ */
+function skippedFrame(ev: FeedEvent): string {
+  return controlFrame({
+    type: 'skipped',
+    seq: ev.seq,
+    source: ev.source,
+    symbol: ev.symbol,
+    event_type: ev.eventType,
+    message: `stored record ${ev.seq} is not a valid event; skipped`,
+  });
+}
 
 /**
  * Bytes of the smallest data frame that can carry `f` (an event frame): alone in its array.

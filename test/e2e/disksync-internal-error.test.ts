@@ -1,4 +1,9 @@
 /**
+ * A stored record on an event subject that is not an event (a raw publish of `{not json}`) is no
+ * internal error: a msgpack connection gets a `skipped` message in its place, in order, live, from
+ * the ring and from history, and goes on (before, such a record was dropped silently live, and
+ * stopped a resume from the ring for good: no `caught_up`, no events, no error).
+ *
  * Close code 1011 (internal error) on the disk-sync edge, from something an operator can do: raise
  * NATS's max_payload past the protocol's 4 MB frame limit and store a valid event larger than it
  * (an in-process edge on a private nats-server, the real `ws` client). The edge cannot deliver it:
@@ -12,6 +17,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { unpack } from 'msgpackr';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
 import { encodeStoredEvent } from '../../contracts/event-wire.ts';
@@ -50,6 +56,31 @@ async function publishTrade(coin: string, tradeIdChars = 0): Promise<number> {
   return ack.seq;
 }
 
+/** Bytes that look like a stored event (`{` … `}`) and are not JSON. */
+const CORRUPT = '{not json}';
+/** BTC trade, corrupt record, BTC trade: stored before the edge started. */
+const history: number[] = [];
+
+async function publishRaw(data: string): Promise<number> {
+  return (await nats.js.publish(mdSubject('synthetic', 'BTC', 'trade'), data)).seq;
+}
+
+/** Control messages whose place among the events is checked (not feed-health warnings). */
+const ORDERED = new Set(['subscribed', 'caught_up', 'skipped', 'error']);
+
+/** What `c` receives, in order: `E<seq>` per event, `<type>` or `<type><seq>` per control message. */
+function received(c: SyncClient): string[] {
+  const seen: string[] = [];
+  c.ws.on('message', (data: Buffer, isBinary: boolean) => {
+    if (isBinary) for (const e of unpack(data) as { seq: number }[]) seen.push(`E${e.seq}`);
+    else if (!data.toString().startsWith('[')) {
+      const m = JSON.parse(data.toString()) as Control;
+      if (ORDERED.has(m.type)) seen.push(`${m.type}${m.type === 'skipped' ? m.seq : ''}`);
+    }
+  });
+  return seen;
+}
+
 /** The close of `c`, with its last control message (the `error` message must come just before). */
 async function ended(c: SyncClient): Promise<{ code: number; reason: string; last: Control | undefined }> {
   let close: { code: number; reason: string } | null = null;
@@ -79,6 +110,9 @@ beforeAll(async () => {
   writeFileSync(conf, `max_payload: ${2 * MAX_FRAME_BYTES}\n`);
   server = await startNatsServer({ storeDir: join(dir, 'store'), extraArgs: ['-c', conf] });
   nats = await connectTestNats(server.url, config);
+  // History the edge's ring does not cover: a corrupt record between two BTC trades.
+  for (const data of [null, CORRUPT, null])
+    history.push(data ? await publishRaw(data) : await publishTrade('BTC'));
   edge = await startInProcessDisksync(server.url);
 }, 120_000);
 
@@ -89,6 +123,38 @@ afterAll(async () => {
   await server?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
+
+it('a corrupt record is skipped with a message in its place, live, from the ring and from history', async () => {
+  const live = open();
+  const liveSeen = received(live);
+  live.send({ op: 'subscribe', id: 'btc', coins: ['BTC'], encoding: 'msgpack' });
+  await live.control('caught_up');
+  const b1 = await publishTrade('BTC');
+  const bad = await publishRaw(CORRUPT);
+  const b2 = await publishTrade('BTC');
+  await eventually(() => live.events.some((e) => e.seq === b2), 20_000, 'the BTC trade after the record');
+  const skip = (seq: number) => `skipped${seq}`;
+  expect(liveSeen).toEqual(['subscribed', 'caught_up', `E${b1}`, skip(bad), `E${b2}`]);
+  expect(live.controls.find((c) => c.type === 'skipped')).toMatchObject({
+    seq: bad,
+    symbol: 'BTC',
+    event_type: 'trade',
+  });
+
+  // A resume from before everything: history (a reader), then the ring, then live.
+  const resumed = open();
+  const resumedSeen = received(resumed);
+  resumed.send({ op: 'subscribe', id: 'btc', coins: ['BTC'], encoding: 'msgpack', from_seq: 0 });
+  await resumed.control('caught_up', () => true, 30_000);
+  const [h1, hBad, h2] = history as [number, number, number];
+  const replayed = [`E${h1}`, skip(hBad), `E${h2}`, `E${b1}`, skip(bad), `E${b2}`];
+  expect(resumedSeen).toEqual(['subscribed', ...replayed, 'caught_up']);
+  const b3 = await publishTrade('BTC');
+  await eventually(() => resumed.events.some((e) => e.seq === b3), 20_000, 'a BTC trade, live');
+  expect(resumed.controls.some((c) => c.type === 'error')).toBe(false);
+  await Promise.all([live.close(), resumed.close()]);
+  await eventually(() => edge.edge.registry.size === 0, 20_000, 'both connections closed');
+}, 120_000);
 
 it('an event over the frame limit ends its subscribers with 1011, and only them', async () => {
   const btc = open();
