@@ -2,7 +2,8 @@
  * The gRPC feed edge of one region, built from its dependencies (tests listen on port 0):
  * price.PriceService (unary, server-streaming and bidirectional methods on the core data plane),
  * server reflection and grpc.health.v1 (both answer without a key), the TLS policy, keepalive
- * settings that tolerate idle streams, and GOAWAY for a client that pings too often.
+ * settings that tolerate idle streams, GOAWAY for a client that pings too often, and
+ * INVALID_ARGUMENT for a request body that does not decode (undecodable.ts).
  */
 import { Server, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
@@ -18,6 +19,7 @@ import { guardPings, http2ServersOf } from './ping-guard.ts';
 import { reflectedDefinition, servedDefinition } from './proto.ts';
 import { serverStreamMethods } from './server-streams.ts';
 import { unaryMethods } from './unary.ts';
+import { rejectUndecodable, tolerantServices } from './undecodable.ts';
 
 export type GrpcAppDeps = Omit<GrpcEdgeDeps, 'registry' | 'sink'> & {
   config: Config;
@@ -52,7 +54,9 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
     'grpc.keepalive_time_ms': config.GRPC_KEEPALIVE_TIME_MS,
     'grpc.keepalive_timeout_ms': config.GRPC_KEEPALIVE_TIMEOUT_MS,
     'grpc.keepalive_permit_without_calls': 1,
+    interceptors: [rejectUndecodable(edge)],
   });
+  tolerantServices(server);
   server.addService(servedDefinition, {
     ...unaryMethods(edge),
     ...serverStreamMethods(edge),
