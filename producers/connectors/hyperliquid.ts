@@ -16,6 +16,7 @@
 import type { MarketEvent, TradeEvent } from '../../contracts/events.ts';
 import { isObject } from '../normalizer/fields.ts';
 import { hyperliquidMapper } from '../normalizer/mappers/hyperliquid.ts';
+import { scanL2Book } from './hyperliquid-book-scan.ts';
 import {
   type Frame,
   type FrameOutcome,
@@ -60,7 +61,7 @@ export function hyperliquidVenue(opts: HyperliquidOptions): VenueAdapter {
       const tid = ev.venue_trade_id as string;
       if (ev.timestamp_ms > st.tradeTime) {
         st.tradeTime = ev.timestamp_ms;
-        st.tradeIds = new Set();
+        st.tradeIds.clear();
       }
       if (ev.timestamp_ms === st.tradeTime) st.tradeIds.add(tid);
       const id = messageId('hyperliquid', ev.symbol, 'trade', ev.timestamp_ms, tid);
@@ -90,6 +91,9 @@ export function hyperliquidVenue(opts: HyperliquidOptions): VenueAdapter {
         ),
       ),
     onFrame({ text, receivedAtMs }: Frame): FrameOutcome {
+      // Books in the venue's exact layout are read in place, the rest parsed (hyperliquid-book-scan.ts).
+      const scanned = scanL2Book(text);
+      if (scanned) return onBook(scanned);
       const msg = parseFrame(text);
       const events = [...hyperliquidMapper.map(msg, { symbol: undefined, receivedAtMs })];
       const channel = isObject(msg) ? msg.channel : undefined;
