@@ -1,7 +1,8 @@
 /**
- * `mdp sync` and `mdp stream` against a real unified gateway with the real key guard, while events
- * are published: sync is killed (SIGKILL) mid-write, restarted with another encoding, interrupted
- * and restarted again, and its directory holds every sequence exactly once in rotated files;
+ * `mdp sync` and `mdp stream` against a real unified gateway and a real disk-sync edge process with
+ * the real key guard, while events are published: sync (over each transport) is killed (SIGKILL)
+ * mid-write, restarted with another encoding, interrupted and restarted again, and its directory
+ * holds every sequence exactly once in rotated files;
  * stream's Ctrl-C prints the last sequence and `--from` resumes right after it. On a terminal,
  * sync draws its progress line. The key is never printed.
  */
@@ -12,8 +13,10 @@ import { readSegment } from '../../clients/cli/src/sync/recover.ts';
 import { listSegments } from '../../clients/cli/src/sync/segments.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { freshConfigDir, runCli, startCli, startCliOnTty } from '../support/cli.ts';
+import { startDisksyncEdge } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { killAll, type ServiceProcess } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
 
@@ -22,15 +25,24 @@ let gw: TestGateway;
 let env: Record<string, string>;
 let key: string;
 const dir = freshConfigDir();
+const processes: ServiceProcess[] = [];
 
 beforeAll(async () => {
   stack = await startStack();
   gw = await startTestGateway(stack.server.url, { SSE_RETRY_MS: '100' }, { guard: 'keys' });
+  const disk = startDisksyncEdge(stack.server.url, stack.config.API_KEY_SECRET, 'us', {}, processes);
   key = (await stack.accounts.key('quant')).key;
-  env = { MDP_URL: stack.http.url, MDP_STREAM_URL: gw.url, MDP_API_KEY: key, MDP_CONFIG_DIR: dir };
+  env = {
+    MDP_URL: stack.http.url,
+    MDP_STREAM_URL: gw.url,
+    MDP_DISK_URL: (await disk.url).replace(/^http/, 'ws'),
+    MDP_API_KEY: key,
+    MDP_CONFIG_DIR: dir,
+  };
 });
 
 afterAll(async () => {
+  await killAll(processes);
   await gw?.close();
   await stack?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -39,47 +51,53 @@ afterAll(async () => {
 const lastSeq = async () => (await stack.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
 const storedSeqs = (out: string) => listSegments(out).flatMap((s) => readSegment(s).seqs);
 
-it('keeps a rotated copy that survives a kill and restarts with no gap and no duplicate', async () => {
-  const out = join(dir, 'feed');
-  const publisher = publishAtRate(stack.nats.js, ['ETH'], 200);
-  const args = ['sync', '--out', out, '--coin', 'ETH', '--rotate-mb', '0.02'];
+it.each(['unified', 'disk'])(
+  'keeps a rotated copy over %s that survives a kill and restarts with no gap and no duplicate',
+  async (via) => {
+    const out = join(dir, `feed-${via}`);
+    const publisher = publishAtRate(stack.nats.js, ['ETH'], 200);
+    const args = ['sync', '--out', out, '--coin', 'ETH', '--rotate-mb', '0.02', '--via', via];
 
-  const first = startCli([...args, '--from', '0'], env);
-  await eventually(async () => listSegments(out).length >= 3, 30_000);
-  first.child.kill('SIGKILL'); // mid-write: a partial last record is possible
-  await first.exited;
+    const first = startCli([...args, '--from', '0'], env);
+    await eventually(async () => listSegments(out).length >= 3, 30_000);
+    first.child.kill('SIGKILL'); // mid-write: a partial last record is possible
+    await first.exited;
 
-  const second = startCli([...args, '--encoding', 'msgpack'], env);
-  await eventually(async () => listSegments(out).filter((s) => s.encoding === 'msgpack').length >= 2, 30_000);
-  second.child.kill('SIGINT');
-  const stopped = await second.exited;
-  expect(stopped.code).toBe(130);
-  expect(stopped.stderr).toMatch(/stopped after [\d,]+ events; on disk up to sequence \d+/);
+    const second = startCli([...args, '--encoding', 'msgpack'], env);
+    await eventually(
+      async () => listSegments(out).filter((s) => s.encoding === 'msgpack').length >= 2,
+      30_000,
+    );
+    second.child.kill('SIGINT');
+    const stopped = await second.exited;
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toMatch(/stopped after [\d,]+ events; on disk up to sequence \d+/);
 
-  // On a terminal: the progress line (events, bytes, lag, sequence, file), redrawn in place.
-  const tty = startCliOnTty([...args], env);
-  await eventually(
-    async () => /synced [\d,]+ events · .* · lag [\d.]+ s · seq \d+/.test(tty.output()),
-    30_000,
-  );
-  await publisher.stop();
-  const last = await lastSeq();
-  await eventually(
-    async () => storedSeqs(out).at(-1) === last || tty.output().includes(`seq ${last}`),
-    30_000,
-  );
-  tty.signal('SIGTERM');
-  const ended = await tty.exited;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI escapes are what the test looks for
-  expect(ended.stdout).toMatch(/\r\x1b\[2Ksynced/);
+    // On a terminal: the progress line (events, bytes, lag, sequence, file), redrawn in place.
+    const tty = startCliOnTty([...args], env);
+    await eventually(
+      async () => /synced [\d,]+ events · .* · lag [\d.]+ s · seq \d+/.test(tty.output()),
+      30_000,
+    );
+    await publisher.stop();
+    const last = await lastSeq();
+    await eventually(
+      async () => storedSeqs(out).at(-1) === last || tty.output().includes(`seq ${last}`),
+      30_000,
+    );
+    tty.signal('SIGTERM');
+    const ended = await tty.exited;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the ANSI escapes are what the test looks for
+    expect(ended.stdout).toMatch(/\r\x1b\[2Ksynced/);
 
-  const seqs = storedSeqs(out);
-  expect(seqs).toEqual(Array.from({ length: last }, (_, i) => i + 1));
-  expect(listSegments(out).length).toBeGreaterThanOrEqual(6);
-  expect(new Set(listSegments(out).map((s) => s.encoding))).toEqual(new Set(['jsonl', 'msgpack']));
-  expect(readdirSync(out).every((f) => f.startsWith('seg-'))).toBe(true);
-  for (const r of [stopped, ended]) expect(r.stdout + r.stderr).not.toContain(key);
-});
+    const seqs = storedSeqs(out);
+    expect(seqs).toEqual(Array.from({ length: last }, (_, i) => i + 1));
+    expect(listSegments(out).length).toBeGreaterThanOrEqual(6);
+    expect(new Set(listSegments(out).map((s) => s.encoding))).toEqual(new Set(['jsonl', 'msgpack']));
+    expect(readdirSync(out).every((f) => f.startsWith('seg-'))).toBe(true);
+    for (const r of [stopped, ended]) expect(r.stdout + r.stderr).not.toContain(key);
+  },
+);
 
 it('streams live events; Ctrl-C prints the last sequence and --from resumes right after it', async () => {
   const base = await lastSeq();

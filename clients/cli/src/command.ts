@@ -58,6 +58,11 @@ export const COMMON_OPTIONS: Record<string, OptionSpec> = {
     value: 'URL',
     description: 'unified stream edge (default $MDP_STREAM_URL, config, http://127.0.0.1:8081)',
   },
+  'disk-url': {
+    type: 'string',
+    value: 'URL',
+    description: 'disk-sync edge, for sync (default $MDP_DISK_URL, config, ws://127.0.0.1:8082)',
+  },
   help: { type: 'boolean', short: 'h', description: 'show this help' },
 };
 
@@ -135,6 +140,10 @@ export function list(values: Values, name: string): string[] | undefined {
 
 export const resolveEndpoints = (values: Values, env: NodeJS.ProcessEnv): Endpoints =>
   endpoints(
-    { url: values.url as string | undefined, 'stream-url': values['stream-url'] as string | undefined },
+    {
+      url: values.url as string | undefined,
+      'stream-url': values['stream-url'] as string | undefined,
+      'disk-url': values['disk-url'] as string | undefined,
+    },
     env,
   );

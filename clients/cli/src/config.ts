@@ -11,12 +11,14 @@ import { CliError, EXIT } from './exit-codes.ts';
 export type StoredConfig = {
   url?: string;
   stream_url?: string;
+  disk_url?: string;
   api_key?: string;
   session?: { token: string; expires_at: string | number; email: string };
 };
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 export const DEFAULT_STREAM_URL = 'http://127.0.0.1:8081';
+export const DEFAULT_DISK_URL = 'ws://127.0.0.1:8082';
 
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.MDP_CONFIG_DIR) return env.MDP_CONFIG_DIR;
@@ -52,16 +54,17 @@ export function updateConfig(
   return next;
 }
 
-export type Endpoints = { url: string; streamUrl: string };
+export type Endpoints = { url: string; streamUrl: string; diskUrl: string };
 
 export function endpoints(
-  flags: { url?: string | undefined; 'stream-url'?: string | undefined },
+  flags: { url?: string | undefined; 'stream-url'?: string | undefined; 'disk-url'?: string | undefined },
   env: NodeJS.ProcessEnv = process.env,
 ): Endpoints {
   const stored = readConfig(env);
   return {
     url: flags.url ?? env.MDP_URL ?? stored.url ?? DEFAULT_URL,
     streamUrl: flags['stream-url'] ?? env.MDP_STREAM_URL ?? stored.stream_url ?? DEFAULT_STREAM_URL,
+    diskUrl: flags['disk-url'] ?? env.MDP_DISK_URL ?? stored.disk_url ?? DEFAULT_DISK_URL,
   };
 }
 

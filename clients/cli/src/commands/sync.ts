@@ -1,10 +1,12 @@
 /**
  * `mdp sync --out DIR`: keeps a local copy of the feed in segment files rotated by size or time.
  * Restartable: it resumes after the last whole record on disk, with no gap and no duplicate (the
- * stream client resumes with Last-Event-ID and drops anything already seen). Uses the unified
- * stream (the disk-sync WebSocket does not exist yet). Progress line: events, bytes, lag.
+ * client resumes with `from_seq` and drops anything already seen). Reads the disk-sync WebSocket
+ * (Quant; batches in the file's encoding: MessagePack files are fed MessagePack frames), or the
+ * unified stream with `--via unified` (any plan with the stream). Progress line: events, bytes, lag.
  */
 import { basename } from 'node:path';
+import { streamDisk } from '../../../typescript/src/disk.ts';
 import { type StreamItem, stream } from '../../../typescript/src/index.ts';
 import { type Command, integer, list, positive, required } from '../command.ts';
 import { apiKey } from '../config.ts';
@@ -29,6 +31,11 @@ export const syncCommand: Command = {
       multiple: true,
     },
     encoding: { type: 'string', value: 'jsonl|msgpack', description: 'record encoding (default jsonl)' },
+    via: {
+      type: 'string',
+      value: 'disk|unified',
+      description: 'the disk-sync WebSocket (default; Quant) or the unified stream',
+    },
     from: {
       type: 'string',
       value: 'SEQ',
@@ -41,7 +48,8 @@ export const syncCommand: Command = {
       description: 'start a new file after this long (default 60)',
     },
   },
-  details: 'Example:\n  mdp sync --out ./feed --coin BTC,ETH --encoding msgpack --rotate-mb 16',
+  details:
+    'Example:\n  mdp sync --out ./feed --coin BTC,ETH --encoding msgpack --rotate-mb 16\n  mdp sync --out ./feed --via unified   # without a Quant key',
   async run(ctx, values) {
     const dir = required(values, 'out');
     const encoding = (values.encoding ?? 'jsonl') as Encoding;
@@ -52,13 +60,22 @@ export const syncCommand: Command = {
     const from = integer(values, 'from');
     const resumeAfter = recoverLastSeq(dir) ?? from ?? null;
     const writer = new SegmentWriter(dir, encoding, { maxBytes, maxAgeMs });
-    const s = stream({
-      url: ctx.endpoints.streamUrl,
+    const via = values.via ?? 'disk';
+    if (via !== 'disk' && via !== 'unified') throw new UsageError('--via must be disk or unified');
+    const common = {
       key,
       signal: ctx.signal,
       ...(resumeAfter !== null ? { from: resumeAfter } : {}),
       ...optional('coins', list(values, 'coin')),
-    });
+    };
+    const s =
+      via === 'disk'
+        ? streamDisk({
+            ...common,
+            url: ctx.endpoints.diskUrl,
+            encoding: encoding === 'msgpack' ? 'msgpack' : 'json',
+          })
+        : stream({ ...common, url: ctx.endpoints.streamUrl });
     const { err, errColor } = ctx.term;
     if (!ctx.json)
       err.write(
