@@ -69,8 +69,12 @@ const pkg = loadPackageDefinition(loadSync(PROTO_PATH, LOADER_OPTIONS)) as unkno
   };
 };
 
-/** A price.PriceService client on its own HTTP/2 connection (no subchannel shared with other clients). */
-export const ownConnectionClient = (target: string): PriceClient =>
+/**
+ * A price.PriceService client on its own HTTP/2 connection (no subchannel shared with other
+ * clients); `options` adds channel options (e.g. `grpc-node.flow_control_window`).
+ */
+export const ownConnectionClient = (target: string, options: ChannelOptions = {}): PriceClient =>
   new pkg.price.PriceService(target, credentials.createInsecure(), {
     'grpc.use_local_subchannel_pool': 1,
+    ...options,
   });
