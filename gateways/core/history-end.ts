@@ -15,16 +15,20 @@
  * message the reader delivered lies at or below the position reported (no duplicate when the ring
  * or the live tail follows on from it), and no matching message in between is passed over (no gap).
  *
- * It asks once when the read starts, then only after the reader has been quiet for QUIET_MS since
- * its last delivery: a catch-up that flows costs no requests, one that stalls short of its goal
- * costs one per stall.
+ * It asks once when the read starts, then only once the reader has been quiet (QUIET_MS) since its
+ * last delivery: a catch-up that flows costs no requests, one that stalls short of its goal costs
+ * one per stall.
  */
 import type { StoredMsg } from '@nats-io/jetstream';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 
-/** Quiet time (ms) after the reader's last delivery before the stream is asked again. */
-const QUIET_MS = 200;
+/**
+ * Quiet time (ms) the reader must keep before the stream is asked again: a timer of this period
+ * checks whether anything was delivered since it was set (a counter, so a delivery costs no clock
+ * read), so the question is asked between one and two periods after the last delivery.
+ */
+const QUIET_MS = 100;
 /** Wait (ms) before asking again after a failed request (NATS away: the reader retries too). */
 const RETRY_MS = 1_000;
 

@@ -6,11 +6,19 @@
  * - from the last matching position, with only other coins' events stored after it: `caught_up`
  *   arrives without any new event, and the next matching live event arrives exactly once;
  * - from before some matching events followed by only other coins' events: those events, in
- *   order, then `caught_up`, then live events exactly once.
+ *   order, then `caught_up`, then live events exactly once;
+ * - on an edge whose ring (16 events) turns over all the time under a steady flow of other coins'
+ *   events, a filtered resume from the start: every matching event exactly once, in order, across
+ *   however many history reads, ring scans and handovers it takes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeStoredEvent } from '../../contracts/event-wire.ts';
 import { mdSubject } from '../../contracts/subjects.ts';
+import { openGuard } from '../../gateways/core/guard.ts';
+import { LiveTail } from '../../gateways/core/live-tail.ts';
+import { buildDisksyncApp, disksyncSettings } from '../../gateways/disksync/app.ts';
+import { KeyLeases } from '../../gateways/disksync/lease.ts';
+import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import {
   connectSync,
@@ -106,4 +114,75 @@ describe('a filtered resume with no matching event left in history', () => {
     await expectLiveOnce(c, caughtUp.seq as number);
     await c.close();
   });
+});
+
+/** A disk-sync edge like startInProcessDisksync's, with a ring of `ringSize` events. */
+async function edgeWithRing(ringSize: number): Promise<{ url: string; close(): Promise<void> }> {
+  const log = createLogger(config.LOG_LEVEL, 'disksync');
+  const own = await connectTestNats(server.url, config);
+  const tail = await LiveTail.start(own, log, { ringSize, staleAfterMs: 60_000, expectedCoins: [] });
+  const leases = await KeyLeases.open(own, config.DISKSYNC_LEASE_TTL_MS);
+  const app = buildDisksyncApp({
+    nats: own,
+    tail,
+    guard: openGuard,
+    leases,
+    log,
+    region: 'us',
+    settings: disksyncSettings(config),
+  });
+  const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url: address.replace(/^http/, 'ws'),
+    async close() {
+      await app.shutdown();
+      tail.stop();
+      await own.nc.close();
+    },
+  };
+}
+
+describe('a filtered resume while the ring turns over', () => {
+  it('delivers every BTC trade once, in order, then live ones', async () => {
+    const small = await edgeWithRing(16);
+    let publishing = true;
+    // A BTC trade, then a stretch of ETH trades longer than the ring and than the history read's
+    // quiet time: reads stall short of their goal, which moves on while they wait.
+    const flow = (async () => {
+      while (publishing) {
+        await publishTrade('BTC');
+        for (let i = 0; i < 40 && publishing; i++) {
+          await publishTrade('ETH');
+          await publishTrade('ETH');
+          await new Promise((r) => setTimeout(r, 15));
+        }
+      }
+    })();
+    try {
+      // Resume once the ring has turned over many times, with BTC trades in history and out of it.
+      const start = btcSeqs.length;
+      await eventually(() => btcSeqs.length >= start + 3, 60_000, 'three BTC trades on the small edge');
+      const then = n; // and the newest BTC trade out of the ring: history ends short of it
+      await eventually(() => n >= then + 40, 60_000, '40 ETH trades after it');
+      const c = connectSync(small.url);
+      clients.push(c);
+      c.send({ op: 'subscribe', id: 'btc', coins: ['BTC'], event_types: ['trade'], from_seq: 0 });
+      const caughtUp = await c.control('caught_up', (x) => x.id === 'btc', CAUGHT_UP_MS);
+      await eventually(
+        () => c.events.filter((e) => e.seq > (caughtUp.seq as number)).length >= 5,
+        60_000,
+        '5 live BTC trades after caught_up',
+      );
+      publishing = false;
+      await flow;
+      const last = btcSeqs.at(-1) as number;
+      await eventually(() => c.events.some((e) => e.seq === last), 30_000, `the last BTC trade, ${last}`);
+      expect(c.events.map((e) => e.seq)).toEqual(btcSeqs);
+      await c.close();
+    } finally {
+      publishing = false;
+      await flow;
+      await small.close();
+    }
+  }, 120_000);
 });
