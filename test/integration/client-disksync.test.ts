@@ -97,12 +97,17 @@ async function cutRepeatedly(c: CollectedStream, cuts: number): Promise<void> {
   for (let cut = 0; cut < cuts; cut++) {
     const seen = c.seqs.length;
     await eventually(() => c.seqs.length >= seen + 40 + cut * 7, 30_000, `events before cut ${cut}`);
-    expect(proxy.cut()).toBeGreaterThan(0);
+    // Retried while a close of the server's own (a 1013 on a loaded machine) has the iterator between connections.
+    await eventually(() => proxy.cut() > 0, 30_000, `a connection to cut (${cut})`);
   }
 }
 
 /** Stops the publisher, waits for the iterator to reach the stream's end, and closes it. */
-async function drain(c: CollectedStream, s: { close(): void }, stop: () => Promise<unknown>): Promise<number> {
+async function drain(
+  c: CollectedStream,
+  s: { close(): void },
+  stop: () => Promise<unknown>,
+): Promise<number> {
   await stop();
   const last = await lastSeq();
   await eventually(() => c.seqs.at(-1) === last, 60_000, `the last sequence ${last}`);
@@ -151,7 +156,8 @@ it('json: every sequence exactly once, in order, across cuts, a killed edge and 
   expect(c.seqs).toEqual(oneTo(last));
   expect(s.position).toBe(last);
   const waits = reconnectsOf(c);
-  expect(waits.length).toBeGreaterThanOrEqual(8);
+  // At least one per cut, the attempts refused while the edge was down, and the 1001.
+  expect(waits.length).toBeGreaterThanOrEqual(7);
   expect(s.reconnects).toBe(waits.length);
   expect(waits.some((w) => w.error.code === 'reconnect' && w.error.details?.close_code === 1001)).toBe(true);
   for (const w of waits) {
@@ -159,7 +165,7 @@ it('json: every sequence exactly once, in order, across cuts, a killed edge and 
     // The SSE client's rule from 100 ms: 100 · 2^(n−1), jitter ×1.25 at random() = 0.5, capped.
     expect(w.delayMs).toBe(Math.round(Math.min(MAX_DELAY_MS, RETRY_MS * 2 ** (w.attempt - 1) * 1.25)));
   }
-});
+}, 240_000);
 
 it('msgpack: every sequence exactly once, in order, across cuts', async () => {
   const { key } = await accounts.key('quant');
@@ -178,7 +184,7 @@ it('msgpack: every sequence exactly once, in order, across cuts', async () => {
   expect(reconnectsOf(c).length).toBeGreaterThanOrEqual(4);
   const book = c.items.find((i) => i.type === 'event' && i.event.event_type === 'book');
   expect(book).toMatchObject({ event: { bids: expect.any(Array), asks: expect.any(Array) } });
-});
+}, 120_000);
 
 it('takes a 4008 after its own drop for its lease: retries until the key is free, then goes on', async () => {
   const { key } = await accounts.key('quant');
@@ -222,7 +228,7 @@ it('takes a 4008 after its own drop for its lease: retries until the key is free
     details: { close_code: 4008 },
     requestId: expect.stringMatching(/^req_/),
   });
-});
+}, 120_000);
 
 it('says a position beyond the end as a notice and an unknown coin as a warning, then streams after it', async () => {
   const { key } = await accounts.key('quant');
@@ -249,7 +255,7 @@ it('says a position beyond the end as a notice and an unknown coin as a warning,
   expect(c.seqs[0]).toBe(last + 1);
   for (const i of c.items)
     if (i.type === 'event') expect(i.event).toMatchObject({ seq: i.seq, symbol: 'BTC' });
-});
+}, 120_000);
 
 it('ends with the typed error of the close: revoked, unknown, under-tier, already connected', async () => {
   const { key, keyId, accountId } = await accounts.key('quant');
@@ -283,7 +289,7 @@ it('ends with the typed error of the close: revoked, unknown, under-tier, alread
   expect(unknown.error).toMatchObject({ code: 'invalid_key', details: { close_code: 4001 } });
   expect(basic.error).toMatchObject({ code: 'tier_restricted', details: { close_code: 4003 } });
   expect([...again.items, ...unknown.items, ...basic.items]).toEqual([]);
-});
+}, 120_000);
 
 it('bundles for the browser with no Node-only import (the global WebSocket there, `ws` never pulled in)', async () => {
   const out = await build({

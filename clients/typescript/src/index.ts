@@ -1,6 +1,8 @@
 /**
  * `@mdp/client`: the TypeScript client of the platform. The stream client, the service clients
- * and the error type use fetch only (Node 20+ and browsers).
+ * and the error type use fetch only (Node 20+ and browsers). The same stream iterator over other
+ * transports has entries of its own, so this one stays browser-safe: `@mdp/client/grpc`
+ * (`streamGrpc`, Node only) and `@mdp/client/disk` (`streamDisk`, Node and browsers).
  */
 export { DEFAULT_MAX_DELAY_MS, DEFAULT_RETRY_MS, reconnectDelay } from './backoff.ts';
 export { ConsoleClient, type CreatedKey, type KeyView, type Session } from './console.ts';
