@@ -5,7 +5,12 @@
  */
 import { z } from 'zod';
 
-export const NOTICE_CODES = ['position_not_retained', 'position_beyond_end', 'feed_recovered'] as const;
+export const NOTICE_CODES = [
+  'position_not_retained',
+  'position_beyond_end',
+  'feed_recovered',
+  'record_skipped',
+] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;
 
@@ -29,6 +34,12 @@ export const FeedRecoveredNotice = z.object({
   coin: z.string(),
 });
 export type FeedRecoveredNotice = z.infer<typeof FeedRecoveredNotice>;
+
+/**
+ * A stored record that is not a valid event (no market data in it) took this place in the stream:
+ * `resumed_after` is its sequence, so a client that keeps its position stays exact.
+ */
+export const RECORD_SKIPPED = 'record_skipped';
 
 export type Notice = PositionNotice | FeedRecoveredNotice;
 

@@ -3,7 +3,7 @@
  * frame is made once per process per encoding and memoised in `ev.wire`: for `json` it is the
  * stored bytes as they are (`ev.json`, no parse); for `msgpack` the event encoded once. Control
  * messages are JSON objects with a `type` (`notice`, `warning`, and `subscribed`, `caught_up`,
- * `pong` sent as notices with their own type; `skipped` in place of a stored record that is not an
+ * `pong` sent as notices with their own type; `record_skipped` notice in place of a stored record that is not an
  * event, see `skippedFrame`). The json encoding frames the stored bytes unparsed (the catch-up hot
  * path): a record that merely looks like a JSON object reaches a json client as it is.
  *
@@ -14,9 +14,11 @@
  * prefix of the log. A resume reaches the same event and ends the same way, loudly, until an
  * operator removes it: never a silent gap.
  */
+
 import { Packr } from 'msgpackr';
 import { type Encoding, MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
 import type { ErrorCode } from '../../contracts/errors.ts';
+import { RECORD_SKIPPED } from '../../contracts/notices.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
 import type { Framer } from '../core/sink-parts.ts';
 import { frame, terminalFrame } from './frames.ts';
@@ -35,7 +37,7 @@ export function jsonEventFrame(ev: FeedEvent): string {
   return f;
 }
 
-/** The msgpack frame of an event, or the `skipped` message of a stored record that is not JSON. */
+/** The msgpack frame of an event, or the `record_skipped` notice of a stored record that is not JSON. */
 export function msgpackEventFrame(ev: FeedEvent): string {
   let f = ev.wire['ws-msgpack'] as string | undefined;
   if (f === undefined) {
@@ -58,14 +60,15 @@ export const controlFrame = (m: Record<string, unknown>): string => frame('C', J
  * no market data: the copy loses nothing by going past it, whereas ending the connection (1011)
  * would end every resume at the same record, so one bad write would stop every client of that coin
  * until an operator deleted it. It is skipped, never silently: this message takes its place, in
- * order, with its sequence and subject.
+ * order: the `record_skipped` notice (as on gRPC), its sequence as `resumed_after`, with its subject.
  */
 function skippedFrame(ev: FeedEvent): string {
   return controlFrame({
-    type: 'skipped',
-    seq: ev.seq,
+    type: 'notice',
+    code: RECORD_SKIPPED,
+    resumed_after: ev.seq,
+    coin: ev.symbol,
     source: ev.source,
-    symbol: ev.symbol,
     event_type: ev.eventType,
     message: `stored record ${ev.seq} is not a valid event; skipped`,
   });

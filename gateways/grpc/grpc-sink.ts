@@ -1,19 +1,18 @@
 /**
- * The buffered sink of a gRPC stream, plus what only this edge needs: an event the edge cannot
- * encode as protobuf ends the stream with INTERNAL instead of vanishing. The log's bytes are
- * checked only for being a JSON object when read (contracts/event-wire.ts); SSE and the other
- * JSON transports send them as stored, while this edge must parse them to build its message, so a
- * record that is not valid JSON (written to an `md.*` subject by anything but the producers)
- * surfaces here. Skipping it would be a silent gap no client can see (sequences of a filtered
- * stream have gaps anyway); leaving the throw to the feed would do exactly that (the live tail and
- * the ordered reader log a failing subscriber and go on).
+ * The buffered sink of a gRPC stream, plus what only this edge needs: a stored record the edge
+ * cannot encode as protobuf is skipped in-band, never silently. The log's bytes are checked only
+ * for being a JSON object when read (contracts/event-wire.ts); SSE and the other JSON transports
+ * send them as stored, while this edge must parse them to build its message, so a record that is
+ * not valid JSON (written to an `md.*` subject by anything but the producers) surfaces here.
  *
- * Before the status, the events already queued and a `warning` naming the record's sequence go
- * out (when the wire takes bytes), so the client has a gapless prefix and knows the position: it
- * can resume with `after_seq` past the record, knowing what it skips. Other streams of the process
- * are untouched unless they select the same record.
+ * Such a record holds no market data. Ending the stream instead would be a poison pill: every
+ * resume from before it (the TypeScript client's own reconnection included) would end at the same
+ * record again. So a `notice` `record_skipped` takes its place, in order, naming its sequence as
+ * `resumed_after` (a client keeping its position by that field stays exact), and the stream goes
+ * on; disk-sync does the same with its `skipped` message. The record is logged once per stream.
  */
 
+import { RECORD_SKIPPED } from '../../contracts/notices.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { BufferedSink } from '../core/buffered-sink.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
@@ -33,21 +32,20 @@ export class GrpcSink extends BufferedSink {
     try {
       super.event(ev);
     } catch (err) {
-      this.undecodable(ev, err);
+      this.skip(ev, err);
     }
   }
 
-  private undecodable(ev: FeedEvent, err: unknown): void {
-    const where = `event ${ev.seq} (${ev.source} ${ev.symbol} ${ev.eventType})`;
+  private skip(ev: FeedEvent, err: unknown): void {
     this.log?.error(
       { err: String(err), seq: ev.seq, requestId: this.requestId },
-      'grpc stream ended: event in the log cannot be encoded',
+      'grpc stream: a record in the log is not a valid event; skipped',
     );
-    this.warn(
-      'internal',
-      `${where} in the log cannot be decoded; this stream ends with INTERNAL (resume with after_seq ${ev.seq} to continue past it)`,
-    );
-    this.flush();
-    this.terminate('internal');
+    this.notice({
+      code: RECORD_SKIPPED,
+      message: `stored record ${ev.seq} (${ev.source} ${ev.symbol} ${ev.eventType}) is not a valid event; skipped`,
+      resumed_after: ev.seq,
+      coin: ev.symbol,
+    });
   }
 }

@@ -1,6 +1,6 @@
 /**
  * A stored record on an event subject that is not an event (a raw publish of `{not json}`) is no
- * internal error: a msgpack connection gets a `skipped` message in its place, in order, live, from
+ * internal error: a msgpack connection gets a `record_skipped` notice in its place, in order, live, from
  * the ring and from history, and goes on (before, such a record was dropped silently live, and
  * stopped a resume from the ring for good: no `caught_up`, no events, no error).
  *
@@ -66,7 +66,7 @@ async function publishRaw(data: string): Promise<number> {
 }
 
 /** Control messages whose place among the events is checked (not feed-health warnings). */
-const ORDERED = new Set(['subscribed', 'caught_up', 'skipped', 'error']);
+const ORDERED = new Set(['subscribed', 'caught_up', 'notice', 'error']);
 
 /** What `c` receives, in order: `E<seq>` per event, `<type>` or `<type><seq>` per control message. */
 function received(c: SyncClient): string[] {
@@ -75,7 +75,8 @@ function received(c: SyncClient): string[] {
     if (isBinary) for (const e of unpack(data) as { seq: number }[]) seen.push(`E${e.seq}`);
     else if (!data.toString().startsWith('[')) {
       const m = JSON.parse(data.toString()) as Control;
-      if (ORDERED.has(m.type)) seen.push(`${m.type}${m.type === 'skipped' ? m.seq : ''}`);
+      if (m.code === 'record_skipped') seen.push(`skipped${m.resumed_after}`);
+      else if (ORDERED.has(m.type)) seen.push(m.type);
     }
   });
   return seen;
@@ -135,9 +136,10 @@ it('a corrupt record is skipped with a message in its place, live, from the ring
   await eventually(() => live.events.some((e) => e.seq === b2), 20_000, 'the BTC trade after the record');
   const skip = (seq: number) => `skipped${seq}`;
   expect(liveSeen).toEqual(['subscribed', 'caught_up', `E${b1}`, skip(bad), `E${b2}`]);
-  expect(live.controls.find((c) => c.type === 'skipped')).toMatchObject({
-    seq: bad,
-    symbol: 'BTC',
+  expect(live.controls.find((c) => c.code === 'record_skipped')).toMatchObject({
+    type: 'notice',
+    resumed_after: bad,
+    coin: 'BTC',
     event_type: 'trade',
   });
 

@@ -1,18 +1,12 @@
 /**
- * INTERNAL on the gRPC edge, from an honest trigger: a record in the `MD` log that is not a valid
- * event (bytes that look like a JSON object to the readers, `{` … `}`, but do not parse), published
- * with a plain NATS client onto a trade subject of BTC. With a real grpc-js client:
- * - a live StreamEvents of BTC ends with INTERNAL (`x-error-code` internal, no hang), after every
- *   BTC event before the record (a `warning` naming the record's sequence precedes the status; a
- *   grpc-js client may drop it, as it drops unread messages once a non-OK status arrives);
- * - a StreamEvents resumed from before the record, read from the stream (older than the live
- *   tail's ring) and from the ring, and the bidirectional Stream, end the same way, having
- *   delivered a gapless prefix of the events before the record (none if it failed while opening);
- * - resuming with `after_seq` = that sequence goes on past it to the end;
- * - a stream of ETH on the same edge is untouched and receives every ETH event, and the process
- *   goes on serving new calls.
+ * A record in the `MD` log that is not a valid event (bytes that look like a JSON object to the
+ * readers, `{` … `}`, but do not parse), published with a plain NATS client onto a trade subject
+ * of BTC: the gRPC edge cannot build a message from it, and it holds no market data. With a real
+ * grpc-js client, every stream that selects it gets a `record_skipped` notice in its place, in
+ * order, with its sequence as `resumed_after`, and goes on: live, resumed from the ring, resumed
+ * from the stream (older than the ring) and on the bidirectional Stream. Never a silent gap, and
+ * never a stream that ends at the same record on every resume. An ETH stream is untouched.
  */
-import { type ServiceError, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mdSubject } from '../../contracts/subjects.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -28,7 +22,6 @@ import {
   seqsOf,
   startTestGrpc,
   type TestGrpc,
-  trailers,
   unary,
 } from '../support/grpc.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
@@ -57,33 +50,21 @@ async function publishTrades(n: number, base: number): Promise<{ BTC: number[]; 
   return { BTC: seqs.filter((_, i) => i % 2 === 0), ETH: seqs.filter((_, i) => i % 2 === 1) };
 }
 
-/**
- * The stream ended with INTERNAL; what it delivered is a gapless prefix of `expected`. The
- * `warning` naming the record's sequence is written right before the status, but a grpc-js client
- * drops messages not yet handed to the reader when a non-OK status arrives: if it came, it is last.
- */
-async function expectInternalAt(s: Collected, seq: number, expected: number[]): Promise<number[]> {
-  let ended: { err: ServiceError | null } | null = null;
-  void s.ended.then((err) => {
-    ended = { err };
+type Message = Collected['messages'][number];
+
+/** What the stream delivered, in order: `E<seq>` per event, `skipped<seq>` per record_skipped notice. */
+const delivered = (s: Collected): string[] =>
+  s.messages.flatMap((m: Message) => {
+    const notice = m.notice as { code?: string; resumed_after?: number } | undefined;
+    if (notice?.code === 'record_skipped') return [`skipped${notice.resumed_after}`];
+    const seq = seqsOf([m])[0];
+    return seq === undefined ? [] : [`E${seq}`];
   });
-  const { err } = await eventually(() => ended, 15_000, 'the stream to end (not hang)');
-  expect(err?.code, 'the stream must end with INTERNAL').toBe(status.INTERNAL);
-  const t = trailers(err ?? undefined);
-  expect(t['x-error-code']).toBe('internal');
-  expect(t['x-request-id']).toMatch(/^req_/);
-  expect(err?.details).toBeTruthy();
-  const seqs = seqsOf(s.messages);
-  expect(seqs).toEqual(expected.slice(0, seqs.length));
-  const warnings = s.messages.filter((m) => m.warning);
-  if (warnings.length > 0) {
-    expect(warnings).toHaveLength(1);
-    expect(s.messages.at(-1)).toBe(warnings[0]);
-    const w = warnings[0]?.warning as { code: string; message: string };
-    expect(w.code).toBe('internal');
-    expect(w.message).toContain(`after_seq ${seq}`);
-  }
-  return seqs;
+
+/** Waits until `s` has delivered `expected` (at least), then checks it delivered exactly that, in order. */
+async function expectDelivered(s: Collected, expected: string[], what: string): Promise<void> {
+  await eventually(() => delivered(s).length >= expected.length, 15_000, what);
+  expect(delivered(s)).toEqual(expected);
 }
 
 beforeAll(async () => {
@@ -103,8 +84,8 @@ afterAll(async () => {
   await server?.cleanup();
 });
 
-describe('an event in the log that cannot be decoded', () => {
-  it('ends the streams that select it with INTERNAL, leaves the others alone, and can be resumed past', async () => {
+describe('a record in the log that is not a valid event', () => {
+  it('is skipped with a record_skipped notice in its place on every stream that selects it; the others never see it', async () => {
     const from = await lastSeq();
     const live = collect(client.StreamEvents({ coins: ['BTC'] }, keyMetadata(key)));
     const eth = collect(client.StreamEvents({ coins: ['ETH'] }, keyMetadata(key)));
@@ -113,37 +94,33 @@ describe('an event in the log that cannot be decoded', () => {
     const before = await publishTrades(10, 0);
     await eventually(() => seqsOf(live.messages).length === before.BTC.length, 10_000, 'BTC before');
     const corrupt = (await nats.js.publish(mdSubject('synthetic', 'BTC', 'trade'), CORRUPT)).seq;
-
-    // The live BTC stream: every BTC event before the record, then the warning, then INTERNAL.
-    expect(await expectInternalAt(live, corrupt, before.BTC)).toEqual(before.BTC);
-    // Resumed from just before the record, read from the live tail's ring.
-    const fromRing = collect(client.StreamEvents({ after_seq: corrupt - 3 }, keyMetadata(key)));
-    await expectInternalAt(fromRing, corrupt, [corrupt - 2, corrupt - 1]);
-
     const after = await publishTrades(40, 100);
     const end = await lastSeq();
-    // The ETH stream on the same edge: untouched, every ETH event.
-    const ethAll = [...before.ETH, ...after.ETH];
-    await eventually(() => seqsOf(eth.messages).at(-1) === ethAll.at(-1), 10_000, 'every ETH event');
-    expect(seqsOf(eth.messages)).toEqual(ethAll);
-    expect(await Promise.race([eth.ended.then(() => 'ended'), Promise.resolve('open')])).toBe('open');
-    eth.call.cancel();
+    const E = (seqs: number[]) => seqs.map((q) => `E${q}`);
+    const btc = [...E(before.BTC), `skipped${corrupt}`, ...E(after.BTC)];
 
+    await expectDelivered(live, btc, 'the live BTC stream past the record');
+    // Resumed from just before the record, read from the live tail's ring: 2 ETH/BTC events, the
+    // record, then everything after it.
+    const all = collect(client.StreamEvents({ after_seq: corrupt - 3 }, keyMetadata(key)));
+    const tail = [corrupt - 2, corrupt - 1].map((q) => `E${q}`);
+    const rest = Array.from({ length: end - corrupt }, (_, i) => `E${corrupt + 1 + i}`);
+    await expectDelivered(all, [...tail, `skipped${corrupt}`, ...rest], 'a resume from the ring');
     // Resumed from before the record, now older than the ring (16 events): read from the stream …
     const fromStream = collect(client.StreamEvents({ coins: ['BTC'], after_seq: from }, keyMetadata(key)));
-    await expectInternalAt(fromStream, corrupt, before.BTC);
+    await expectDelivered(fromStream, btc, 'a resume from the stream');
     // … and on the bidirectional Stream.
     const bidiCall = client.Stream(keyMetadata(key));
     const bidi = collect(bidiCall);
     bidiCall.write({ open: { coins: ['BTC'], after_seq: from } });
-    await expectInternalAt(bidi, corrupt, before.BTC);
+    await expectDelivered(bidi, btc, 'the bidirectional stream');
 
-    // Resuming past the record, as the warning says, goes on to the end.
-    const past = collect(client.StreamEvents({ coins: ['BTC'], after_seq: corrupt }, keyMetadata(key)));
-    await eventually(() => seqsOf(past.messages).at(-1) === after.BTC.at(-1), 10_000, 'BTC after the record');
-    expect(seqsOf(past.messages)).toEqual(after.BTC);
-    past.call.cancel();
-
+    // The ETH stream on the same edge: every ETH event, no notice.
+    await expectDelivered(eth, E([...before.ETH, ...after.ETH]), 'every ETH event');
+    for (const s of [live, all, fromStream, bidi, eth]) {
+      expect(await Promise.race([s.ended.then(() => 'ended'), Promise.resolve('open')])).toBe('open');
+      s.call.cancel();
+    }
     // The process serves on.
     expect((await unary(client, 'GetBlockNumber', {}, keyMetadata(key))).value?.number).toBe(end);
   });

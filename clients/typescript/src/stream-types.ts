@@ -30,6 +30,8 @@ export type StreamNotice =
       last_seq: Position;
     }
   | { code: 'feed_recovered'; message: string; coin: string }
+  /** A stored record that is not a valid event took this place (gRPC, disk-sync): the position moves past it. */
+  | { code: 'record_skipped'; message: string; resumed_after: Position; coin: string }
   | { code: string; message: string; [field: string]: unknown };
 
 /** A non-terminal `event: error` (`coin_not_found`, `feed_stale`, `upstream_lag`): the stream goes on. */
