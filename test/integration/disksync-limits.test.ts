@@ -11,10 +11,9 @@
  *   bytes, the connection's high-water mark, kept at every change — went past the backlog bound
  *   (backpressure was reached) and never past SOCKET_BUFFER + 2 × (bound + one frame) + one
  *   frame; a fast client on the same gateway receives every event;
- * - 1011 has no clean client- or operator-side trigger: every failure a client or NATS can cause is
- *   mapped to its catalogue row before it reaches the socket. The nearest case is checked instead:
- *   the log itself gone under the gateway (the MD stream deleted) — a resume from `from_seq` that
- *   cannot be served is closed with 4009 `feed_unavailable`, never left open or closed with 1011.
+ * - the log itself gone under the gateway (the MD stream deleted): a resume from `from_seq` that
+ *   cannot be served is closed with 4009 `feed_unavailable`, never left open or closed with 1011
+ *   (1011 is test/e2e/disksync-internal-error.test.ts: an event over the 4 MB frame limit).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../../contracts/streams.ts';
