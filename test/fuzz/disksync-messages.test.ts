@@ -33,9 +33,15 @@ import { expectClean, FUZZ_RUNS, fuzzParams, fuzzText, fuzzTimeout, mutated, wit
 
 /** Burst 2 × this: a long-lived connection meets 4029 now and then, a burst input always. */
 const MSG_RATE = 200;
+/** Low, so that a connection kept across inputs reaches the cap (4006) now and then. */
+const MAX_SUBSCRIPTIONS = 3;
 const KEYS = 4;
 const EVENTS = 6;
-const config = testConfig({ DISKSYNC_PORT_US: '0', DISKSYNC_MSG_RATE: String(MSG_RATE) });
+const config = testConfig({
+  DISKSYNC_PORT_US: '0',
+  DISKSYNC_MSG_RATE: String(MSG_RATE),
+  DISKSYNC_MAX_SUBSCRIPTIONS: String(MAX_SUBSCRIPTIONS),
+});
 let server: TestNats;
 let nats: Nats;
 let accounts: TestAccounts;
@@ -307,6 +313,22 @@ const frame: fc.Arbitrary<Frame> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Frame>({ kind: 'burst', n: 2 * MSG_RATE + 100 }) },
 );
 
+/** Inputs: a few frames; now and then valid subscribes past the cap (4006), with any frame after. */
+const frames = fc.oneof(
+  { weight: 30, arbitrary: fc.array(frame, { minLength: 1, maxLength: 5 }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.nat(), frame)
+      .map(([n, last]) => [
+        ...Array.from({ length: MAX_SUBSCRIPTIONS + 1 }, (_, i) =>
+          text(JSON.stringify({ op: 'subscribe', id: `cap-${n}-${i}` })),
+        ),
+        last,
+      ]),
+  },
+);
+
 const OVERSIZE = 'x'.repeat(MAX_FRAME_BYTES + 1);
 
 function send(c: Conn, f: Frame): number {
@@ -333,7 +355,7 @@ it(`answers ${FUZZ_RUNS} generated frame sequences, or closes with the spec's co
   const outcomes = new Map<string, number>();
   const count = (k: string) => outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
   await fc.assert(
-    fc.asyncProperty(fc.array(frame, { minLength: 1, maxLength: 5 }), async (frames) => {
+    fc.asyncProperty(frames, async (frames) => {
       const c = await admitted();
       for (const f of frames) {
         const what = describeFrame(f);
