@@ -30,6 +30,8 @@ export type BufferedSinkOptions = {
   closeGraceMs: number;
   /** Identifies the client's selection: clients with equal keys share encoded chunks (see Flusher). */
   selectionKey?: string;
+  /** How queued strings become bytes when a chunk is shared: utf8 (text) or latin1 (binary frames). */
+  chunkEncoding?: 'utf8' | 'latin1';
   /** Called with the in-gateway latency (ns) of each event as it is written (benchmarks). */
   onEventWritten?: (latencyNs: number) => void;
 };
@@ -56,6 +58,8 @@ export class BufferedSink implements FeedSink {
   private lastOverflowMs = 0;
   closed = false;
   onClosed: (() => void) | null = null;
+  /** The key under which this sink's chunks are shared (see Flusher), if any. */
+  private shareKey: string | undefined;
 
   constructor(
     readonly framer: Framer,
@@ -64,7 +68,13 @@ export class BufferedSink implements FeedSink {
     private readonly opts: BufferedSinkOptions,
   ) {
     this.queue = new OutboundQueue(opts.maxBacklogBytes);
+    this.shareKey = opts.selectionKey;
     wire.onClose(() => this.markClosed());
+  }
+
+  /** Shares encoded chunks with every sink of the process that says the same key (its framer and selection). */
+  shareChunksAs(key: string): void {
+    this.shareKey = key;
   }
 
   /** Starts the stream (status and headers where the transport has them); queued frames follow. */
@@ -142,11 +152,15 @@ export class BufferedSink implements FeedSink {
 
   flush(): void {
     if (this.closed || this.blocked || !this.opened || this.queue.length === 0) return;
-    const signature = this.opts.selectionKey === undefined ? null : this.queue.signature();
+    const signature = this.shareKey === undefined ? null : this.queue.signature();
     const chunk =
       signature === null
         ? this.queue.drain()
-        : this.flusher.shared(`${this.opts.selectionKey}|${signature}`, () => this.queue.drain());
+        : this.flusher.shared(
+            `${this.shareKey}|${signature}`,
+            () => this.queue.drain(),
+            this.opts.chunkEncoding,
+          );
     this.queue.clear();
     this.lagFrameQueued = false;
     this.wire.write(chunk);

@@ -14,10 +14,10 @@ export class Flusher {
   private readonly turn = new Map<string, Buffer>();
 
   /** The Buffer for `key` in this flush, made by `make` the first time it is asked for. */
-  shared(key: string, make: () => string): Buffer {
+  shared(key: string, make: () => string, encoding: BufferEncoding = 'utf8'): Buffer {
     let buf = this.turn.get(key);
     if (!buf) {
-      buf = Buffer.from(make());
+      buf = Buffer.from(make(), encoding);
       this.turn.set(key, buf);
     }
     return buf;

@@ -13,6 +13,7 @@ import type { Subscription } from '../../contracts/subscription.ts';
 import type { BufferedSink } from '../core/buffered-sink.ts';
 import { assertNotRevoked, type Principal } from '../core/guard.ts';
 import { type FeedSink, type FeedSubscription, openFeed } from '../core/replay-source.ts';
+import { selectionKey } from '../core/selection.ts';
 import type { Framer } from '../core/sink-parts.ts';
 import { initialStale, type Subscribed, subscribe } from '../core/subscribe.ts';
 import { type Admitted, admit, type CallLike, failure, type GrpcEdgeDeps } from './context.ts';
@@ -32,6 +33,7 @@ export function sinkFor(
   const sink = new GrpcSink(framer, new GrpcWire(call, requestId), deps.registry.flusher, {
     maxBacklogBytes: deps.sink.maxBacklogBytes,
     closeGraceMs: deps.sink.closeGraceMs,
+    chunkEncoding: 'latin1', // protobuf bytes as latin1 strings (frames.ts)
     ...(deps.onEventWritten ? { onEventWritten: deps.onEventWritten } : {}),
   });
   sink.reportTo(deps.log, requestId);
@@ -108,5 +110,6 @@ export async function startFeed(
   principal: Principal,
 ): Promise<{ close(): void; stale: string[] }> {
   const { feed, subscribed } = await feedInto(deps, sink, request, principal);
+  sink.shareChunksAs(`grpc-feed|${selectionKey(subscribed.selection)}`);
   return { close: () => feed.close(), stale: initialStale(deps.tail, subscribed.selection) };
 }

@@ -28,7 +28,9 @@ export function terminalFrame(code: ErrorCode, message?: string): string {
 export type Terminal = { code: ErrorCode; message?: string };
 
 /** A chunk of frames as the wire writes it: its messages' gRPC bytes, and the terminal status if any. */
-export type Split = { wireBytes: string; terminal: Terminal | null };
+export type Split<T extends string | Buffer> = { wireBytes: T; terminal: Terminal | null };
+
+const TERMINAL_BYTE = TERMINAL.charCodeAt(0);
 
 const lengthAt = (text: string, at: number): number =>
   ((text.charCodeAt(at + 1) << 24) >>> 0) +
@@ -36,14 +38,22 @@ const lengthAt = (text: string, at: number): number =>
   (text.charCodeAt(at + 3) << 8) +
   text.charCodeAt(at + 4);
 
-/** Splits a chunk at its terminal frame (the sink writes it last): the messages before, the status. */
-export function splitFrames(chunk: string): Split {
-  let at = 0;
-  while (at + 5 <= chunk.length) {
-    const len = lengthAt(chunk, at);
-    if (chunk[at] === TERMINAL)
-      return { wireBytes: chunk.slice(0, at), terminal: JSON.parse(chunk.slice(at + 5, at + 5 + len)) };
-    at += 5 + len;
+/**
+ * Splits a chunk at its terminal frame (the sink writes it last): the messages before, the status.
+ * A shared chunk arrives as the latin1 bytes of the same frames (buffered-sink.ts `chunkEncoding`).
+ */
+export function splitFrames<T extends string | Buffer>(chunk: T): Split<T> {
+  const bytes = typeof chunk === 'string' ? null : (chunk as Buffer);
+  const text = typeof chunk === 'string' ? chunk : null;
+  const kindAt = (at: number) => (bytes ? (bytes[at] as number) : (text as string).charCodeAt(at));
+  const lenAt = (at: number) => (bytes ? bytes.readUInt32BE(at + 1) : lengthAt(text as string, at));
+  for (let at = 0; at + 5 <= chunk.length; at += 5 + lenAt(at)) {
+    if (kindAt(at) !== TERMINAL_BYTE) continue;
+    const body = chunk.slice(at + 5, at + 5 + lenAt(at));
+    return {
+      wireBytes: chunk.slice(0, at) as T,
+      terminal: JSON.parse(typeof body === 'string' ? body : body.toString('latin1')),
+    };
   }
   return { wireBytes: chunk, terminal: null };
 }

@@ -9,6 +9,7 @@ import type { ServerWritableStream } from '@grpc/grpc-js';
 import { ApiError } from '../../contracts/errors.ts';
 import type { BufferedSink } from '../core/buffered-sink.ts';
 import type { Principal } from '../core/guard.ts';
+import { selectionKey } from '../core/selection.ts';
 import { type GrpcEdgeDeps, requestIdOf } from './context.ts';
 import { feedInto, openStream, startFeed } from './feed-stream.ts';
 import { feedFramer, midsFramer } from './framer.ts';
@@ -61,6 +62,7 @@ async function startMids(
       throw new ApiError('coin_not_found', `not tracked: ${s.warnings.map((w) => w.coin).join(', ')}`);
   });
   const { coins, sources } = subscribed.selection;
+  sink.shareChunksAs(`grpc-mids|${selectionKey(subscribed.selection)}`);
   // One timer, re-armed by every mid written: it fires only after `heartbeat_s` seconds in which
   // no mid went out (a periodic check would let a change just after a tick stretch the silence
   // to nearly twice the period).

@@ -39,7 +39,7 @@ export class GrpcWire implements Wire {
   }
 
   write(chunk: string | Buffer): void {
-    this.sendBytes(splitFrames(typeof chunk === 'string' ? chunk : chunk.toString('latin1')).wireBytes);
+    this.sendBytes(splitFrames(chunk).wireBytes);
   }
 
   get bufferedBytes(): number {
@@ -81,16 +81,18 @@ export class GrpcWire implements Wire {
     this.call.once('close', once);
   }
 
-  private sendBytes(wireBytes: string): void {
+  private sendBytes(wireBytes: string | Buffer): void {
     if (wireBytes.length === 0 || this.ended || this.call.cancelled) return;
     if (this.raw === undefined) this.raw = rawStreamOf(this.call);
     const raw = this.raw;
     if (raw) {
       if (raw.destroyed || raw.closed) return;
-      this.track(wireBytes.length, (done) => raw.write(Buffer.from(wireBytes, 'latin1'), done));
+      const buf = typeof wireBytes === 'string' ? Buffer.from(wireBytes, 'latin1') : wireBytes;
+      this.track(buf.length, (done) => raw.write(buf, done));
       return;
     }
-    for (const m of messagesOf(wireBytes)) this.track(m.length, (done) => this.call.write(m, done));
+    const text = typeof wireBytes === 'string' ? wireBytes : wireBytes.toString('latin1');
+    for (const m of messagesOf(text)) this.track(m.length, (done) => this.call.write(m, done));
   }
 
   /** Counts `len` bytes as buffered until `write` calls back. */

@@ -87,6 +87,36 @@ describe('StreamEvents', () => {
     expect(received).toEqual(seqRange(from, end));
   });
 
+  it('streams of one selection on one edge (sharing encoded chunks) each get every event, in order', async () => {
+    const from = await lastSeq();
+    const streams = [0, 1, 2].map(() =>
+      collect(clients[0]?.StreamEvents({ coins: ['BTC'], after_seq: from }, keyMetadata(key))),
+    );
+    await Promise.all(streams.map((s) => new Promise((r) => s.call.once('metadata', r))));
+    const publisher = publishAtRate(nats.js, ['BTC', 'ETH'], 500, { booksEvery: 3 });
+    await eventually(
+      () => streams.every((s) => seqsOf(s.messages).length >= 60),
+      20_000,
+      '60 BTC events each',
+    );
+    await publisher.stop();
+    const end = await lastSeq();
+    const btc = (await nats.jsm.streams.getMessage('MD', { last_by_subj: 'md.*.BTC.*' }))?.seq;
+    await eventually(
+      () => streams.every((s) => seqsOf(s.messages).at(-1) === btc),
+      20_000,
+      'the last BTC event',
+    );
+    const first = seqsOf(streams[0]?.messages ?? []);
+    expect(first.length).toBeGreaterThanOrEqual(60);
+    expect(first.every((q, i) => i === 0 || q > (first[i - 1] as number))).toBe(true);
+    expect(first.every((q) => q > from && q <= end)).toBe(true);
+    for (const s of streams) {
+      expect(seqsOf(s.messages)).toEqual(first);
+      s.call.cancel();
+    }
+  });
+
   it('says a position beyond the end in-band, and warns of an unknown coin while serving the others', async () => {
     const last = await lastSeq();
     const s = collect(
