@@ -15,7 +15,9 @@ import { LatestState } from '../gateways/core/latest-state.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
 import { buildGrpcApp } from '../gateways/grpc/app.ts';
 import { packageDefinition, SERVICE_NAME } from '../gateways/grpc/proto.ts';
+import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
 import { readOrdered } from '../platform/ordered-reader.ts';
 import { collect, keyMetadata, priceClient } from '../test/support/grpc.ts';
 import { benchConfig } from './lib/config.ts';
@@ -84,24 +86,42 @@ async function streamLatency(target: string, streams: number) {
   return { h, calls, clients };
 }
 
-export async function run(): Promise<unknown> {
-  const bench = await startBenchNats();
-  const { nats } = bench;
-  const config = benchConfig({ SSE_MAX_BACKLOG_BYTES: String(64 * 1024 * 1024) });
-  await resetMdStream(nats);
+/** A gRPC edge (open guard) on its own live tail and latest-state view, with a client. */
+async function startEdge(nats: Nats, config: Config) {
   const tail = await LiveTail.start(nats, log, {
     ringSize: config.SSE_RING_SIZE,
     staleAfterMs: 60_000,
     expectedCoins: ['BTC'],
   });
   const latest = await LatestState.start(nats, tail, log);
+  const app = buildGrpcApp({ config, nats, tail, latest, guard: openGuard, log, region: 'us' });
+  const target = `127.0.0.1:${await app.listen('127.0.0.1', 0)}`;
+  const client = priceClient(target);
+  return {
+    tail,
+    latest,
+    app,
+    target,
+    client,
+    async stop() {
+      client.close();
+      await app.shutdown();
+      latest.stop();
+      tail.stop();
+    },
+  };
+}
+
+export async function run(): Promise<unknown> {
+  const bench = await startBenchNats();
+  const { nats } = bench;
+  const config = benchConfig({ SSE_MAX_BACKLOG_BYTES: String(64 * 1024 * 1024) });
+  await resetMdStream(nats);
+  const { tail, latest, app, target, client: edgeClient } = await startEdge(nats, config);
   const { book } = await import('../test/support/publisher.ts');
   const { publishEvents, nowUs: pubUs } = await import('../producers/publish.ts');
   await publishEvents(nats.js, [{ event: book('BTC', 1), id: 'bench-book', ingestUs: pubUs() }], log);
   while (!latest.sourcesOf('BTC').get('synthetic')?.book) await sleep(10);
-  const app = buildGrpcApp({ config, nats, tail, latest, guard: openGuard, log, region: 'us' });
-  const target = `127.0.0.1:${await app.listen('127.0.0.1', 0)}`;
-  const edgeClient = priceClient(target);
 
   process.stderr.write('GetMidPrice…\n');
   const mid = await new Promise<Record<string, unknown>>((r) =>
@@ -145,8 +165,16 @@ export async function run(): Promise<unknown> {
   raw.stop();
 
   process.stderr.write(`catch-up of ${CATCHUP}…\n`);
+  // The edge of the live phases read the MD stream that is now replaced: a fresh tail and edge
+  // start on the filled stream, as a gateway would (a tail across a deleted stream is not a case).
+  edgeClient.close();
+  bareClient.close();
+  await app.shutdown();
+  latest.stop();
+  tail.stop();
   await resetMdStream(nats);
   await fillMdStream(nats, CATCHUP);
+  const catchUp = await startEdge(nats, config);
   const last = (await nats.jsm.streams.info('MD')).state.last_seq;
   let t0 = performance.now();
   let n = 0;
@@ -166,7 +194,7 @@ export async function run(): Promise<unknown> {
   });
   const rawPerS = n / ((performance.now() - t0) / 1_000);
   t0 = performance.now();
-  const s = collect(edgeClient.StreamEvents({ after_seq: 0 }, keyMetadata(null)));
+  const s = collect(catchUp.client.StreamEvents({ after_seq: 0 }, keyMetadata(null)));
   s.call.removeAllListeners('data');
   let got = 0;
   await new Promise<void>((resolve) =>
@@ -177,12 +205,7 @@ export async function run(): Promise<unknown> {
   );
   const edgePerS = got / ((performance.now() - t0) / 1_000);
   s.call.cancel();
-
-  edgeClient.close();
-  bareClient.close();
-  await app.shutdown();
-  latest.stop();
-  tail.stop();
+  await catchUp.stop();
   await bench.cleanup();
   const e = ms(edgeH);
   const b = ms(bareH);
