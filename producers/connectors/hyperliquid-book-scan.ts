@@ -5,9 +5,10 @@
  * into numbers and drop (the connector's largest cost after publishing, and much of its garbage).
  *
  * Why the event is the mapper's: only the exact compact layout the venue sends is accepted
- * (`{"channel":"l2Book","data":{"coin":…,"time":…,"levels":[[{"px":…,"sz":…,"n":…},…],[…]]}}`),
- * with strings free of escapes, and values the mapper accepts as they are; the numbers are read by
- * the mapper's own `decimal`, and the event built by the same `book` and `symbolOf`. Anything else
+ * (`{"channel":"l2Book","data":{"coin":…,"time":…,"levels":[[{"px":…,"sz":…,"n":…},…],[…]]}}`,
+ * checked by one regular expression), with strings free of escapes, and values the mapper accepts
+ * as they are; numbers are read as the mapper's `decimal` reads them (its exact sum, or `decimal`
+ * itself), and the event is built by the same `book` and `symbolOf`. Anything else
  * (another key order, whitespace, an escape, a level the mapper would refuse) returns undefined
  * and the frame takes the general path (JSON.parse + the mapper), which names the faulty field.
  * test/unit/connector-hyperliquid-book-scan.test.ts checks both paths agree.
