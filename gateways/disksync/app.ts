@@ -70,7 +70,14 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
   const app = createHttpApp({ loggerInstance: deps.log }, surface, deps.tls ?? null);
   registerHealthRoute(app, deps.nats);
   const registry = new ConnectionRegistry(settings.pingIntervalMs, 'disksync');
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  // UTF-8 is checked by the session, so that a text frame that is not UTF-8 is the spec's 4005
+  // (malformed) with its `error` message, not ws's bare 1007.
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_FRAME_BYTES,
+    perMessageDeflate: false,
+    skipUTF8Validation: true,
+  });
   let shuttingDown = false;
 
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -162,11 +162,16 @@ function control(sink: BufferedSink, m: { type: string } & Record<string, unknow
   sink.notice(m as unknown as Parameters<BufferedSink['notice']>[0]);
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 function parse(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): ClientMessage {
   if (isBinary) throw new ApiError('invalid_params', 'Client messages are JSON text frames.');
-  const text = Array.isArray(data)
-    ? Buffer.concat(data).toString()
-    : Buffer.from(data as ArrayBuffer).toString();
+  let text: string;
+  try {
+    text = utf8.decode(Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer));
+  } catch {
+    throw new ApiError('invalid_params', 'Text frame is not valid UTF-8.');
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -129,7 +129,7 @@ describe('close codes', () => {
     await ok.close();
   });
 
-  it('4005: bad JSON, an unknown op, a bad field', async () => {
+  it('4005: bad JSON, an unknown op, a bad field, a text frame that is not UTF-8', async () => {
     for (const bad of ['{nope', { op: 'dance' }, { op: 'subscribe', id: 'x', from_seq: -1 }]) {
       const { key } = await accounts.key('quant');
       const c = open(usA, { key });
@@ -138,6 +138,14 @@ describe('close codes', () => {
       expect(r).toMatchObject({ code: 4005, error: { code: 'invalid_params' } });
       expectReason(r.reason);
     }
+    // A text frame that is not UTF-8 is malformed too (not ws's bare 1007).
+    const { key } = await accounts.key('quant');
+    const c = open(usA, { key });
+    const bytes = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    c.ws.once('open', () => c.ws.send(bytes, { binary: false }));
+    const r = await refusal(c);
+    expect(r).toMatchObject({ code: 4005, error: { code: 'invalid_params' } });
+    expectReason(r.reason);
   });
 
   it('4004: no coin the platform tracks', async () => {

@@ -7,9 +7,9 @@
  * are not UTF-8, binary frames, a frame over 4 MB, a burst over the message rate.
  *
  * The property, per frame: the server answers it (`pong`, `subscribed`, `unsubscribed`) or closes
- * the connection with one of the spec's codes (4004, 4005, 4006, 4029, 1009; 1007 for a text frame
- * that is not UTF-8, RFC 6455's own answer) and a non-empty UTF-8 reason within 123 bytes, after
- * an `error` message naming the same close code; every text frame the server sends is JSON (a
+ * the connection with one of the spec's codes (4004, 4005, 4006, 4029, 1009; a text frame that is
+ * not UTF-8 is 4005 too) and a non-empty UTF-8 reason within 123 bytes, after an `error` message
+ * naming the same close code; every text frame the server sends is JSON (a
  * data array or a control message of a known type) without a stack trace; never 1011, never a
  * hang. Afterwards a fresh connection still subscribes and replays the log.
  */
@@ -91,8 +91,8 @@ const CONTROL_TYPES = new Set([
 ]);
 const ANSWERS = new Set(['pong', 'subscribed', 'unsubscribed']);
 const ERROR_CODES = new Set([...Object.keys(ERROR_CATALOGUE), ...Object.keys(DISKSYNC_CLOSES)]);
-/** The codes a client's messages may end a connection with (1007: a text frame not UTF-8). */
-const CLOSES = new Set([4004, 4005, 4006, 4029, 1009, 1007]);
+/** The codes a client's messages may end a connection with. */
+const CLOSES = new Set([4004, 4005, 4006, 4029, 1009]);
 
 type Conn = {
   ws: WebSocket;
@@ -177,8 +177,7 @@ function expectCloseClean(c: Conn, what: string): void {
     `${what}: reason UTF-8`,
   ).not.toThrow();
   expectClean(200, reason.toString(), `${what}: close reason`);
-  if (close.code !== 1007)
-    expect(c.errors.at(-1)?.close_code, `${what}: error message before close ${close.code}`).toBe(close.code);
+  expect(c.errors.at(-1)?.close_code, `${what}: error message before close ${close.code}`).toBe(close.code);
 }
 
 // ---------------------------------------------------------------------------------------------
