@@ -34,7 +34,9 @@ function scripted(script: { items: WireItem[]; end: Ended }[]): {
     starts.push(position);
     const next = script[starts.length - 1];
     if (!next) return { retry: false, error: new MdpError('invalid_response', 'script over') };
-    yield* next.items;
+    // Two batches (the first item alone, then the rest): batches must not matter.
+    if (next.items.length > 0) yield next.items.slice(0, 1);
+    if (next.items.length > 1) yield next.items.slice(1);
     return next.end;
   };
   return { connect, starts };

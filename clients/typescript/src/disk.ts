@@ -61,9 +61,8 @@ type Frame =
 /** Across the connections of one iterator: when the last subscribed connection was lost. */
 type DiskState = { lostAt: number | null };
 
-function* eventsOf(batch: unknown): Generator<WireItem> {
-  for (const event of batch as StreamEvent[]) yield { type: 'event', seq: event.seq, event };
-}
+const eventsOf = (batch: unknown): WireItem[] =>
+  (batch as StreamEvent[]).map((event) => ({ type: 'event', seq: event.seq, event }));
 
 function controlItem(c: Control): WireItem | null {
   const { type, id: _id, ...body } = c;
@@ -101,7 +100,7 @@ async function* connectDisk(
   state: DiskState,
   position: Position | null,
   signal: AbortSignal,
-): AsyncGenerator<WireItem, Ended> {
+): AsyncGenerator<readonly WireItem[], Ended> {
   const frames: Frame[] = [];
   let wake: (() => void) | null = null;
   let socket: DiskSocket | null = null;
@@ -148,18 +147,18 @@ async function* connectDisk(
         continue;
       }
       if (typeof f.data !== 'string') {
-        yield* eventsOf(unpack(f.data));
+        yield eventsOf(unpack(f.data));
         continue;
       }
       if (f.data.startsWith('[')) {
-        yield* eventsOf(JSON.parse(f.data));
+        yield eventsOf(JSON.parse(f.data));
         continue;
       }
       const control = JSON.parse(f.data) as Control;
       if (control.type === 'subscribed') subscribed = true;
       else if (control.type === 'error') errorFrame = control;
       const item = controlItem(control);
-      if (item) yield item;
+      if (item) yield [item];
     }
   } finally {
     if (subscribed) state.lostAt = Date.now();

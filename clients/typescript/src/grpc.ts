@@ -126,7 +126,7 @@ async function* connectGrpc(
   creds: ChannelCredentials,
   position: Position | null,
   signal: AbortSignal,
-): AsyncGenerator<WireItem, Ended> {
+): AsyncGenerator<readonly WireItem[], Ended> {
   // A channel per connection with a subchannel of its own: grpc-js's reconnect backoff (shared
   // by every channel to a target otherwise) would add its waits to the iterator's.
   const Service = serviceClient();
@@ -157,7 +157,7 @@ async function* connectGrpc(
     for await (const m of call as AsyncIterable<Record<string, unknown>>) {
       idle.touch();
       const item = itemOfFeedMessage(m);
-      if (item) yield item;
+      if (item) yield [item];
     }
     return { retry: true, error: new MdpError('network_error', 'the server ended the stream') };
   } catch (err) {

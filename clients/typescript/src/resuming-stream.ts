@@ -21,10 +21,14 @@ export type WireItem = Exclude<StreamItem, { type: 'reconnecting' }>;
 export type Ended = { retry: boolean; error: MdpError };
 
 /**
- * Opens one connection after `position` (null: live only) and yields its items; returns how it
+ * Opens one connection after `position` (null: live only) and yields its items in batches (what one
+ * read decoded: one await per batch, not per item, is the client's hot path); returns how it
  * ended. It must stop when `signal` aborts; a throw ends the iterator with that error.
  */
-export type Connect = (position: Position | null, signal: AbortSignal) => AsyncGenerator<WireItem, Ended>;
+export type Connect = (
+  position: Position | null,
+  signal: AbortSignal,
+) => AsyncGenerator<readonly WireItem[], Ended>;
 
 export type ResumingOptions = ResumeOptions & {
   /** First wait of the backoff (the SSE `retry:` equivalent). Default 1 s. */
@@ -77,10 +81,12 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
             ended = next.value;
             break;
           }
-          const item = this.accept(next.value);
-          if (item === null) continue;
-          if (item.type === 'event') failures = 0;
-          yield item;
+          for (const wireItem of next.value) {
+            const item = this.accept(wireItem);
+            if (item === null) continue;
+            if (item.type === 'event') failures = 0;
+            yield item;
+          }
         }
       } catch (err) {
         if (this.closer.signal.aborted) return;

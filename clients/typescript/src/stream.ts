@@ -67,7 +67,7 @@ async function* connectSse(
   parser: SseParser,
   position: Position | null,
   signal: AbortSignal,
-): AsyncGenerator<WireItem, Ended> {
+): AsyncGenerator<readonly WireItem[], Ended> {
   const conn = new AbortController();
   const abort = () => conn.abort();
   signal.addEventListener('abort', abort, { once: true });
@@ -82,7 +82,7 @@ async function* connectSse(
       const error = await errorFromResponse(res);
       return { retry: retryableStatus(res.status), error };
     }
-    // One await per chunk, one yield per item: the hot path of the client.
+    // One await per chunk, its items yielded as one batch: the hot path of the client.
     const reader = res.body.getReader();
     const decoder = new TextDecoder();
     const messages: SseMessage[] = [];
@@ -94,12 +94,17 @@ async function* connectSse(
         idle.touch();
         messages.length = 0;
         parser.feed(decoder.decode(chunk.value, { stream: true }), messages);
+        const items: WireItem[] = [];
         for (const m of messages) {
           const item = interpret(m);
           if (item === null) continue;
-          if (item instanceof MdpError) return { retry: !STOP_SSE_CODES.has(item.code), error: item };
-          yield item;
+          if (item instanceof MdpError) {
+            if (items.length > 0) yield items;
+            return { retry: !STOP_SSE_CODES.has(item.code), error: item };
+          }
+          items.push(item);
         }
+        if (items.length > 0) yield items;
       }
     } catch (err) {
       // A cut, an idle abort, or a message that does not parse: the next connection resumes.
