@@ -131,13 +131,13 @@ export class BufferedSink implements FeedSink {
   }
 
   /** Writes a terminal error (after any pending upstream_lag) and closes. */
-  terminate(code: ErrorCode, message?: string): void {
+  terminate(code: ErrorCode, message?: string, retryAfterSeconds?: number): void {
     if (this.closed) return;
     // An upstream_lag warning still queued goes out before the terminal error, never silently dropped.
     const lag = this.lagFrameQueued ? this.framer.warning('upstream_lag', LAG_MESSAGE, {}) : '';
     this.queue.clear();
     if (!this.opened) this.open();
-    this.wire.end(lag + this.framer.terminal(code, message));
+    this.wire.end(lag + this.framer.terminal(code, message, retryAfterSeconds));
     this.measure();
     this.markClosed();
     if (this.opts.closeGraceMs >= 0) setTimeout(() => this.wire.destroy(), this.opts.closeGraceMs).unref();

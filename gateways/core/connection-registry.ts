@@ -20,8 +20,8 @@ export type Connection = {
   /** Starts the stream (status and headers where the transport has them). */
   open(headers: Record<string, string>): void;
   heartbeat(): void;
-  /** Ends the stream with the terminal error of a catalogue row. */
-  terminate(code: ErrorCode, message?: string): void;
+  /** Ends the stream with the terminal error of a catalogue row (and when a retry may succeed, s). */
+  terminate(code: ErrorCode, message?: string, retryAfterSeconds?: number): void;
   /** Bytes queued and not yet handed to the wire. */
   readonly backlogBytes: number;
   /** The peak of queued plus wire-buffered bytes since the stream opened. */
@@ -113,8 +113,8 @@ export class ConnectionRegistry {
   }
 
   /** Ends every open stream with the terminal error of a catalogue row (a maintenance window starting). */
-  terminateAll(code: ErrorCode, message?: string): void {
-    for (const c of [...this.open]) c.terminate(code, message);
+  terminateAll(code: ErrorCode, message?: string, retryAfterSeconds?: number): void {
+    for (const c of [...this.open]) c.terminate(code, message, retryAfterSeconds);
   }
 
   /** Sends every client a terminal `reconnect` and stops heartbeats. */

@@ -17,7 +17,7 @@ export type Framer = {
   /** A non-terminal error (`coin_not_found`, `feed_stale`, `upstream_lag`). */
   warning(code: ErrorCode, message: string | undefined, extra: Record<string, unknown>): string;
   /** The terminal error that ends the stream (`reconnect`, `key_revoked`, ...). */
-  terminal(code: ErrorCode, message?: string): string;
+  terminal(code: ErrorCode, message?: string, retryAfterSeconds?: number): string;
   /** A keep-alive frame, or null when the transport has its own (e.g. WebSocket pings). */
   heartbeat(): string | null;
   /** The last frame of a finite stream (cache replay). */

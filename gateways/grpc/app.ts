@@ -66,7 +66,14 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
   const health = startEdgeHealth(deps.nats, deps.region, deps.maintenance ?? null);
   health.impl.addToServer(server);
   const detachMaintenance =
-    deps.maintenance?.onStart(deps.region, 'grpc', () => registry.terminateAll('maintenance')) ?? (() => {});
+    deps.maintenance?.onStart(deps.region, 'grpc', (w) =>
+      // Open streams learn when to come back, as new calls do (`retry-after-ms` to the window's end).
+      registry.terminateAll(
+        'maintenance',
+        undefined,
+        Math.max(1, Math.ceil((w.ends_at - Date.now()) / 1_000)),
+      ),
+    ) ?? (() => {});
 
   return {
     server,

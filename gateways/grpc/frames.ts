@@ -19,13 +19,13 @@ export function messageFrame(bytes: Uint8Array): string {
   return `${MESSAGE}${lengthChars(bytes.length)}${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1')}`;
 }
 
-/** The frame that ends a stream with a catalogue row's status. */
-export function terminalFrame(code: ErrorCode, message?: string): string {
-  const body = JSON.stringify({ code, message });
+/** The frame that ends a stream with a catalogue row's status (and its `retry-after-ms`, if known). */
+export function terminalFrame(code: ErrorCode, message?: string, retryAfterSeconds?: number): string {
+  const body = JSON.stringify({ code, message, retry_after_s: retryAfterSeconds });
   return `${TERMINAL}${lengthChars(body.length)}${body}`;
 }
 
-export type Terminal = { code: ErrorCode; message?: string };
+export type Terminal = { code: ErrorCode; message?: string; retry_after_s?: number };
 
 /** A chunk of frames as the wire writes it: its messages' gRPC bytes, and the terminal status if any. */
 export type Split<T extends string | Buffer> = { wireBytes: T; terminal: Terminal | null };

@@ -57,9 +57,11 @@ export class GrpcWire implements Wire {
     this.sendBytes(wireBytes);
     this.ended = true;
     if (this.call.cancelled) return;
-    if (terminal)
-      this.call.emit('error', toGrpcStatus(new ApiError(terminal.code, terminal.message), this.requestId));
-    else this.call.end();
+    if (terminal) {
+      const err = new ApiError(terminal.code, terminal.message);
+      if (terminal.retry_after_s !== undefined) err.retryAfterSeconds = terminal.retry_after_s;
+      this.call.emit('error', toGrpcStatus(err, this.requestId));
+    } else this.call.end();
   }
 
   destroy(): void {

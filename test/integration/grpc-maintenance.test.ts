@@ -166,8 +166,13 @@ describe('a maintenance window for gRPC', () => {
     // Starts in 1.5 s (a timer in the edge's process), ends 10 s from now.
     const window = await schedule(1_500, 10_000, ['us'], ['grpc']);
     const ended = await stream.ended;
+    const endedAt = Date.now();
     expect(ended?.code).toBe(status.UNAVAILABLE);
     expect(trailers(ended ?? undefined)['x-error-code']).toBe('maintenance');
+    // The ended stream is told when to come back too: retry-after-ms to the window's end.
+    const streamRetryMs = Number(trailers(ended ?? undefined)['retry-after-ms']);
+    expect(streamRetryMs).toBeGreaterThanOrEqual(Date.parse(window.ends_at) - endedAt);
+    expect(streamRetryMs).toBeLessThanOrEqual(Date.parse(window.ends_at) - endedAt + 2_000);
     // Not before the window started (the edge's timer fires at its start, not at scheduling).
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(window.starts_at) - 50);
 
