@@ -28,6 +28,30 @@ export type OrderedReader = {
   done: Promise<void>;
 };
 
+/** Heartbeats missed in a row after which the consumer counts as lost. */
+const LOST_AFTER_MISSED_HEARTBEATS = 2;
+
+/**
+ * Stops `consumed` once its heartbeats stop: on a cluster, the (R1) consumer may live on a node
+ * that died while this connection is on another one; nats.js then only keeps asking the lost
+ * consumer and never recreates it, so the reader would stall silently. Stopped, the loop below
+ * reopens it from the next sequence on a live node.
+ */
+async function stopWhenLost(consumed: {
+  status(): AsyncIterable<{ type: string; count?: number }>;
+  stop(): void;
+}): Promise<void> {
+  try {
+    for await (const s of consumed.status())
+      if (s.type === 'heartbeats_missed' && (s.count ?? 0) >= LOST_AFTER_MISSED_HEARTBEATS) {
+        consumed.stop();
+        return;
+      }
+  } catch {
+    // the status stream ends with the consumer
+  }
+}
+
 /** `onMessage` may return a promise: reading waits for it (backpressure). */
 export function readOrdered(
   nats: Nats,
@@ -105,6 +129,7 @@ export function readOrdered(
         messages = consumed;
         current = consumed;
         if (stopped) consumed.stop();
+        void stopWhenLost(consumed);
         const closed = await consumed.closed();
         if (busy) await busy;
         if (closed instanceof Error) throw closed;
