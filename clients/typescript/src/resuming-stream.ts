@@ -40,8 +40,6 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
   position: Position | null;
   /** Connections opened so far after the first. */
   reconnects = 0;
-  /** The last sequence taken from a connection (ahead of `position` within a batch): the next connection starts after it. */
-  private accepted: Position | null;
   private readonly closer = new AbortController();
   private started = false;
 
@@ -52,7 +50,6 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
     private readonly retryMsOf: () => number = () => opts.retryMs ?? DEFAULT_RETRY_MS,
   ) {
     this.position = opts.from ?? null;
-    this.accepted = this.position;
     opts.signal?.addEventListener('abort', () => this.close(), { once: true });
   }
 
@@ -61,46 +58,13 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
     this.closer.abort();
   }
 
-  /**
-   * Items are handed out of each batch with an already-settled promise (no generator step per
-   * item); `position` moves as each one is handed over, so it is always the last item the caller
-   * received, even when it stops in the middle of a batch.
-   */
   [Symbol.asyncIterator](): AsyncIterator<StreamItem> {
     if (this.started) throw new Error('a stream can be iterated once');
     this.started = true;
-    const batches = this.run();
-    let batch: readonly StreamItem[] = [];
-    let at = 0;
-    const hand = (item: StreamItem): IteratorResult<StreamItem> => {
-      if (item.type === 'event') this.position = item.seq;
-      else if (item.type === 'notice') {
-        const resumed = (item.notice as { resumed_after?: unknown }).resumed_after;
-        if (typeof resumed === 'number') this.position = resumed;
-      }
-      return { value: item, done: false };
-    };
-    return {
-      next: () => {
-        if (this.closer.signal.aborted) batch = []; // close(): nothing more is handed out
-        if (at < batch.length) return Promise.resolve(hand(batch[at++] as StreamItem));
-        return batches.next().then((r) => {
-          if (r.done) return { value: undefined, done: true };
-          batch = r.value;
-          at = 0;
-          return hand(batch[at++] as StreamItem);
-        });
-      },
-      return: async () => {
-        batch = [];
-        await batches.return();
-        return { value: undefined, done: true };
-      },
-    };
+    return this.run();
   }
 
-  /** The connections' items in batches (never empty), deduplicated against what was accepted. */
-  private async *run(): AsyncGenerator<readonly StreamItem[], void, undefined> {
+  private async *run(): AsyncGenerator<StreamItem, void, undefined> {
     let failures = 0;
     let connections = 0;
     while (!this.closer.signal.aborted) {
@@ -108,7 +72,7 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
       const conn = new AbortController();
       const onClose = () => conn.abort();
       this.closer.signal.addEventListener('abort', onClose, { once: true });
-      const wire = this.connect(this.accepted, conn.signal);
+      const wire = this.connect(this.position, conn.signal);
       let ended: Ended;
       try {
         for (;;) {
@@ -117,14 +81,12 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
             ended = next.value;
             break;
           }
-          const items: StreamItem[] = [];
           for (const wireItem of next.value) {
             const item = this.accept(wireItem);
             if (item === null) continue;
             if (item.type === 'event') failures = 0;
-            items.push(item);
+            yield item;
           }
-          if (items.length > 0) yield items;
         }
       } catch (err) {
         if (this.closer.signal.aborted) return;
@@ -139,7 +101,7 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
       failures++;
       if (this.opts.maxAttempts !== undefined && failures >= this.opts.maxAttempts) throw ended.error;
       const delayMs = this.delay(failures, ended.error);
-      yield [{ type: 'reconnecting', attempt: failures, delayMs, error: ended.error }];
+      yield { type: 'reconnecting', attempt: failures, delayMs, error: ended.error };
       await sleep(delayMs, this.closer.signal);
     }
   }
@@ -147,11 +109,11 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
   /** The item to yield, or null for an event already yielded. */
   private accept(item: WireItem): WireItem | null {
     if (item.type === 'event') {
-      if (this.accepted !== null && item.seq <= this.accepted) return null;
-      this.accepted = item.seq;
+      if (this.position !== null && item.seq <= this.position) return null;
+      this.position = item.seq;
     } else if (item.type === 'notice') {
       const resumed = (item.notice as { resumed_after?: unknown }).resumed_after;
-      if (typeof resumed === 'number') this.accepted = resumed;
+      if (typeof resumed === 'number') this.position = resumed;
     }
     return item;
   }
