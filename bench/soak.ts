@@ -80,7 +80,10 @@ export async function run(minutes = Number(process.env.SOAK_MINUTES ?? 2), fault
   const accounts = await startTestAccounts(nats, config);
   const { key } = await accounts.key('quant');
   const unified = () =>
-    cluster.processes.filter((p) => p.name.startsWith('unified') && p.child.exitCode === null);
+    cluster.processes.filter(
+      // A killed replica has no exit code but a signal: both mean gone.
+      (p) => p.name.startsWith('unified') && p.child.exitCode === null && p.child.signalCode === null,
+    );
   const streamUrls = () => unified().map((p) => p.url as string);
   const rpcUrls = cluster.processes.filter((p) => p.name.startsWith('jsonrpc')).map((p) => p.url as string);
 
