@@ -99,6 +99,17 @@ it.each(['unified', 'disk'])(
   },
 );
 
+it('sync over disk-sync with a Pro key ends with exit 3 and says to use --via unified', async () => {
+  const pro = (await stack.accounts.key('pro')).key;
+  const r = await runCli(['sync', '--out', join(dir, 'feed-pro'), '--coin', 'ETH'], {
+    ...env,
+    MDP_API_KEY: pro,
+  });
+  expect(r.code).toBe(3);
+  expect(r.stderr).toContain('--via unified');
+  expect(r.stdout + r.stderr).not.toContain(pro);
+});
+
 it('streams live events; Ctrl-C prints the last sequence and --from resumes right after it', async () => {
   const base = await lastSeq();
   const publisher = publishAtRate(stack.nats.js, ['BTC'], 100);

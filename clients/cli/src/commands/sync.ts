@@ -7,10 +7,10 @@
  */
 import { basename } from 'node:path';
 import { streamDisk } from '../../../typescript/src/disk.ts';
-import { type StreamItem, stream } from '../../../typescript/src/index.ts';
+import { isMdpError, type StreamItem, stream } from '../../../typescript/src/index.ts';
 import { type Command, integer, list, positive, required } from '../command.ts';
 import { apiKey } from '../config.ts';
-import { EXIT, UsageError } from '../exit-codes.ts';
+import { CliError, EXIT, UsageError } from '../exit-codes.ts';
 import { recoverLastSeq } from '../sync/recover.ts';
 import { ENCODINGS, type Encoding } from '../sync/segments.ts';
 import { SegmentWriter } from '../sync/writer.ts';
@@ -101,6 +101,14 @@ export const syncCommand: Command = {
         if (item.event.publish_us) lagMs = Math.max(0, Date.now() - item.event.publish_us / 1000);
         draw();
       }
+    } catch (e) {
+      // Disk-sync is Quant only (4003): say how the same copy is kept with this key.
+      if (via === 'disk' && isMdpError(e) && e.code === 'tier_restricted')
+        throw new CliError(
+          `${e.message} Disk-sync is for Quant keys; sync over the unified stream with --via unified.`,
+          EXIT.auth,
+        );
+      throw e;
     } finally {
       await writer.close();
       draw(true);
