@@ -6,13 +6,14 @@
  * typed values, and authentication errors end it with a typed error carrying the request id.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { MdpError, type StreamItem, stream, type UnifiedStream } from '../../clients/typescript/src/index.ts';
+import { MdpError, stream } from '../../clients/typescript/src/index.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { type CutProxy, freePort, startCutProxy } from '../support/cut-proxy.ts';
 import { eventually } from '../support/eventually.ts';
 import { type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { collectStream, reconnectsOf } from '../support/stream-collect.ts';
 
 const RETRY_MS = 100;
 let stack: TestStack;
@@ -41,25 +42,9 @@ afterAll(async () => {
   await stack?.close();
 });
 
-type Collected = { items: StreamItem[]; seqs: number[]; error: unknown; done: Promise<void> };
+const collect = collectStream;
 
-function collect(s: UnifiedStream): Collected {
-  const c: Collected = { items: [], seqs: [], error: null, done: Promise.resolve() };
-  c.done = (async () => {
-    try {
-      for await (const item of s) {
-        c.items.push(item);
-        if (item.type === 'event') c.seqs.push(item.seq);
-      }
-    } catch (err) {
-      c.error = err;
-    }
-  })();
-  return c;
-}
-
-const reconnects = (c: Collected) =>
-  c.items.filter((i): i is Extract<StreamItem, { type: 'reconnecting' }> => i.type === 'reconnecting');
+const reconnects = reconnectsOf;
 
 it('yields every sequence exactly once across cut connections and a killed gateway, backing off per failure', async () => {
   const { key } = await stack.accounts.key('quant');
