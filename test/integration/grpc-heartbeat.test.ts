@@ -11,47 +11,28 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import {
-  collect,
-  keyMetadata,
-  type PriceClient,
-  priceClient,
-  startTestGrpc,
-  type TestGrpc,
-  trailers,
-  unary,
-} from '../support/grpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { testConfig } from '../support/gateway.ts';
+import { collect, keyMetadata, type PriceClient, trailers, unary } from '../support/grpc.ts';
+import { type GrpcStack, startGrpcStack } from '../support/grpc-stack.ts';
 import { book, publishNow } from '../support/publisher.ts';
 
 const config = testConfig({ SSE_HEARTBEAT_MS: '300' });
-let server: TestNats;
 let nats: Nats;
-let accounts: TestAccounts;
-let edge: TestGrpc;
 let client: PriceClient;
 let key: string;
 
 const lastSeq = async () => (await nats.jsm.streams.info('MD')).state.last_seq;
 
+let stack: GrpcStack;
+
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
-  edge = await startTestGrpc(nats, config);
-  client = priceClient(edge.target);
-  key = (await accounts.key('pro')).key;
+  stack = await startGrpcStack(config, 'pro');
+  ({ nats, client, key } = stack);
 }, 60_000);
 
 afterAll(async () => {
-  client?.close();
-  await edge?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await stack?.close();
 });
 
 describe('StreamEvents heartbeat', () => {

@@ -10,29 +10,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mdSubject } from '../../contracts/subjects.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import {
-  type Collected,
-  collect,
-  keyMetadata,
-  type PriceClient,
-  priceClient,
-  seqsOf,
-  startTestGrpc,
-  type TestGrpc,
-  unary,
-} from '../support/grpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { testConfig } from '../support/gateway.ts';
+import { type Collected, collect, keyMetadata, type PriceClient, seqsOf, unary } from '../support/grpc.ts';
+import { type GrpcStack, startGrpcStack } from '../support/grpc-stack.ts';
 import { publishNow, trade } from '../support/publisher.ts';
 
 /** A small ring, so a resume from before the record reads it from the stream, not from memory. */
 const config = testConfig({ SSE_RING_SIZE: '16' });
-let server: TestNats;
 let nats: Nats;
-let accounts: TestAccounts;
-let edge: TestGrpc;
 let client: PriceClient;
 let key: string;
 
@@ -67,21 +53,15 @@ async function expectDelivered(s: Collected, expected: string[], what: string): 
   expect(delivered(s)).toEqual(expected);
 }
 
+let stack: GrpcStack;
+
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
-  edge = await startTestGrpc(nats, config);
-  client = priceClient(edge.target);
-  key = (await accounts.key('quant')).key;
+  stack = await startGrpcStack(config, 'quant');
+  ({ nats, client, key } = stack);
 }, 60_000);
 
 afterAll(async () => {
-  client?.close();
-  await edge?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await stack?.close();
 });
 
 describe('a record in the log that is not a valid event', () => {
