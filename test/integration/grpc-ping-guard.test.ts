@@ -9,20 +9,10 @@
  */
 import { type ClientHttp2Session, connect, constants } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import {
-  collect,
-  keyMetadata,
-  type PriceClient,
-  priceClient,
-  startTestGrpc,
-  type TestGrpc,
-  unary,
-} from '../support/grpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { testConfig } from '../support/gateway.ts';
+import { collect, keyMetadata, type PriceClient, type TestGrpc, unary } from '../support/grpc.ts';
+import { type GrpcStack, startGrpcStack } from '../support/grpc-stack.ts';
 
 const MIN_INTERVAL_MS = 200;
 const config = testConfig({
@@ -30,9 +20,6 @@ const config = testConfig({
   GRPC_MAX_PING_STRIKES: '2',
   SSE_HEARTBEAT_MS: '200',
 });
-let server: TestNats;
-let nats: Nats;
-let accounts: TestAccounts;
 let edge: TestGrpc;
 let client: PriceClient;
 let key: string;
@@ -68,22 +55,16 @@ const waitMs = async (ms: number) => {
   await eventually(() => Date.now() >= until, ms + 5_000, `${ms} ms to pass`, 10);
 };
 
+let stack: GrpcStack;
+
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
-  edge = await startTestGrpc(nats, config);
-  client = priceClient(edge.target);
-  key = (await accounts.key('pro')).key;
+  stack = await startGrpcStack(config, 'pro');
+  ({ edge, client, key } = stack);
 }, 60_000);
 
 afterAll(async () => {
   for (const s of sessions) s.destroy();
-  client?.close();
-  await edge?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await stack?.close();
 });
 
 describe('the ping guard', () => {
