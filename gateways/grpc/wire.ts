@@ -38,8 +38,9 @@ export class GrpcWire implements Wire {
     sendHeaders(this.call, this.requestId, headers);
   }
 
+  /** Message frames only: the sink sends its terminal frame through `end` (no scan on the hot path). */
   write(chunk: string | Buffer): void {
-    this.sendBytes(splitFrames(chunk).wireBytes);
+    this.sendBytes(chunk);
   }
 
   get bufferedBytes(): number {
