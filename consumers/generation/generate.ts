@@ -14,9 +14,10 @@ import { basename, dirname, join } from 'node:path';
 import { manifestHash, type SimulationManifest } from '../../contracts/manifest.ts';
 import { LocalArtifactStore } from '../../platform/artifact-store/local.ts';
 import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
+import { InOrder } from './in-order.ts';
 import { RetriesExhaustedError, withRetries } from './retry.ts';
 import { createInProcessRunner, type WindowRunner } from './runner.ts';
-import { localPart, stitchToStore } from './stitch.ts';
+import { localPart, type StitchPart, stitchToStore } from './stitch.ts';
 import type { WindowResult } from './window-task.ts';
 import { estimateRows, type GenerationWindow, planWindows } from './windows.ts';
 import { createWorkerPool } from './worker-pool.ts';
@@ -97,14 +98,31 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
     void runner.close();
   };
   signal?.addEventListener('abort', onAbort, { once: true });
+  // Window i is stitched as soon as windows 0..i are written, alongside the windows still running.
+  const written = new InOrder<WindowResult>(windows.length);
+  let rowCount = 0;
+  const metadata = (rows: number): Record<string, string> =>
+    kvStrings({ job_id: jobId, manifest_hash: hash, row_count: rows });
+  const stitching = stitchToStore(store, name, localParts(written), metadata, () => rowCount, signal);
+  // A stitch that fails (the store) stops the windows too; its error is thrown below.
+  stitching.catch((error: unknown) => stop.abort(error));
   try {
-    const results = await runWindows(windows, runner, options, partDir, stop, estimate);
-    await runner.close();
-    const rowCount = results.reduce((sum, r) => sum + r.rows, 0);
+    try {
+      const onWritten = (result: WindowResult): void => {
+        rowCount += result.rows;
+        written.put(result.index, result);
+      };
+      await runWindows(windows, runner, options, partDir, stop, estimate, onWritten);
+    } catch (error) {
+      written.fail(error);
+      await stitching.catch(() => {});
+      throw error;
+    }
+    // The worker threads wind down (DuckDB closes) while the last windows are copied.
+    const closing = runner.close();
+    const bytes = await stitching;
+    await closing;
     signal?.throwIfAborted();
-    const parts = await Promise.all(results.flatMap((r) => r.parts).map(localPart));
-    const metadata: ArtifactMetadata = { job_id: jobId, manifest_hash: hash, row_count: rowCount };
-    const bytes = await stitchToStore(store, name, parts, kvStrings(metadata), rowCount, signal);
     options.onProgress?.(rowCount, rowCount);
     return { name, path: store.locate(name), rowCount, bytes, manifestHash: hash };
   } catch (error) {
@@ -116,6 +134,11 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
   }
 }
 
+/** The windows' part files as stitch parts, in window order, each as soon as its window is in. */
+async function* localParts(written: AsyncIterable<WindowResult>): AsyncGenerator<StitchPart> {
+  for await (const result of written) for (const path of result.parts) yield await localPart(path);
+}
+
 /** The key-value metadata as Parquet stores it (strings). */
 export const kvStrings = (m: ArtifactMetadata): Record<string, string> => ({
   job_id: m.job_id,
@@ -123,7 +146,7 @@ export const kvStrings = (m: ArtifactMetadata): Record<string, string> => ({
   row_count: String(m.row_count),
 });
 
-/** Runs every window with `runner.concurrency` lanes; results are indexed by window. */
+/** Runs every window with `runner.concurrency` lanes; hands each result to `onWritten` as it is in. */
 async function runWindows(
   windows: readonly GenerationWindow[],
   runner: WindowRunner,
@@ -131,10 +154,10 @@ async function runWindows(
   partDir: string,
   stop: AbortController,
   estimate: number,
-): Promise<WindowResult[]> {
+  onWritten: (result: WindowResult) => void,
+): Promise<void> {
   const { config, driver } = options.manifest;
   const policy = { maxRetries: driver.max_retries, backoffSeconds: driver.backoff_seconds };
-  const results: WindowResult[] = new Array(windows.length);
   let next = 0;
   let rowsDone = 0;
   const runOne = (window: GenerationWindow): Promise<WindowResult> =>
@@ -164,7 +187,7 @@ async function runWindows(
     while (next < windows.length && !stop.signal.aborted) {
       const window = windows[next++] as GenerationWindow;
       const result = await runOne(window);
-      results[window.index] = result;
+      onWritten(result);
       rowsDone += result.rows;
       options.onProgress?.(rowsDone, Math.max(estimate, rowsDone));
     }
@@ -183,5 +206,4 @@ async function runWindows(
   options.signal?.throwIfAborted();
   if (stop.signal.aborted) throw stop.signal.reason;
   if (settled.some((s) => s.status === 'rejected')) throw new GenerationError('a window failed', null);
-  return results;
 }

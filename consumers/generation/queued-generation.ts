@@ -2,8 +2,9 @@
  * A job's windows spread over worker processes: the worker that took the job publishes one task
  * per window on the `JOBS` work queue (`jobs.window.<job>.<i>`, deduplicated by `<job>.<i>`), any
  * worker's window lanes write them (window-queue.ts), and this worker watches KV `job_windows`
- * for their outcomes, reports progress as windows complete, and, once every part exists, stitches
- * them in window order by range reads from the artifact store (stitch.ts) into `<job>.parquet`.
+ * for their outcomes, reports progress as windows complete, and stitches the parts in window order
+ * by range reads from the artifact store (stitch.ts) into `<job>.parquet`: window i is copied as
+ * soon as windows 0..i are in, so only the footer waits for the last window.
  * The parts' bytes are what `generateDataset` writes locally, and so is the stitched file.
  *
  * The wait has no deadline of its own, and needs none while some worker runs window lanes: every
@@ -26,7 +27,8 @@ import { decode, encode } from '../../platform/codec.ts';
 import type { Bucket } from '../../platform/kv.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type GeneratedDataset, GenerationError, kvStrings } from './generate.ts';
-import { stitchToStore, storedPart } from './stitch.ts';
+import { InOrder } from './in-order.ts';
+import { type StitchPart, stitchToStore, storedPart } from './stitch.ts';
 import { estimateRows, planWindows } from './windows.ts';
 
 export type QueuedGenerationOptions = {
@@ -49,10 +51,22 @@ export async function generateOnQueue(options: QueuedGenerationOptions): Promise
   signal?.throwIfAborted();
   const windows = planWindows(manifest.duration_seconds, manifest.driver.window_seconds);
   const estimate = estimateRows(manifest.config, manifest.duration_seconds * 1000);
+  const hash = manifestHash(manifest);
   // Watch first, so that no outcome recorded while the tasks are published is missed.
   const watch = await outcomes.raw.watch({ key: `${jobId}.*` });
   const onAbort = (): void => watch.stop();
   signal?.addEventListener('abort', onAbort, { once: true });
+  // Window i is stitched as soon as windows 0..i are written, while later windows still run.
+  const written = new InOrder<Written>(windows.length);
+  let rowsDone = 0;
+  const metadata = (rows: number): Record<string, string> =>
+    kvStrings({ job_id: jobId, manifest_hash: hash, row_count: rows });
+  const stitching = stitchToStore(store, name, storedParts(store, written), metadata, () => rowsDone, signal);
+  let stitchFailed = false;
+  stitching.catch(() => {
+    stitchFailed = true;
+    watch.stop();
+  });
   try {
     await Promise.all(
       windows.map((window) => {
@@ -68,9 +82,8 @@ export async function generateOnQueue(options: QueuedGenerationOptions): Promise
         });
       }),
     );
-    const written: Written[] = new Array(windows.length);
+    const seen: boolean[] = new Array(windows.length).fill(false);
     let done = 0;
-    let rowsDone = 0;
     for await (const entry of watch) {
       if (entry.operation !== 'PUT' || entry.value.length === 0) continue;
       const index = Number(entry.key.slice(jobId.length + 1));
@@ -82,30 +95,38 @@ export async function generateOnQueue(options: QueuedGenerationOptions): Promise
           index,
         );
       }
-      if (written[index]) continue;
-      written[index] = outcome;
+      if (seen[index]) continue;
+      seen[index] = true;
       rowsDone += outcome.rows;
+      written.put(index, outcome);
       options.onProgress?.(rowsDone, Math.max(estimate, rowsDone));
       if (++done === windows.length) break;
     }
+    if (stitchFailed) await stitching;
     signal?.throwIfAborted();
     if (done < windows.length)
       throw new Error(`the outcome watch ended after ${done} of ${windows.length} windows`);
-    const parts = written.flatMap((w) =>
-      w.parts.map((p) => storedPart(store, p.name, p.footer, p.body_length)),
-    );
-    const hash = manifestHash(manifest);
-    const metadata = kvStrings({ job_id: jobId, manifest_hash: hash, row_count: rowsDone });
-    const bytes = await stitchToStore(store, name, parts, metadata, rowsDone, signal);
+    const bytes = await stitching;
     options.onProgress?.(rowsDone, rowsDone);
     return { name, path: store.locate(name), rowCount: rowsDone, bytes, manifestHash: hash };
   } catch (error) {
+    written.fail(error);
+    await stitching.catch(() => {});
     throw signal?.aborted ? signal.reason : error;
   } finally {
     signal?.removeEventListener('abort', onAbort);
     watch.stop();
     if (!signal?.aborted) await discardWindows(outcomes, store, jobId, windows.length);
   }
+}
+
+/** The windows' stored parts, in window order, each as soon as its window is in. */
+async function* storedParts(
+  store: ArtifactStore,
+  written: AsyncIterable<Written>,
+): AsyncGenerator<StitchPart> {
+  for await (const w of written)
+    for (const p of w.parts) yield storedPart(store, p.name, p.footer, p.body_length);
 }
 
 /** Removes a job's parts and window outcomes (after the stitch, or when the job failed). */

@@ -6,6 +6,7 @@
  *
  * `planStitch` needs only the parts' footers (so a stitcher never reads a part twice, and the
  * artifact's size is known before the first byte is copied); `stitchBytes` streams the file.
+ * `stitchToStore` copies parts as they arrive, and writes the footer after the last one.
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -116,23 +117,39 @@ export function storedPart(
 }
 
 /**
- * Stitches `parts` (in order) into `name` in `store`, with `keyValue` as the key-value metadata;
- * stops at the next chunk once `signal` aborts (the store then keeps nothing). Checks the row
- * count and the stored size against the plan; resolves with the size.
+ * Stitches `parts` into `name` in `store`, in the order they come. An async iterable may yield
+ * each part as soon as it is written: its chunks are copied at once, while later parts are still
+ * being generated, and the footer is built when the last part is in (`keyValue(rows)` gives the
+ * key-value metadata for the rows the parts hold). Stops at the next chunk once `signal` aborts,
+ * and on any error from `parts` (the store then keeps nothing). Checks the rows against
+ * `expectedRows()` (asked once every part is in) and the stored size against the plan; resolves
+ * with the size.
  */
 export async function stitchToStore(
   store: ArtifactStore,
   name: string,
-  parts: readonly StitchPart[],
-  keyValue: Readonly<Record<string, string>>,
-  expectedRows: number,
+  parts: AsyncIterable<StitchPart> | Iterable<StitchPart>,
+  keyValue: (rows: number) => Readonly<Record<string, string>>,
+  expectedRows: () => number,
   signal?: AbortSignal,
 ): Promise<number> {
-  const plan = planStitch(parts, keyValue);
-  if (plan.rows !== expectedRows)
-    throw new Error(`parts hold ${plan.rows} rows, windows wrote ${expectedRows}`);
-  const bytes = await store.put(name, abortable(stitchBytes(parts, plan), signal));
-  if (bytes !== plan.bytes) throw new Error(`stored ${bytes} bytes of a ${plan.bytes}-byte artifact`);
+  let plan: StitchPlan | null = null;
+  async function* streamed(): AsyncGenerator<Uint8Array> {
+    const seen: StitchPart[] = [];
+    yield MAGIC;
+    for await (const part of parts) {
+      signal?.throwIfAborted();
+      seen.push(part);
+      yield* part.body();
+    }
+    const rows = expectedRows();
+    plan = planStitch(seen, keyValue(rows));
+    if (plan.rows !== rows) throw new Error(`parts hold ${plan.rows} rows, windows wrote ${rows}`);
+    yield plan.trailer;
+  }
+  const bytes = await store.put(name, abortable(streamed(), signal));
+  const planned = (plan as StitchPlan | null)?.bytes;
+  if (bytes !== planned) throw new Error(`stored ${bytes} bytes of a ${planned}-byte artifact`);
   return bytes;
 }
 
