@@ -12,6 +12,7 @@
 import type { ServerDuplexStream, ServerWritableStream } from '@grpc/grpc-js';
 import { ApiError } from '../../contracts/errors.ts';
 import type { Wire } from '../core/sink-parts.ts';
+import { http2StreamOf } from './call-http2-stream.ts';
 import { messagesOf, splitFrames } from './frames.ts';
 import { sendHeaders } from './headers.ts';
 import { type RawStream, rawStreamOf } from './raw-stream.ts';
@@ -66,9 +67,10 @@ export class GrpcWire implements Wire {
   }
 
   destroy(): void {
-    // A terminated client that does not read holds the status behind flow control: drop the stream.
-    const inner = (this.call as unknown as { call?: { stream?: { close?(code: number): void } } }).call;
-    inner?.stream?.close?.(RST_CANCEL);
+    // A terminated client that does not read holds the status behind flow control: reset the
+    // stream (RST_STREAM is not flow-controlled, so a paused grpc-js client sees CANCELLED at once).
+    // Destroying the grpc-js call alone sends nothing: its status waits behind the unsent writes.
+    http2StreamOf(this.call)?.close(RST_CANCEL);
     this.call.destroy();
   }
 
