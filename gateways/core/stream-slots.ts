@@ -3,9 +3,11 @@
  * transport: one record per key in the KV bucket `stream_leases` holding the leases of its open
  * streams, `{lease id → expiry (Unix ms)}`.
  *
- * Why it holds: a lease is added only by a compare-and-set write (the KV revision) of a record in
- * which fewer than `cap` unexpired leases were seen; two processes admitting at once cannot both
- * win, the loser re-reads. So no more than `cap` leases are ever live at once.
+ * Why it holds: a lease is added only by a compare-and-set write (the KV revision, with a message
+ * id per replaced revision: `platform/kv-cas.ts`, as the KV's own update lets two writers from one
+ * revision both win on a clustered 2.9 stream) of a record in which fewer than `cap` unexpired
+ * leases were seen; two processes admitting at once cannot both win, the loser re-reads. So no
+ * more than `cap` leases are ever live at once.
  * A crashed holder: each process renews its own leases every ttl / 3; a crashed process stops, so
  * its leases stop counting at most `ttlMs` after its last renewal (STREAM_LEASE_TTL_MS, the stated
  * time). A release that cannot reach NATS is the same case. Expiries are this host's clock: hosts
@@ -18,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { isRevisionConflict } from '../../platform/kv.ts';
+import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 export type StreamSlot = { admitted: true; release(): void } | { admitted: false; open: number };
@@ -72,7 +74,7 @@ export async function openKvStreamSlots(
   const kv = await kvm
     .create(KV_BUCKETS.streamLeases, config)
     .catch(() => kvm.create(KV_BUCKETS.streamLeases, config));
-  return new KvStreamSlots(kv, opts.ttlMs);
+  return new KvStreamSlots(kv, casWriter(nats.js, KV_BUCKETS.streamLeases, timeout), opts.ttlMs);
 }
 
 class KvStreamSlots implements StreamSlots {
@@ -84,6 +86,7 @@ class KvStreamSlots implements StreamSlots {
 
   constructor(
     private readonly kv: KV,
+    private readonly cas: CasWriter,
     private readonly ttlMs: number,
   ) {
     this.timer = setInterval(() => void this.renewAll(), Math.max(1, Math.floor(ttlMs / 3)));
@@ -157,11 +160,11 @@ class KvStreamSlots implements StreamSlots {
       if (!next) return false;
       const bytes = JSON.stringify(next);
       try {
-        if (entry) await this.kv.update(keyId, bytes, entry.revision);
-        else await this.kv.create(keyId, bytes);
+        if (entry) await this.cas.update(keyId, bytes, entry.revision);
+        else await this.cas.create(keyId, bytes);
         return true;
       } catch (err) {
-        if (!isRevisionConflict(err)) throw err;
+        if (!(err instanceof CasConflictError)) throw err;
       }
     }
     throw new Error(`stream slots of ${keyId}: too many concurrent writers`);

@@ -1,13 +1,15 @@
 /**
- * `LeaseStore` on a NATS KV bucket (JetStream). Compare-and-swap is the KV's expected-revision write;
- * a key that stays unwritten longer than the bucket's max age disappears and comes back full, which
- * is correct only if every bucket is full and the window empty by then: the max age is checked
+ * `LeaseStore` on a NATS KV bucket (JetStream). Compare-and-swap is the expected-revision write with
+ * a message id per replaced revision (`platform/kv-cas.ts`: the KV's own update lets two writers
+ * from one revision both win on a clustered 2.9 stream, which admitted requests twice). A key
+ * that stays unwritten longer than the bucket's max age disappears and comes back full, which is
+ * correct only if every bucket is full and the window empty by then: the max age is checked
  * against the tiers.
  */
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { TIERS, tierBuckets, tierWindow } from '../../../contracts/limits.ts';
-import { isRevisionConflict } from '../../../platform/kv.ts';
+import { CasConflictError, casWriter } from '../../../platform/kv-cas.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import { LeaseConflictError, type LeaseStore } from './lease-store.ts';
 
@@ -52,10 +54,11 @@ export async function openKvLeaseStore(nats: Nats, opts: KvLeaseStoreOptions): P
   const { ttl } = await kv.status();
   if (ttl > 0 && ttl < longestMemoryMs()) throw new LeaseBucketMaxAgeError(opts.bucket, ttl);
 
+  const cas = casWriter(js, opts.bucket, opts.timeoutMs);
   const mapConflict =
     (key: string) =>
     (err: unknown): never => {
-      throw isRevisionConflict(err) ? new LeaseConflictError(key) : err;
+      throw err instanceof CasConflictError ? new LeaseConflictError(key) : err;
     };
   return {
     async get(key) {
@@ -63,8 +66,8 @@ export async function openKvLeaseStore(nats: Nats, opts: KvLeaseStoreOptions): P
       if (entry?.operation !== 'PUT') return null;
       return { value: entry.string(), revision: entry.revision };
     },
-    create: (key, value) => kv.create(key, value).catch(mapConflict(key)),
-    update: (key, value, revision) => kv.update(key, value, revision, opts.timeoutMs).catch(mapConflict(key)),
+    create: (key, value) => cas.create(key, value).catch(mapConflict(key)),
+    update: (key, value, revision) => cas.update(key, value, revision).catch(mapConflict(key)),
     reachable: () => nats.connected(),
   };
 }

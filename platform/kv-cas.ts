@@ -1,0 +1,62 @@
+/**
+ * Compare-and-swap writes to a NATS KV bucket that hold on a clustered (R3) stream of nats-server 2.9.
+ *
+ * The KV's own `create`/`update` carry only Nats-Expected-Last-Subject-Sequence. A 2.9 stream leader
+ * checks it against the messages it has applied, not against those it has proposed and not yet
+ * applied: two updates of one key from the same revision that arrive together both pass and are
+ * both stored, the second over the first. Seen on the 3-node test cluster with two rate-limit
+ * writers, each told "written" from revision 39 (at 40 and 41), so one admission was granted twice
+ * and only one recorded. A single server checks under its lock and never lets both through.
+ *
+ * So every write here also carries Nats-Msg-Id `<key>@<revision it replaces>` (0 for a new key). A
+ * stream leader records a message id when it proposes the message, so a second write from the same
+ * revision is a duplicate and is not stored: every revision of a key is replaced by one write at
+ * most, which is what compare-and-swap means. The ids are unique as long as revisions are: a
+ * stream's sequences never repeat, and a key that expired and is created again reuses `@0` only
+ * after the stream's duplicate window (2 min, or its max age if shorter) has passed. Deleted keys
+ * are not handled (a create over a delete marker is a conflict): callers that use this never delete.
+ */
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+
+/** Another writer replaced the revision this write was based on: read again and retry. */
+export class CasConflictError extends Error {
+  constructor(key: string, revision: number) {
+    super(`KV key ${key} changed since revision ${revision}`);
+    this.name = 'CasConflictError';
+  }
+}
+
+export type CasWriter = {
+  /** Writes a key that does not exist yet; its revision, or `CasConflictError`. */
+  create(key: string, value: string | Uint8Array): Promise<number>;
+  /** Writes over `revision` when that is still the key's last; its revision, or `CasConflictError`. */
+  update(key: string, value: string | Uint8Array, revision: number): Promise<number>;
+};
+
+const CONFLICT_CODES: readonly number[] = [
+  JetStreamApiCodes.StreamWrongLastSequence,
+  JetStreamApiCodes.StreamWrongLastSequenceUnknown,
+];
+
+export function casWriter(js: JetStreamClient, bucket: string, timeoutMs: number): CasWriter {
+  const write = async (key: string, value: string | Uint8Array, revision: number) => {
+    const ack = await js
+      .publish(`$KV.${bucket}.${key}`, value, {
+        msgID: `${key}@${revision}`,
+        expect: { lastSubjectSequence: revision },
+        timeout: timeoutMs,
+      })
+      .catch((err: unknown) => {
+        if (err instanceof JetStreamApiError && CONFLICT_CODES.includes(err.code))
+          throw new CasConflictError(key, revision);
+        throw err;
+      });
+    // A duplicate: another write from this revision was stored (or is being stored) first.
+    if (ack.duplicate) throw new CasConflictError(key, revision);
+    return ack.seq;
+  };
+  return {
+    create: (key, value) => write(key, value, 0),
+    update: (key, value, revision) => write(key, value, revision),
+  };
+}
