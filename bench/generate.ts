@@ -11,17 +11,26 @@
  *
  * Multi-process cases (`procs_1`, `procs_2`, `bench/lib/generate-queue-case.ts`): one job queued
  * to 1 or 2 real `worker` processes (one window lane each) on a private nats-server, its windows
- * spread over them through the queue and stitched by the one that took the job. Peak RSS of
- * every case at both durations gives `peak_rss_flat_with_duration` (24 h ÷ 1 h).
+ * spread over them through the queue and stitched by the one that took the job.
+ *
+ * Peak RSS against duration: the end-to-end cases also run at 6 h and 12 h, so
+ * `peak_rss_flat_with_duration` compares 6, 12 and 24 h (several windows each; the 1 h run is a
+ * single shorter window). A case that fails or outlives `BENCH_CASE_TIMEOUT_MS` (default 900 s)
+ * is listed in `failed_cases` and left out of the medians instead of ending the run.
+ * `BENCH_GENERATE_RAW=<file>` appends each case's row to a file as it ends;
+ * `BENCH_GENERATE_FROM_RAW=<file>` summarises such a file without running anything.
  */
 import { spawn } from 'node:child_process';
+import { appendFile, readFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
-const CASE_TIMEOUT_MS = Number(process.env.BENCH_CASE_TIMEOUT_MS ?? 240_000);
+const RAW = process.env.BENCH_GENERATE_RAW;
+const FROM_RAW = process.env.BENCH_GENERATE_FROM_RAW;
+const CASE_TIMEOUT_MS = Number(process.env.BENCH_CASE_TIMEOUT_MS ?? 900_000);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CASE = fileURLToPath(new URL('./lib/generate-case.ts', import.meta.url));
 const QUEUE_CASE = fileURLToPath(new URL('./lib/generate-queue-case.ts', import.meta.url));
@@ -45,12 +54,15 @@ function median(xs: readonly number[]): number {
   return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
 
-const stats = (xs: readonly number[]) => ({
-  median: Math.round(median(xs)),
-  min: Math.round(Math.min(...xs)),
-  max: Math.round(Math.max(...xs)),
-  samples: xs.map((x) => Math.round(x)),
-});
+const stats = (xs: readonly number[]) =>
+  xs.length === 0
+    ? null
+    : {
+        median: Math.round(median(xs)),
+        min: Math.round(Math.min(...xs)),
+        max: Math.round(Math.max(...xs)),
+        samples: xs.map((x) => Math.round(x)),
+      };
 
 /** Runs one case in a child process; resolves with its JSON line (plus load and process wall). */
 function runCase(args: readonly string[], exposeGc: boolean, script = CASE): Promise<Row> {
@@ -90,6 +102,7 @@ const e2eArgs = (duration: number, mode: E2eMode): string[] =>
     : ['e2e', String(duration), 'workers', mode.slice(-1)];
 
 function summarizeE2e(runs: readonly Row[]): Row {
+  if (runs.length === 0) return { runs: 0 };
   const rps = runs.map((r) => r.rows_per_s as number);
   // The run whose rate is the median (lower median for an even count) shows its phases.
   const sorted = [...runs].sort((a, b) => (a.rows_per_s as number) - (b.rows_per_s as number));
@@ -117,6 +130,7 @@ function summarizeE2e(runs: readonly Row[]): Row {
 }
 
 function summarizeQueue(runs: readonly Row[]): Row {
+  if (runs.length === 0) return { runs: 0 };
   return {
     rows: runs[0]?.rows,
     windows: runs[0]?.windows,
@@ -131,6 +145,7 @@ function summarizeQueue(runs: readonly Row[]): Row {
 }
 
 function summarizeWriter(runs: readonly Row[]): Row {
+  if (runs.length === 0) return { runs: 0 };
   const out: Row = { rows: (runs[0]?.part_writer as Row | undefined)?.rows, windows: runs[0]?.windows };
   for (const v of VARIANTS) {
     const rs = runs.map((r) => r[v] as Row);
@@ -155,37 +170,83 @@ function summarizeWriter(runs: readonly Row[]): Row {
 
 export async function run(): Promise<unknown> {
   if (!(SCALE > 0) || !(REPS >= 1)) throw new Error('BENCH_SCALE must be > 0 and BENCH_REPS >= 1');
-  const durations = { '1h': 3600, '24h': 86_400 } as const;
+  const durations = { '1h': 3600, '6h': 21_600, '12h': 43_200, '24h': 86_400 } as const;
   type Label = keyof typeof durations;
-  const labels = Object.keys(durations) as Label[];
+  // Every case at 1 h and 24 h; the end-to-end cases also at 6 h and 12 h, for peak RSS against
+  // duration (1 h is a single, shorter window, so it says nothing about flatness).
+  const labels: Label[] = ['1h', '24h'];
+  const rssLabels: Label[] = ['6h', '12h'];
   const seconds = (label: Label): number => Math.max(1, Math.round(durations[label] * SCALE));
   const loadStart = load();
   const t0 = performance.now();
-  const writerRuns: Record<Label, Row[]> = { '1h': [], '24h': [] };
-  const e2eRuns: Record<Label, Record<E2eMode, Row[]>> = {
-    '1h': { inproc: [], workers_1: [], workers_2: [], workers_4: [] },
-    '24h': { inproc: [], workers_1: [], workers_2: [], workers_4: [] },
+  const failures: Row[] = [];
+  /** A case that fails (or times out on a saturated machine) is reported and left out, not fatal. */
+  const attempt = async (into: Row[], args: readonly string[], exposeGc: boolean, script?: string) => {
+    try {
+      const row = await runCase(args, exposeGc, script);
+      into.push(row);
+      // Each case's row as it ends (BENCH_GENERATE_RAW=<file>): a long run's data survives it.
+      if (RAW) await appendFile(RAW, `${JSON.stringify({ args, row })}\n`);
+    } catch (error) {
+      log(`case failed: ${error instanceof Error ? error.message : String(error)}`);
+      failures.push({ args: args.join(' '), error: String(error), load1: load()[0] });
+    }
   };
-  const queueRuns: Record<Label, Record<QueueMode, Row[]>> = {
+  const emptyE2e = (): Record<E2eMode, Row[]> => ({
+    inproc: [],
+    workers_1: [],
+    workers_2: [],
+    workers_4: [],
+  });
+  const writerRuns: Record<string, Row[]> = { '1h': [], '24h': [] };
+  const e2eRuns: Record<string, Record<E2eMode, Row[]>> = {
+    '1h': emptyE2e(),
+    '6h': emptyE2e(),
+    '12h': emptyE2e(),
+    '24h': emptyE2e(),
+  };
+  const queueRuns: Record<string, Record<QueueMode, Row[]>> = {
     '1h': { procs_1: [], procs_2: [] },
     '24h': { procs_1: [], procs_2: [] },
   };
 
-  for (let rep = 0; rep < REPS; rep++) {
-    for (const label of labels) {
+  // BENCH_GENERATE_FROM_RAW=<file>: summarise the rows a run saved (BENCH_GENERATE_RAW) instead
+  // of running the cases again, e.g. after a run on a saturated machine was stopped.
+  const labelOf = (d: string): string | undefined =>
+    [...labels, ...rssLabels].find((l) => String(seconds(l)) === d);
+  for (const line of FROM_RAW ? (await readFile(FROM_RAW, 'utf8')).split('\n').filter(Boolean) : []) {
+    const { args, row } = JSON.parse(line) as { args: string[]; row: Row };
+    const [a, b, c, n] = args;
+    if (a === 'writer') writerRuns[labelOf(b as string) ?? '']?.push(row);
+    else if (a === 'e2e') {
+      const mode = (c === 'inproc' ? 'inproc' : `workers_${n}`) as E2eMode;
+      e2eRuns[labelOf(b as string) ?? '']?.[mode]?.push(row);
+    } else queueRuns[labelOf(a as string) ?? '']?.[`procs_${b}` as QueueMode]?.push(row);
+  }
+  for (let rep = 0; rep < (FROM_RAW ? 0 : REPS); rep++) {
+    for (const label of [...labels, ...rssLabels]) {
       const d = seconds(label);
-      log(`round ${rep + 1}/${REPS}, ${label} (${d} s): writer`);
-      writerRuns[label].push(await runCase(['writer', String(d)], true));
+      const full = labels.includes(label);
+      if (full) {
+        log(`round ${rep + 1}/${REPS}, ${label} (${d} s): writer`);
+        await attempt(writerRuns[label] as Row[], ['writer', String(d)], true);
+      }
       // Rotate the order of the end-to-end cases from round to round, so drift spreads evenly.
       for (let i = 0; i < MODES.length; i++) {
         const mode = MODES[(i + rep) % MODES.length] as E2eMode;
         log(`round ${rep + 1}/${REPS}, ${label} (${d} s): end to end, ${mode}`);
-        e2eRuns[label][mode].push(await runCase(e2eArgs(d, mode), false));
+        await attempt((e2eRuns[label] as Record<E2eMode, Row[]>)[mode], e2eArgs(d, mode), false);
       }
+      if (!full) continue;
       for (let i = 0; i < QUEUE_MODES.length; i++) {
         const mode = QUEUE_MODES[(i + rep) % QUEUE_MODES.length] as QueueMode;
         log(`round ${rep + 1}/${REPS}, ${label} (${d} s): worker processes, ${mode}`);
-        queueRuns[label][mode].push(await runCase([String(d), mode.slice(-1)], false, QUEUE_CASE));
+        await attempt(
+          (queueRuns[label] as Record<QueueMode, Row[]>)[mode],
+          [String(d), mode.slice(-1)],
+          false,
+          QUEUE_CASE,
+        );
       }
     }
   }
@@ -193,16 +254,17 @@ export async function run(): Promise<unknown> {
   const results: Row = {};
   const ratios: Row = {};
   for (const label of labels) {
-    const writer = summarizeWriter(writerRuns[label]);
-    const e2e = Object.fromEntries(MODES.map((m) => [m, summarizeE2e(e2eRuns[label][m])])) as Record<
-      E2eMode,
+    const writerRows = writerRuns[label] as Row[];
+    const e2eRows = e2eRuns[label] as Record<E2eMode, Row[]>;
+    const queueRows = queueRuns[label] as Record<QueueMode, Row[]>;
+    const writer = summarizeWriter(writerRows);
+    const e2e = Object.fromEntries(MODES.map((m) => [m, summarizeE2e(e2eRows[m])])) as Record<E2eMode, Row>;
+    const rowsOk = MODES.every((m) => e2eRows[m].every((r) => r.rows === writer.rows));
+    const queue = Object.fromEntries(QUEUE_MODES.map((m) => [m, summarizeQueue(queueRows[m])])) as Record<
+      QueueMode,
       Row
     >;
-    const rowsOk = MODES.every((m) => e2eRuns[label][m].every((r) => r.rows === writer.rows));
-    const queue = Object.fromEntries(
-      QUEUE_MODES.map((m) => [m, summarizeQueue(queueRuns[label][m])]),
-    ) as Record<QueueMode, Row>;
-    const queueRowsOk = QUEUE_MODES.every((m) => queueRuns[label][m].every((r) => r.rows === writer.rows));
+    const queueRowsOk = QUEUE_MODES.every((m) => queueRows[m].every((r) => r.rows === writer.rows));
     results[label] = {
       duration_seconds: seconds(label),
       rows_identical_everywhere: rowsOk && queueRowsOk,
@@ -210,21 +272,21 @@ export async function run(): Promise<unknown> {
       end_to_end: e2e,
       worker_processes: queue,
     };
-    const med = (row: Row, key = 'rows_per_s'): number => (row[key] as { median: number }).median;
+    const med = (row: Row | undefined, key = 'rows_per_s'): number =>
+      (row?.[key] as { median: number } | null | undefined)?.median ?? Number.NaN;
     const w1 = med(e2e.workers_1);
     const w2 = med(e2e.workers_2);
     const w4 = med(e2e.workers_4);
-    const writerDuckdb = writer.duckdb_only as Row;
+    const writerDuckdb = (writer.duckdb_only as Row | undefined) ?? {};
     const duckdbRate = med(writer.duckdb_only as Row);
     const partWriterRate = med(writer.part_writer as Row);
     // Amdahl ceiling for 2 workers from the 1-worker median run: windows split in two, the
     // single-threaded merge (and pool close) does not.
-    const phases = e2e.workers_1.phases_s_of_median_run as {
-      windows_done: number;
-      close_stitch_store: number;
-    };
-    const inprocPhases = e2e.inproc.phases_s_of_median_run as { first_window_done: number };
-    const first1 = (e2e.workers_1.phases_s_of_median_run as { first_window_done: number }).first_window_done;
+    type Phases = { first_window_done: number; windows_done: number | null; close_stitch_store: number };
+    const none: Phases = { first_window_done: Number.NaN, windows_done: null, close_stitch_store: 0 };
+    const phases = (e2e.workers_1.phases_s_of_median_run as Phases | undefined) ?? none;
+    const inprocPhases = (e2e.inproc.phases_s_of_median_run as Phases | undefined) ?? none;
+    const first1 = phases.first_window_done;
     const windows = e2e.workers_2.windows as number;
     const ceiling =
       windows >= 2 && phases.windows_done !== null
@@ -263,16 +325,19 @@ export async function run(): Promise<unknown> {
         windows,
         amdahl_ceiling_from_1_worker_phases: ceiling,
         cpu_cores_used_median: {
-          workers_1: median(e2e.workers_1.cpu_cores_used as number[]),
-          workers_2: median(e2e.workers_2.cpu_cores_used as number[]),
+          workers_1: median((e2e.workers_1.cpu_cores_used as number[]) ?? []),
+          workers_2: median((e2e.workers_2.cpu_cores_used as number[]) ?? []),
         },
-        other_processes_cores_median: median(e2e.workers_2.other_processes_cores as number[]),
+        cpu_efficiency: round(med(e2e.workers_2, 'rows_per_cpu_s') / med(e2e.workers_1, 'rows_per_cpu_s'), 2),
+        cpu_efficiency_note:
+          'rows per CPU-second, 2 workers ÷ 1 worker: 1.0 means a second worker costs no extra CPU per row, so on 2 free cores the ratio would approach 2 × this',
+        other_processes_cores_median: median((e2e.workers_2.other_processes_cores as number[]) ?? []),
         ...(windows < 2 ? { note: 'one window: the pool uses min(workers, windows) = 1 worker' } : {}),
       },
       workers_4_vs_workers_1: {
         ratio: round(w4 / w1, 2),
         workers_4_rows_per_s: w4,
-        cpu_cores_used_median: median(e2e.workers_4.cpu_cores_used as number[]),
+        cpu_cores_used_median: median((e2e.workers_4.cpu_cores_used as number[]) ?? []),
         note: 'a 2-core machine: beyond 2 workers the threads share the cores',
       },
       stitch_vs_old_merge: {
@@ -299,29 +364,43 @@ export async function run(): Promise<unknown> {
     };
   }
 
-  type Summary = { end_to_end: Record<E2eMode, Row>; worker_processes: Record<QueueMode, Row> };
+  type Summary = { worker_processes: Record<QueueMode, Row> };
   const long = results['24h'] as Summary;
   const short = results['1h'] as Summary;
-  const peakOf = (r: Summary, m: E2eMode | QueueMode): number =>
-    ((m in r.end_to_end ? r.end_to_end[m as E2eMode] : r.worker_processes[m as QueueMode]) as Row)
-      .peak_rss_mb as number;
-  const rssFlat = Object.fromEntries(
-    [...MODES, ...QUEUE_MODES].map((m) => [
-      m,
-      {
-        '1h_mb': peakOf(short, m),
-        '24h_mb': peakOf(long, m),
-        ratio: round(peakOf(long, m) / peakOf(short, m), 2),
-      },
-    ]),
+  const peak = (runs: readonly Row[]): number | null =>
+    runs.length ? Math.max(...runs.map((r) => r.peak_rss_mb as number)) : null;
+  const ratioOf = (a: number | null, b: number | null): number | null =>
+    a !== null && b !== null ? round(a / b, 2) : null;
+  // Peak RSS (VmHWM of the case process) at 6, 12 and 24 h: flat means the 24 h peak is no more
+  // than the 6 h one (windows of one hour stream to part files; the stitch copies, never decodes).
+  const rssFlat: Row = Object.fromEntries(
+    MODES.map((m) => {
+      const [h6, h12, h24] = (['6h', '12h', '24h'] as const).map((l) =>
+        peak((e2eRuns[l] as Record<E2eMode, Row[]>)[m]),
+      );
+      return [
+        m,
+        { '6h_mb': h6, '12h_mb': h12, '24h_mb': h24, ratio_24h_to_6h: ratioOf(h24 ?? null, h6 ?? null) },
+      ];
+    }),
   );
+  for (const m of QUEUE_MODES) {
+    const a = (short.worker_processes[m].peak_rss_mb as number | undefined) ?? null;
+    const b = (long.worker_processes[m].peak_rss_mb as number | undefined) ?? null;
+    rssFlat[m] = {
+      '1h_mb': a,
+      '24h_mb': b,
+      ratio: ratioOf(b, a),
+      note: 'per worker process; 1 h is one window',
+    };
+  }
   return {
     benchmark: 'generate',
     goals:
-      '1 worker ≥ 0.8 × writer rows/s; 2 workers ≥ 1.6 × 1 worker; 4 workers on 2 cores; stitch vs the old DuckDB merge; peak RSS of 24 h',
+      '1 worker ≥ 0.8 × writer rows/s; 2 workers ≥ 1.6 × 1 worker; 4 workers on 2 cores; stitch vs the old DuckDB merge; peak RSS flat from 6 h to 24 h',
     scale: SCALE,
     reps: REPS,
-    durations_seconds: Object.fromEntries(labels.map((l) => [l, seconds(l)])),
+    durations_seconds: Object.fromEntries([...labels, ...rssLabels].map((l) => [l, seconds(l)])),
     machine: {
       cpus: cpus().length,
       cpu_model: cpus()[0]?.model,
@@ -342,15 +421,18 @@ export async function run(): Promise<unknown> {
       worker_start_overhead_s_est:
         'first_window_done of 1 worker minus that of in-process (median runs): worker thread start, tsx registration and transpile in the worker, DuckDB open',
       peak_rss:
-        'VmHWM of the case process (all threads, DuckDB native memory), reset after warm-up via /proc/self/clear_refs when allowed; peak_rss_sampled_mb = max of process.memoryUsage.rss() every 50 ms',
+        'VmHWM of the case process (all threads, DuckDB native memory), reset after warm-up via /proc/self/clear_refs when allowed; peak_rss_sampled_mb = max of process.memoryUsage.rss() every 50 ms; the end-to-end cases also run at 6 h and 12 h (max over rounds) for peak_rss_flat_with_duration',
       contention:
         'cpu_cores_used = CPU of the case process (all threads) / wall; machine_busy_cores from /proc/stat over the timed run; other_processes_cores = machine busy minus this case (other users of the shared machine)',
       phases:
-        'of the run with the median rate (the lower middle one for an even count), from onProgress timestamps: first_window_done, windows_done (last window), close_stitch_store (pool close + stitch into the local store)',
+        'of the run with the median rate (the lower middle one for an even count), from onProgress timestamps: first_window_done, windows_done (last window), close_stitch_store (what is left after the last window: its copy, the footer, pool close; earlier windows are copied while later ones run)',
     },
     results,
     ratios,
-    peak_rss_24h_mb: Object.fromEntries(MODES.map((m) => [m, long.end_to_end[m].peak_rss_mb])),
+    failed_cases: failures,
+    peak_rss_24h_mb: Object.fromEntries(
+      MODES.map((m) => [m, peak((e2eRuns['24h'] as Record<E2eMode, Row[]>)[m])]),
+    ),
     peak_rss_flat_with_duration: rssFlat,
   };
 }
