@@ -3,8 +3,15 @@
  * reading across NATS restarts: after a reconnect (the server may have lost the ephemeral
  * consumer) or any failure, it opens a new consumer from the next sequence. Never a duplicate: a
  * message at or below the last one seen is skipped.
+ *
+ * Two ways to pull. By default one standing `consume` (the live tail): messages flow as they are
+ * stored, and a handler that waits past one batch stops the consumer, reopened from `next` once it
+ * has caught up. `paced` (history reads, whose handler waits on a client's socket): one `fetch` of
+ * a batch at a time, the next asked once the handler has taken the last; a waiting handler leaves
+ * no pull outstanding, so backpressure costs neither a new consumer nor a pull left running on the
+ * server for messages nobody reads.
  */
-import type { JsMsg } from '@nats-io/jetstream';
+import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import { sleepBackoff } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import type { Nats } from './nats.ts';
@@ -17,6 +24,8 @@ export type OrderedReaderOptions = {
   startSeq: number;
   /** Messages per pull. */
   batch?: number;
+  /** One batch at a time, the next once the handler has taken the last (see the file comment). */
+  paced?: boolean;
 };
 
 export type OrderedReader = {
@@ -40,16 +49,17 @@ const LOST_AFTER_MISSED_HEARTBEATS = 2;
 async function stopWhenLost(consumed: {
   status(): AsyncIterable<{ type: string; count?: number }>;
   stop(): void;
-}): Promise<void> {
+}): Promise<boolean> {
   try {
     for await (const s of consumed.status())
       if (s.type === 'heartbeats_missed' && (s.count ?? 0) >= LOST_AFTER_MISSED_HEARTBEATS) {
         consumed.stop();
-        return;
+        return true;
       }
   } catch {
     // the status stream ends with the consumer
   }
+  return false;
 }
 
 /** `onMessage` may return a promise: reading waits for it (backpressure). */
@@ -63,13 +73,20 @@ export function readOrdered(
   let next = Math.max(1, opts.startSeq);
   let stopped = false;
   let current: { stop(): void } | null = null;
-  const unsubscribe = nats.onReconnect(() => current?.stop());
+  /** Counts reconnects and lost consumers: a paced read opens a new consumer after either. */
+  let interruptions = 0;
+  const unsubscribe = nats.onReconnect(() => {
+    interruptions++;
+    current?.stop();
+  });
 
   // Messages arrive by callback (no promise per message: this is the catch-up hot path). While a
-  // promise returned by `onMessage` is pending, they wait in `held`; past one batch the consumer
-  // is stopped, and reopened from `next` once `held` is processed.
+  // promise returned by `onMessage` is pending, they wait in `held`: within the batch fetched
+  // (paced), or, with `consume`, up to one batch, past which the consumer is stopped and reopened
+  // from `next` once `held` is processed.
   const held: JsMsg[] = [];
   let busy: Promise<void> | null = null;
+  let failures = 0;
   const handle = (msg: JsMsg): Promise<void> | undefined => {
     const seq = msg.info.streamSequence;
     if (seq < next) return undefined;
@@ -90,9 +107,70 @@ export function readOrdered(
       busy = null;
     }
   };
+  const take = (msg: JsMsg): void => {
+    if (stopped) return;
+    failures = 0;
+    if (busy) {
+      held.push(msg);
+      return;
+    }
+    try {
+      const pending = handle(msg);
+      if (pending) busy = drain(pending);
+    } catch (err) {
+      log.error({ err: String(err), stream: opts.stream }, 'ordered reader: message handler failed');
+    }
+  };
+
+  // Pull requests of 5 s (heartbeats every 2.5 s): a consumer lost with its NATS node is noticed
+  // and recreated in seconds, not after the 30 s default's missed heartbeats.
+  const EXPIRES_MS = 5_000;
+
+  /** A standing pull; true when stopped for backpressure (reopen from `next` at once). */
+  const consumeAll = async (consumer: Consumer): Promise<boolean> => {
+    let messages: { stop(): void } | null = null;
+    let paused = false;
+    const consumed = await consumer.consume({
+      max_messages: batch,
+      expires: EXPIRES_MS,
+      callback: (msg) => {
+        take(msg);
+        if (held.length >= batch && !paused) {
+          paused = true;
+          messages?.stop();
+        }
+      },
+    });
+    messages = consumed;
+    current = consumed;
+    if (stopped) consumed.stop();
+    void stopWhenLost(consumed);
+    const closed = await consumed.closed();
+    if (busy) await busy;
+    if (closed instanceof Error) throw closed;
+    return paused;
+  };
+
+  /** Paced: batch after batch until stopped, or interrupted (reconnect, lost consumer). */
+  const fetchBatches = async (consumer: Consumer): Promise<void> => {
+    const seen = interruptions;
+    while (!stopped && interruptions === seen) {
+      // nats.js (3.4) takes `callback` for a fetch as for a consume (one implementation), though
+      // its FetchOptions type does not list it.
+      const fetchOpts = { max_messages: batch, expires: EXPIRES_MS, callback: take };
+      const fetched = await consumer.fetch(fetchOpts as Parameters<Consumer['fetch']>[0]);
+      current = fetched;
+      if (stopped) fetched.stop();
+      void stopWhenLost(fetched).then((lost) => {
+        if (lost) interruptions++;
+      });
+      const closed = await fetched.closed();
+      if (busy) await busy;
+      if (closed instanceof Error) throw closed;
+    }
+  };
 
   const done = (async () => {
-    let failures = 0;
     while (!stopped) {
       try {
         const consumer = await nats.js.consumers.get(opts.stream, {
@@ -100,40 +178,8 @@ export function readOrdered(
           opt_start_seq: next,
         });
         if (stopped) break;
-        let messages: { stop(): void } | null = null;
-        let paused = false;
-        const consumed = await consumer.consume({
-          max_messages: batch,
-          // Pull requests of 5 s (heartbeats every 2.5 s): a consumer lost with its NATS node is
-          // noticed and recreated in seconds, not after the 30 s default's missed heartbeats.
-          expires: 5_000,
-          callback: (msg) => {
-            if (stopped) return;
-            failures = 0;
-            if (busy) {
-              held.push(msg);
-              if (held.length >= batch && !paused) {
-                paused = true;
-                messages?.stop();
-              }
-              return;
-            }
-            try {
-              const pending = handle(msg);
-              if (pending) busy = drain(pending);
-            } catch (err) {
-              log.error({ err: String(err), stream: opts.stream }, 'ordered reader: message handler failed');
-            }
-          },
-        });
-        messages = consumed;
-        current = consumed;
-        if (stopped) consumed.stop();
-        void stopWhenLost(consumed);
-        const closed = await consumed.closed();
-        if (busy) await busy;
-        if (closed instanceof Error) throw closed;
-        if (paused) continue; // stopped for backpressure: reopen from `next` at once
+        if (opts.paced) await fetchBatches(consumer);
+        else if (await consumeAll(consumer)) continue;
       } catch (err) {
         if (!stopped)
           log.warn(

@@ -44,6 +44,14 @@ const LOW_WATER = 64 * 1024;
 const LAG_CLEAR_MS = 10_000;
 /** Unsent bytes the wire may hold before the connection counts as blocked. */
 export const SOCKET_BUFFER = 256 * 1024;
+/**
+ * Unsent bytes at or under which a blocked wire calls back (`onceDrain`): the sink refills while
+ * this much is still in flight, so a catch-up's stream does not run dry while the next batch is
+ * read. Past SOCKET_BUFFER again, it blocks again: the bound on what a wire holds is unchanged.
+ */
+export const DRAIN_MARK = SOCKET_BUFFER / 2;
+/** Queued bytes past which a sink that is not blocked writes at once instead of at the turn's end. */
+const FLUSH_BYTES = 64 * 1024;
 
 export class BufferedSink implements FeedSink {
   private readonly queue: OutboundQueue;
@@ -172,7 +180,7 @@ export class BufferedSink implements FeedSink {
       return;
     }
     // Blocked only when the wire holds more than SOCKET_BUFFER unsent bytes (Node's own 16 KiB
-    // mark would stall every catch-up flush); `drain` fires once it is empty again.
+    // mark would stall every catch-up flush); `drain` fires once it is down to DRAIN_MARK.
     const buffered = this.wire.bufferedBytes;
     if (buffered > SOCKET_BUFFER) {
       this.blocked = true;
@@ -190,10 +198,12 @@ export class BufferedSink implements FeedSink {
     if (this.closed) return;
     // The slow-client policy applies to real backpressure only: while the wire accepts writes, a
     // queue past the bound is written at once instead of waiting for the turn's flush.
+    // A long synchronous run of events (a history batch) goes out in pieces of FLUSH_BYTES, so the
+    // wire starts sending, and blocks the reader once it holds SOCKET_BUFFER, within the run.
     if (!this.queue.push(text, conflationKey, seq)) {
       if (this.blocked) this.overflow();
       else if (this.opened) this.flush();
-    }
+    } else if (!this.blocked && this.opened && this.queue.bytes >= FLUSH_BYTES) this.flush();
     if (this.closed) return;
     this.measure();
     if (!this.blocked && this.opened && this.queue.length > 0) this.flusher.schedule(this);

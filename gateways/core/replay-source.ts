@@ -85,7 +85,7 @@ function readHistory(
     });
     const r = readOrdered(
       nats,
-      { stream: spec.stream, filter: spec.filter, startSeq: after + 1 },
+      { stream: spec.stream, filter: spec.filter, startSeq: after + 1, paced: true },
       (msg) => {
         if (finished) return;
         const ev = decodeFeedEvent(msg, undefined, spec.parse);

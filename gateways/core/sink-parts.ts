@@ -31,7 +31,7 @@ export type Wire = {
   write(chunk: string | Buffer): void;
   /** Bytes accepted by `write` that the socket has not sent yet. */
   readonly bufferedBytes: number;
-  /** Calls `cb` once, when the buffered bytes have been sent. */
+  /** Calls `cb` once, when the buffered bytes are down to the sink's DRAIN_MARK (or all sent). */
   onceDrain(cb: () => void): void;
   /** Writes `last` (if given) and ends the stream normally. */
   end(last?: string): void;

@@ -5,12 +5,14 @@
  * where grpc-js does not expose that stream, each message is a `call.write` as before. The mode
  * is chosen at the first write and kept, so the two paths never reorder messages. The bytes count
  * as buffered until the write is called back (HTTP/2 flow control holds it while the client does
- * not read), which is the backpressure the sink's slow-client policy runs on. A terminal frame
+ * not read), which is the backpressure the sink's slow-client policy runs on; `onceDrain` calls
+ * back once it is down to the sink's DRAIN_MARK. A terminal frame
  * becomes the status (catalogue row → code, trailers `x-error-code`, `x-request-id`), sent after
  * every message written before it.
  */
 import type { ServerDuplexStream, ServerWritableStream } from '@grpc/grpc-js';
 import { ApiError } from '../../contracts/errors.ts';
+import { DRAIN_MARK } from '../core/buffered-sink.ts';
 import type { Wire } from '../core/sink-parts.ts';
 import { http2StreamOf } from './call-http2-stream.ts';
 import { messagesOf, splitFrames } from './frames.ts';
@@ -22,6 +24,12 @@ export type GrpcStream = ServerWritableStream<unknown, unknown> | ServerDuplexSt
 
 /** NGHTTP2_CANCEL: the RST_STREAM code of a stream dropped by the server. */
 const RST_CANCEL = 8;
+/**
+ * Most bytes per write on the HTTP/2 stream. Each write is called back once flow control has let
+ * all of it out, so a long chunk written whole would count as buffered until its last byte went:
+ * in pieces, what is buffered falls as the client reads, and `onceDrain` can call back at its mark.
+ */
+const PIECE_BYTES = 64 * 1024;
 
 export class GrpcWire implements Wire {
   private pending = 0;
@@ -48,8 +56,9 @@ export class GrpcWire implements Wire {
     return this.pending;
   }
 
+  /** At DRAIN_MARK: the sink refills while bytes are still in flight, so the stream never runs dry. */
   onceDrain(cb: () => void): void {
-    if (this.pending === 0) queueMicrotask(cb);
+    if (this.pending <= DRAIN_MARK) queueMicrotask(cb);
     else this.drainWaiters.push(cb);
   }
 
@@ -93,7 +102,10 @@ export class GrpcWire implements Wire {
     if (raw) {
       if (raw.destroyed || raw.closed) return;
       const buf = typeof wireBytes === 'string' ? Buffer.from(wireBytes, 'latin1') : wireBytes;
-      this.track(buf.length, (done) => raw.write(buf, done));
+      for (let at = 0; at < buf.length; at += PIECE_BYTES) {
+        const piece = buf.subarray(at, at + PIECE_BYTES);
+        this.track(piece.length, (done) => raw.write(piece, done));
+      }
       return;
     }
     const text = typeof wireBytes === 'string' ? wireBytes : wireBytes.toString('latin1');
@@ -105,7 +117,7 @@ export class GrpcWire implements Wire {
     this.pending += len;
     write(() => {
       this.pending -= len;
-      if (this.pending === 0 && this.drainWaiters.length > 0) {
+      if (this.pending <= DRAIN_MARK && this.drainWaiters.length > 0) {
         const w = this.drainWaiters;
         this.drainWaiters = [];
         for (const cb of w) cb();
