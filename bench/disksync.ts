@@ -9,10 +9,15 @@
  *   is against the faster raw run (goal ≥ 0.8×). The client does not decode the frames (it finds
  *   each frame's last `seq` by bytes), and runs twice: in the bench process (sharing the edge's
  *   event loop, as the raw consumer does) and in a process of its own (as in production).
- * - Live: publish → client (`publish_us` → receipt) p50/p99 at 1,000 events/s for
- *   DISKSYNC_BENCH_SECONDS (default 5) with 1 and 100 connections vs a raw ordered consumer
- *   (goal ≤ 1.3× at one connection). Clients run in the bench process, so with 100 connections
- *   their JSON parsing shares the CPU with the edge.
+ * - Live: publish → client (`publish_us` → receipt) p50/p99 at 1,000 events/s, windows of
+ *   DISKSYNC_BENCH_SECONDS (default 5), one `json` connection vs a raw consumer of the kind the
+ *   edge's tail is (`readOrdered`: ordered pull consumer, no acks, on the publisher's connection,
+ *   in this process) which parses each event's JSON as the client parses each data frame (goal
+ *   ≤ 1.3×). The raw side runs with no edge at all: a fresh tail and edge are started for each
+ *   edge window and stopped after. DISKSYNC_BENCH_ROUNDS rounds (default 5), order reversed every
+ *   other round, after a warm-up window of each (bench/lib/rounds.ts): medians over rounds. Then
+ *   100 connections once (no goal; their JSON parsing shares this process's CPU with the edge).
+ *   DISKSYNC_BENCH_ONLY=live runs the live phase alone.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -23,19 +28,23 @@ import { openGuard } from '../gateways/core/guard.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
 import { buildDisksyncApp, disksyncSettings } from '../gateways/disksync/app.ts';
 import { KeyLeases } from '../gateways/disksync/lease.ts';
+import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { readOrdered } from '../platform/ordered-reader.ts';
 import { benchConfig } from './lib/config.ts';
-import { fillMdStream, publishAtRate, resetMdStream, startBenchNats } from './lib/feed.ts';
+import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
 import { Histogram } from './lib/histogram.ts';
-import { sleep } from './lib/ipc.ts';
+import { nowUs, publishWindow, rawLive } from './lib/live-latency.ts';
+import { compareInRounds } from './lib/rounds.ts';
 
 const SECONDS = Number(process.env.DISKSYNC_BENCH_SECONDS ?? 5);
 const CATCHUP = Number(process.env.DISKSYNC_BENCH_CATCHUP ?? 200_000);
+const ROUNDS = Number(process.env.DISKSYNC_BENCH_ROUNDS ?? 5);
+/** `live`: the live phase alone. */
+const ONLY = process.env.DISKSYNC_BENCH_ONLY;
 const log = createLogger('warn');
 const round = (x: number) => Math.round(x * 1_000) / 1_000;
-const nowUs = () => (performance.timeOrigin + performance.now()) * 1_000;
 const ms = (h: Histogram) => ({
   p50_ms: round(h.percentile(50) / 1_000),
   p99_ms: round(h.percentile(99) / 1_000),
@@ -169,10 +178,37 @@ if (process.env.DISKSYNC_BENCH_CLIENT === '1' && process.send) {
   });
 }
 
-/** publish_us → receipt on `n` live connections while 1,000 events/s are published. */
-async function edgeLive(nats: Nats, url: string, n: number): Promise<Histogram> {
+/** A disk-sync edge (open guard) on a live tail of its own; `url` for clients. */
+async function startEdge(nats: Nats, config: Config, leases: KeyLeases) {
+  const tail = await LiveTail.start(nats, log, {
+    ringSize: config.SSE_RING_SIZE,
+    staleAfterMs: 60_000,
+    expectedCoins: ['BTC'],
+  });
+  const edge = buildDisksyncApp({
+    nats,
+    tail,
+    guard: openGuard,
+    leases,
+    log,
+    region: 'us',
+    settings: disksyncSettings(config),
+  });
+  const url = (await edge.app.listen({ host: '127.0.0.1', port: 0 })).replace(/^http/, 'ws');
+  return {
+    url,
+    async stop() {
+      await edge.shutdown();
+      tail.stop();
+    },
+  };
+}
+
+/** publish_us → receipt on `n` live connections of a fresh edge while 1,000 events/s are published. */
+async function edgeLive(nats: Nats, config: Config, leases: KeyLeases, n: number): Promise<Histogram> {
   const h = new Histogram();
-  const sockets = await Promise.all(Array.from({ length: n }, () => connect(url)));
+  const edge = await startEdge(nats, config, leases);
+  const sockets = await Promise.all(Array.from({ length: n }, () => connect(edge.url)));
   await Promise.all(
     sockets.map(
       (ws) =>
@@ -188,63 +224,53 @@ async function edgeLive(nats: Nats, url: string, n: number): Promise<Histogram> 
         }),
     ),
   );
-  const pub = publishAtRate(nats, 1_000);
-  await sleep(SECONDS * 1_000);
-  await pub.stop();
-  await sleep(200);
+  await publishWindow(nats, SECONDS);
   for (const ws of sockets) ws.close();
+  await edge.stop();
   return h;
 }
 
-async function rawLive(nats: Nats): Promise<Histogram> {
-  const h = new Histogram();
-  const raw = readOrdered(
-    nats,
-    { stream: 'MD', filter: 'md.>', startSeq: (await nats.jsm.streams.info('MD')).state.last_seq + 1 },
-    (m) => {
-      const t = nowUs();
-      const o = JSON.parse(new TextDecoder().decode(m.data.subarray(m.data.indexOf(123)))) as {
-        publish_us?: number;
-      };
-      if (o.publish_us) h.record(t - o.publish_us);
+/** One connection vs the raw consumer in rounds, then 100 connections once. */
+async function livePhase(nats: Nats, config: Config, leases: KeyLeases) {
+  process.stderr.write('live latency…\n');
+  const progress = (line: string) => process.stderr.write(`  ${line}\n`);
+  const cmp = await compareInRounds(
+    {
+      raw_ordered_consumer: () => rawLive(nats, SECONDS, log),
+      connections_1: () => edgeLive(nats, config, leases, 1),
     },
-    log,
+    ROUNDS,
+    progress,
   );
-  await sleep(500); // the consumer is created before the first publish
-  const pub = publishAtRate(nats, 1_000);
-  await sleep(SECONDS * 1_000);
-  await pub.stop();
-  await sleep(200);
-  raw.stop();
-  return h;
+  const connections100 = ms(await edgeLive(nats, config, leases, 100));
+  return {
+    seconds: SECONDS,
+    ...cmp,
+    connections_100_once: connections100,
+    goal: '≤ 1.3× raw at 1 connection',
+  };
 }
 
 export async function run(): Promise<unknown> {
   const bench = await startBenchNats();
   const { nats } = bench;
   const config = benchConfig();
+  if (ONLY === 'live') {
+    await resetMdStream(nats);
+    const leases = await KeyLeases.open(nats, config.DISKSYNC_LEASE_TTL_MS);
+    const live = await livePhase(nats, config, leases);
+    await bench.cleanup();
+    return { live_1000_ev_per_s: live };
+  }
   // The log is filled before the edge's tail starts: a stream deleted under a running tail stalls
   // its first replay while the tail's consumer recovers, which is not what is measured here.
   process.stderr.write(`filling ${CATCHUP}…\n`);
   await resetMdStream(nats);
   const fill = await fillMdStream(nats, CATCHUP);
   const last = (await nats.jsm.streams.info('MD')).state.last_seq;
-  const tail = await LiveTail.start(nats, log, {
-    ringSize: config.SSE_RING_SIZE,
-    staleAfterMs: 60_000,
-    expectedCoins: ['BTC'],
-  });
   const leases = await KeyLeases.open(nats, config.DISKSYNC_LEASE_TTL_MS);
-  const edge = buildDisksyncApp({
-    nats,
-    tail,
-    guard: openGuard,
-    leases,
-    log,
-    region: 'us',
-    settings: disksyncSettings(config),
-  });
-  const url = (await edge.app.listen({ host: '127.0.0.1', port: 0 })).replace(/^http/, 'ws');
+  const edge = await startEdge(nats, config, leases);
+  const { url } = edge;
 
   process.stderr.write(`catch-up of ${CATCHUP}…\n`);
   const rawBefore = await rawCatchUp(nats, last);
@@ -255,16 +281,9 @@ export async function run(): Promise<unknown> {
   const rawAfter = await rawCatchUp(nats, last);
   const rawBest = Math.max(rawBefore.events_per_s, rawAfter.events_per_s);
 
-  process.stderr.write('live latency…\n');
-  await edgeLive(nats, url, 1); // warm-up
-  const live: Record<string, ReturnType<typeof ms>> = {};
-  for (const n of [1, 100]) live[`connections_${n}`] = ms(await edgeLive(nats, url, n));
-  const raw = ms(await rawLive(nats));
-
-  await edge.shutdown();
-  tail.stop();
+  await edge.stop();
+  const live = await livePhase(nats, config, leases);
   await bench.cleanup();
-  const one = live.connections_1 as ReturnType<typeof ms>;
   return {
     catch_up: {
       stored_events: last,
@@ -280,13 +299,6 @@ export async function run(): Promise<unknown> {
       },
       goal: '≥ 0.8× raw events/s',
     },
-    live_1000_ev_per_s: {
-      seconds: SECONDS,
-      ...live,
-      raw_ordered_consumer: raw,
-      p50_ratio_1_connection: round(one.p50_ms / raw.p50_ms),
-      p99_ratio_1_connection: round(one.p99_ms / raw.p99_ms),
-      goal: '≤ 1.3× raw at 1 connection',
-    },
+    live_1000_ev_per_s: live,
   };
 }

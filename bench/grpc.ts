@@ -2,10 +2,18 @@
  * `npm run bench -- grpc`: the gRPC edge against bare baselines, in the same run (one process,
  * one private nats-server; JSON on stdout). The edge runs with the open guard (guard costs are
  * `bench/guard.ts`'s), so what is measured is the edge itself.
- * - GetMidPrice at 1,000 calls/s for GRPC_BENCH_SECONDS: p50/p99 vs a bare grpc-js server
- *   answering the same message from memory (goal ≤ 1.5×; spec target p50 < 10 ms).
- * - StreamEvents publish → client (publish_us → receipt) p50/p99 with 1 and 100 streams at
- *   1,000 events/s vs a raw JetStream ordered consumer (goal ≤ 1.3× at 1 stream).
+ * - GetMidPrice at 1,000 calls/s, windows of GRPC_BENCH_SECONDS: p50/p99 vs a bare grpc-js
+ *   server (no options, no interceptor) answering the message the edge answers, from memory; the
+ *   same client code, metadata and pacing for both (goal ≤ 1.5×; spec target p50 < 10 ms).
+ * - StreamEvents publish → client (publish_us → receipt) p50/p99 with 1 stream at 1,000 events/s
+ *   vs a raw JetStream consumer of the kind the edge's tail is (`readOrdered`: ordered pull
+ *   consumer, no acks, on the publisher's connection, in this process), which decodes each JSON
+ *   payload as the client decodes each protobuf message (goal ≤ 1.3×). The raw side runs with no
+ *   edge at all (the edge, with its own tail, is started for each of its windows and stopped
+ *   after), so the baseline pays for nothing of the edge. Then 100 streams, once (no goal).
+ * - Both comparisons: GRPC_BENCH_ROUNDS rounds (default 5) of one window per side, order reversed
+ *   every other round, after a warm-up window of each (bench/lib/rounds.ts): medians over rounds.
+ *   GRPC_BENCH_ONLY=unary|live|catchup runs one phase alone.
  * - Catch-up: GRPC_BENCH_CATCHUP stored events (default 200,000; the issue's figure is 1M) read
  *   from after_seq 0 by one stream, events/s vs a raw ordered consumer (goal ≥ 0.7×).
  */
@@ -21,14 +29,17 @@ import type { Nats } from '../platform/nats.ts';
 import { readOrdered } from '../platform/ordered-reader.ts';
 import { collect, keyMetadata, priceClient } from '../test/support/grpc.ts';
 import { benchConfig } from './lib/config.ts';
-import { fillMdStream, publishAtRate, resetMdStream, startBenchNats } from './lib/feed.ts';
+import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
 import { Histogram } from './lib/histogram.ts';
 import { sleep } from './lib/ipc.ts';
+import { nowUs, publishWindow, rawLive } from './lib/live-latency.ts';
+import { compareInRounds } from './lib/rounds.ts';
 
 const SECONDS = Number(process.env.GRPC_BENCH_SECONDS ?? 5);
 const CATCHUP = Number(process.env.GRPC_BENCH_CATCHUP ?? 200_000);
-/** `catchup`: the catch-up phase alone. */
+/** `unary`, `live` or `catchup`: that phase alone. */
 const ONLY = process.env.GRPC_BENCH_ONLY;
+const ROUNDS = Number(process.env.GRPC_BENCH_ROUNDS ?? 5);
 const log = createLogger('warn');
 const ms = (h: Histogram) => ({
   p50_ms: round(h.percentile(50) / 1_000),
@@ -36,7 +47,6 @@ const ms = (h: Histogram) => ({
   n: h.count,
 });
 const round = (x: number) => Math.round(x * 1_000) / 1_000;
-const nowUs = () => (performance.timeOrigin + performance.now()) * 1_000;
 
 /** `rate` calls/s of `call` for SECONDS; latency of each in µs. */
 async function paced(call: () => Promise<void>, rate = 1_000): Promise<Histogram> {
@@ -72,10 +82,11 @@ async function bareServer(mid: Record<string, unknown>): Promise<{ target: strin
   return { target: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
 }
 
-/** publish_us → receipt of `streams` StreamEvents streams while 1,000 events/s are published. */
-async function streamLatency(target: string, streams: number) {
+/** publish_us → receipt on `streams` StreamEvents streams of a fresh edge while 1,000 events/s are published. */
+async function edgeLive(nats: Nats, config: Config, streams: number): Promise<Histogram> {
   const h = new Histogram();
-  const clients = Array.from({ length: Math.min(streams, 10) }, () => priceClient(target));
+  const edge = await startEdge(nats, config);
+  const clients = Array.from({ length: Math.min(streams, 10) }, () => priceClient(edge.target));
   const calls = Array.from({ length: streams }, (_, i) => {
     const s = collect(clients[i % clients.length]?.StreamEvents({}, keyMetadata(null)));
     s.call.removeAllListeners('data');
@@ -85,7 +96,11 @@ async function streamLatency(target: string, streams: number) {
     return s;
   });
   await Promise.all(calls.map((s) => new Promise((r) => s.call.once('metadata', r))));
-  return { h, calls, clients };
+  await publishWindow(nats, SECONDS);
+  for (const c of calls) c.call.cancel();
+  for (const c of clients) c.close();
+  await edge.stop();
+  return h;
 }
 
 /** A gRPC edge (open guard) on its own live tail and latest-state view, with a client. */
@@ -163,6 +178,48 @@ async function catchUpPhase(nats: Nats, config: Config) {
   };
 }
 
+const progress = (line: string) => process.stderr.write(`  ${line}\n`);
+
+/** GetMidPrice on the edge vs a bare grpc-js server answering the same message, in rounds. */
+async function unaryPhase(nats: Nats, config: Config) {
+  process.stderr.write('GetMidPrice…\n');
+  await resetMdStream(nats);
+  const edge = await startEdge(nats, config);
+  const { book } = await import('../test/support/publisher.ts');
+  const { publishEvents, nowUs: pubUs } = await import('../producers/publish.ts');
+  await publishEvents(nats.js, [{ event: book('BTC', 1), id: 'bench-book', ingestUs: pubUs() }], log);
+  while (!edge.latest.sourcesOf('BTC').get('synthetic')?.book) await sleep(10);
+  const mid = await new Promise<Record<string, unknown>>((r) =>
+    edge.client.GetMidPrice({ coin: 'BTC' }, keyMetadata(null), (_e: unknown, m: Record<string, unknown>) =>
+      r(m),
+    ),
+  );
+  const bare = await bareServer(mid);
+  const bareClient = priceClient(bare.target);
+  const cmp = await compareInRounds(
+    { bare_grpc_js: () => paced(unaryCall(bareClient)), edge: () => paced(unaryCall(edge.client)) },
+    ROUNDS,
+    progress,
+  );
+  bareClient.close();
+  bare.stop();
+  await edge.stop();
+  return { ...cmp, goal: 'p50 ≤ 1 ms and ≤ 1.5× bare' };
+}
+
+/** StreamEvents at 1 stream vs a raw ordered consumer, in rounds; then 100 streams once. */
+async function livePhase(nats: Nats, config: Config) {
+  process.stderr.write('StreamEvents latency…\n');
+  await resetMdStream(nats);
+  const cmp = await compareInRounds(
+    { raw_ordered_consumer: () => rawLive(nats, SECONDS, log), streams_1: () => edgeLive(nats, config, 1) },
+    ROUNDS,
+    progress,
+  );
+  const streams100 = ms(await edgeLive(nats, config, 100));
+  return { seconds: SECONDS, ...cmp, streams_100_once: streams100, goal: '≤ 1.3× raw at 1 stream' };
+}
+
 export async function run(): Promise<unknown> {
   const bench = await startBenchNats();
   const { nats } = bench;
@@ -172,80 +229,17 @@ export async function run(): Promise<unknown> {
     await bench.cleanup();
     return { catch_up: catchUp };
   }
-  await resetMdStream(nats);
-  const { tail, latest, app, target, client: edgeClient } = await startEdge(nats, config);
-  const { book } = await import('../test/support/publisher.ts');
-  const { publishEvents, nowUs: pubUs } = await import('../producers/publish.ts');
-  await publishEvents(nats.js, [{ event: book('BTC', 1), id: 'bench-book', ingestUs: pubUs() }], log);
-  while (!latest.sourcesOf('BTC').get('synthetic')?.book) await sleep(10);
-
-  process.stderr.write('GetMidPrice…\n');
-  const mid = await new Promise<Record<string, unknown>>((r) =>
-    edgeClient.GetMidPrice({ coin: 'BTC' }, keyMetadata(null), (_e: unknown, m: Record<string, unknown>) =>
-      r(m),
-    ),
-  );
-  const bare = await bareServer(mid);
-  const bareClient = priceClient(bare.target);
-  await paced(unaryCall(bareClient), 1_000); // warm both
-  const bareH = await paced(unaryCall(bareClient));
-  const edgeH = await paced(unaryCall(edgeClient));
-  bare.stop();
-
-  process.stderr.write('StreamEvents latency…\n');
-  const live: Record<string, unknown> = {};
-  for (const streams of [1, 100]) {
-    const { h, calls, clients } = await streamLatency(target, streams);
-    const pub = publishAtRate(nats, 1_000);
-    await sleep(SECONDS * 1_000);
-    await pub.stop();
-    for (const c of calls) c.call.cancel();
-    for (const c of clients) c.close();
-    live[`streams_${streams}`] = ms(h);
+  const out: Record<string, unknown> = {};
+  if (!ONLY || ONLY === 'unary') out.get_mid_price_1000_per_s = await unaryPhase(nats, config);
+  if (!ONLY || ONLY === 'live') out.stream_events_1000_ev_per_s = await livePhase(nats, config);
+  if (ONLY === 'unary' || ONLY === 'live') {
+    await bench.cleanup();
+    return out;
   }
-  const rawH = new Histogram();
-  const raw = readOrdered(
-    nats,
-    { stream: 'MD', filter: 'md.>', startSeq: (await nats.jsm.streams.info('MD')).state.last_seq + 1 },
-    (m) => {
-      const o = JSON.parse(new TextDecoder().decode(m.data.subarray(m.data.indexOf(123)))) as {
-        publish_us?: number;
-      };
-      if (o.publish_us) rawH.record(nowUs() - o.publish_us);
-    },
-    log,
-  );
-  const pub = publishAtRate(nats, 1_000);
-  await sleep(SECONDS * 1_000);
-  await pub.stop();
-  raw.stop();
-
-  // The edge of the live phases read the MD stream that is now replaced: a fresh tail and edge
-  // start on the filled stream, as a gateway would (a tail across a deleted stream is not a case).
-  edgeClient.close();
-  bareClient.close();
-  await app.shutdown();
-  latest.stop();
-  tail.stop();
   const catchUp = await catchUpPhase(nats, config);
   await bench.cleanup();
-  const e = ms(edgeH);
-  const b = ms(bareH);
-  const l1 = live.streams_1 as ReturnType<typeof ms>;
-  const r = ms(rawH);
   return {
-    get_mid_price_1000_per_s: {
-      edge: e,
-      bare_grpc_js: b,
-      p50_ratio: round(e.p50_ms / b.p50_ms),
-      goal: 'p50 ≤ 1 ms and ≤ 1.5× bare',
-    },
-    stream_events_1000_ev_per_s: {
-      ...live,
-      raw_ordered_consumer: r,
-      p50_ratio_1_stream: round(l1.p50_ms / r.p50_ms),
-      goal: '≤ 1.3× raw at 1 stream',
-    },
+    ...out,
     catch_up: catchUp,
   };
 }

@@ -54,6 +54,9 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
     'grpc.keepalive_time_ms': config.GRPC_KEEPALIVE_TIME_MS,
     'grpc.keepalive_timeout_ms': config.GRPC_KEEPALIVE_TIMEOUT_MS,
     'grpc.keepalive_permit_without_calls': 1,
+    // Nothing reads channelz here (no channelz service is added): without it, grpc-js skips the
+    // per-call and per-message trackers (timestamps, counters, closures) on every call.
+    'grpc.enable_channelz': 0,
     interceptors: [rejectUndecodable(edge)],
   });
   tolerantServices(server);
