@@ -2,12 +2,12 @@
  * What the soak samples from each process and how it judges it: RSS and open file descriptors
  * from /proc, a health round trip (the event-loop delay as seen from outside: HTTP /healthz on
  * HTTP and WebSocket edges, grpc.health.v1 Check on gRPC edges), and the drift of a series after
- * warm-up (mean of the last quarter of the run over the mean of the second quarter).
+ * warm-up (mean of the last quarter of its life in the run over the mean of the second quarter).
  *
- * Which drifts are judged: a process's RSS and handles if it ran from the first quarter on (a
- * replica started during the run is only reported), except NATS nodes (`judge: false`), only
- * reported: a node's descriptors are its JetStream store's open block files plus the connections
- * that happen to land on it (a node kill moves them, a restarted node reopens fewer files), and
+ * Which drifts are judged: a process's RSS and handles, each over its own life (a replica started
+ * during the run warms up from its own start), if it lived SETTLED_LIFE_MS or more; NATS nodes
+ * (`judge: false`) are only reported: a node's descriptors are its JetStream store's open block
+ * files plus the connections that happen to land on it (a node kill moves them, a restarted node reopens fewer files), and
  * its memory follows the stream leaderships a kill moves.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -52,6 +52,9 @@ export function drift(
   if (second.length < 2 || last.length < 2) return null;
   return Math.round((mean(last) / mean(second) - 1) * 1_000) / 1_000;
 }
+
+/** A process's own life under which its heap is still settling: its drift is reported, not judged. */
+export const SETTLED_LIFE_MS = 10 * 60_000;
 
 /** A process to sample: `url` where it answers health; `judge: false` to report it only. */
 export type Watched = { name: string; pid: number; url: string | null; judge?: boolean };
@@ -99,6 +102,10 @@ export function startSampler(watched: () => Watched[], everyMs: number) {
       await loop;
     },
     report(startMs: number, endMs: number): ProcessReport[] {
+      // Each process is measured over its own life: a replica restarted mid-run warms up from its
+      // own start, not from the run's (a replacement started at 388 s of 1,800 was judged +10.2 %
+      // from a "second quarter" that began 62 s after its birth).
+      const lifeStart = (e: Series) => Math.max(startMs, e.born);
       return [...series.entries()].map(([name, e]) => {
         const health = e.samples.map((s) => s.healthz_ms);
         return {
@@ -106,9 +113,9 @@ export function startSampler(watched: () => Watched[], everyMs: number) {
           samples: e.samples.length,
           rss_mb: { first: e.samples[0]?.rss_mb, last: e.samples.at(-1)?.rss_mb },
           fds: { first: e.samples[0]?.fds, last: e.samples.at(-1)?.fds },
-          rss_drift: drift(e.samples, (s) => s.rss_mb, startMs, endMs),
-          fds_drift: drift(e.samples, (s) => s.fds, startMs, endMs),
-          judged: e.judge && e.born <= startMs + (endMs - startMs) / 4,
+          rss_drift: drift(e.samples, (s) => s.rss_mb, lifeStart(e), endMs),
+          fds_drift: drift(e.samples, (s) => s.fds, lifeStart(e), endMs),
+          judged: e.judge && endMs - lifeStart(e) >= SETTLED_LIFE_MS,
           health_ms_max: e.url ? Math.max(0, ...health.map((h) => h ?? 0)) : null,
           health_unanswered: e.url ? health.filter((h) => h === null).length : null,
         };

@@ -13,8 +13,8 @@
  * Pass: no lost or repeated sequence on any client and every one in order; no 5xx (JSON-RPC HTTP
  * 5xx; gRPC INTERNAL/UNKNOWN; disk-sync 1011) outside the 15 s after a fault; and, from 10-minute
  * runs on (shorter ones only report it), each process's RSS and handles within ±10 % after the
- * first quarter (warm-up). A process started during the run (a replaced replica, a restarted node)
- * is judged only if it ran from the first quarter on; NATS nodes are reported, not judged (why:
+ * first quarter of its own life (warm-up). A process started during the run (a replaced replica)
+ * is measured from its own start and judged only if it lived 10 minutes or more; NATS nodes are reported, not judged (why:
  * soak-samples.ts). Prints the result as JSON; exit code 1 when it fails.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
