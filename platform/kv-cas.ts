@@ -13,10 +13,13 @@
  * revision is a duplicate and is not stored: every revision of a key is replaced by one write at
  * most, which is what compare-and-swap means. The ids are unique as long as revisions are: a
  * stream's sequences never repeat, and a key that expired and is created again reuses `@0` only
- * after the stream's duplicate window (2 min, or its max age if shorter) has passed. Deleted keys
- * are not handled (a create over a delete marker is a conflict): callers that use this never delete.
+ * after the stream's duplicate window (2 min, or its max age if shorter) has passed. A create over
+ * a delete marker is a conflict (`create` never reuses `@0` for a deleted key): a caller that
+ * deletes writes the key again with `update` at the marker's revision (unique, like any other), and
+ * deletes with `remove`, which carries the same kind of id.
  */
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
 
 /** Another writer replaced the revision this write was based on: read again and retry. */
 export class CasConflictError extends Error {
@@ -31,6 +34,8 @@ export type CasWriter = {
   create(key: string, value: string | Uint8Array): Promise<number>;
   /** Writes over `revision` when that is still the key's last; its revision, or `CasConflictError`. */
   update(key: string, value: string | Uint8Array, revision: number): Promise<number>;
+  /** Deletes the key (a KV delete marker) when `revision` is still its last; the marker's revision, or `CasConflictError`. */
+  remove(key: string, revision: number): Promise<number>;
 };
 
 const CONFLICT_CODES: readonly number[] = [
@@ -39,9 +44,12 @@ const CONFLICT_CODES: readonly number[] = [
 ];
 
 export function casWriter(js: JetStreamClient, bucket: string, timeoutMs: number): CasWriter {
-  const write = async (key: string, value: string | Uint8Array, revision: number) => {
+  const write = async (key: string, value: string | Uint8Array, revision: number, del = false) => {
+    const hdrs = del ? headers() : undefined;
+    hdrs?.set('KV-Operation', 'DEL');
     const ack = await js
       .publish(`$KV.${bucket}.${key}`, value, {
+        ...(hdrs ? { headers: hdrs } : {}),
         msgID: `${key}@${revision}`,
         expect: { lastSubjectSequence: revision },
         timeout: timeoutMs,
@@ -58,5 +66,6 @@ export function casWriter(js: JetStreamClient, bucket: string, timeoutMs: number
   return {
     create: (key, value) => write(key, value, 0),
     update: (key, value, revision) => write(key, value, revision),
+    remove: (key, revision) => write(key, new Uint8Array(0), revision, true),
   };
 }

@@ -10,12 +10,16 @@
  * A crashed holder stops renewing, so its lease is free at most DISKSYNC_LEASE_TTL_MS after its
  * last renewal (the stated time). Expiries are the writers' clocks: hosts whose clocks differ by
  * d see a crashed holder's lease end up to d early or late.
+ * Every write (create, overwrite, renewal, release) goes through `casWriter`, with a message id per
+ * replaced revision: on an R3 bucket of nats-server 2.9 the KV's own conditional writes can both
+ * pass from one revision. A released key's delete marker is overwritten at its revision, so a key
+ * released and taken again never reuses the `@0` id of a new key.
  */
 import { randomBytes } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { isRevisionConflict } from '../../platform/kv.ts';
+import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 type LeaseValue = { holder: string; expires_ms: number };
@@ -33,17 +37,19 @@ export class KeyLeases {
 
   private constructor(
     private readonly kv: KV,
+    private readonly cas: CasWriter,
     readonly ttlMs: number,
   ) {}
 
   static async open(nats: Nats, ttlMs: number, timeoutMs = 2_000): Promise<KeyLeases> {
-    const kvm = new Kvm(jetstream(nats.nc, { timeout: timeoutMs }));
+    const js = jetstream(nats.nc, { timeout: timeoutMs });
+    const kvm = new Kvm(js);
     // History 1; entries not renewed for long are purged by age (the value's expiry is what counts).
     const config = { history: 1, ttl: 4 * ttlMs, timeout: timeoutMs, replicas: nats.replicas ?? 1 };
     const kv = await kvm
       .create(KV_BUCKETS.disksyncLeases, config)
       .catch(() => kvm.create(KV_BUCKETS.disksyncLeases, config));
-    return new KeyLeases(kv, ttlMs);
+    return new KeyLeases(kv, casWriter(js, KV_BUCKETS.disksyncLeases, timeoutMs), ttlMs);
   }
 
   /** The key's lease, or null while another live connection holds it. Throws when NATS fails. */
@@ -57,11 +63,11 @@ export class KeyLeases {
       const value = JSON.stringify({ holder, expires_ms: now + this.ttlMs } satisfies LeaseValue);
       try {
         const revision = entry
-          ? await this.kv.update(keyId, value, entry.revision)
-          : await this.kv.create(keyId, value);
+          ? await this.cas.update(keyId, value, entry.revision)
+          : await this.cas.create(keyId, value);
         return this.lease(keyId, holder, revision);
       } catch (err) {
-        if (!isRevisionConflict(err)) throw err;
+        if (!(err instanceof CasConflictError)) throw err;
       }
     }
     return null;
@@ -76,10 +82,10 @@ export class KeyLeases {
       if (released) return 'lost';
       const value = JSON.stringify({ holder, expires_ms: Date.now() + this.ttlMs } satisfies LeaseValue);
       try {
-        revision = await this.kv.update(keyId, value, revision);
+        revision = await this.cas.update(keyId, value, revision);
         return 'renewed';
       } catch (err) {
-        return isRevisionConflict(err) ? 'lost' : 'unreachable';
+        return err instanceof CasConflictError ? 'lost' : 'unreachable';
       }
     };
     return {
@@ -91,7 +97,7 @@ export class KeyLeases {
       release: () => {
         if (released) return;
         released = true;
-        last = last.then(() => this.kv.delete(keyId, { previousSeq: revision })).catch(() => {});
+        last = last.then(() => this.cas.remove(keyId, revision)).catch(() => {});
       },
     };
   }

@@ -13,6 +13,11 @@
  * - A filter not polled for `ttlMs` is gone: the bucket's max age removes the entry (each poll
  *   rewrites it), and a read of an entry older than that answers "not found" before the server
  *   has removed it. The process that opens the bucket sets its max age to `ttlMs`.
+ * Every write (install, cursor move, uninstall) goes through `casWriter`, with a message id per
+ * replaced revision: on an R3 bucket of nats-server 2.9 the KV's own create/update can both pass
+ * from one revision, so two installs could both take one slot (one filter overwritten, its id
+ * later "not found"). A slot freed by an uninstall holds a delete marker; the next install writes
+ * over the marker's revision, never the `@0` id of a new key (a duplicate within the window).
  * The filter id is `0x` + the slot (4 hex digits) + 24 random hex digits; a stale id never reaches
  * a newer filter in the same slot.
  */
@@ -23,7 +28,8 @@ import { ApiError } from '../../contracts/errors.ts';
 import { FILTER_ID } from '../../contracts/jsonrpc.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { decode, encode } from '../../platform/codec.ts';
-import { isRevisionConflict, openBucket } from '../../platform/kv.ts';
+import { openBucket } from '../../platform/kv.ts';
+import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 /** A polling filter as stored. Lists are null for "any"; `viewer` is the account whose own events it sees. */
@@ -43,11 +49,13 @@ export type StoredFilter = {
 export type ReadAfter<E> = (f: StoredFilter) => Promise<{ events: E[]; reached: number }>;
 
 const MAX_POLL_ATTEMPTS = 8;
+const WRITE_TIMEOUT_MS = 5_000;
 const slotOf = (id: string): number => Number.parseInt(id.slice(2, 6), 16);
 
 export class FilterStore {
   private constructor(
     private readonly kv: KV,
+    private readonly cas: CasWriter,
     private readonly ttlMs: number,
     private readonly now: () => number,
   ) {}
@@ -60,7 +68,8 @@ export class FilterStore {
       const { config } = status.streamInfo;
       await nats.jsm.streams.update(config.name, { ...config, max_age: nanos(ttlMs) });
     }
-    return new FilterStore(bucket.raw, ttlMs, now);
+    const cas = casWriter(nats.js, KV_BUCKETS.jsonrpcFilters, WRITE_TIMEOUT_MS);
+    return new FilterStore(bucket.raw, cas, ttlMs, now);
   }
 
   /** Installs a filter in a free slot of `keyId`; -32005 when all `cap` slots are live. */
@@ -74,13 +83,8 @@ export class FilterStore {
     for (let slot = 0; slot < cap; slot++) {
       if (used.has(slot)) continue;
       const id = `0x${slot.toString(16).padStart(4, '0')}${randomBytes(12).toString('hex')}`;
-      try {
-        await this.kv.create(`${keyId}.${slot}`, encode({ ...filter, id, polled_at_ms: this.now() }));
-        return id;
-      } catch (err) {
-        if (!isRevisionConflict(err)) throw err;
-        // Another replica took this slot meanwhile: try the next one.
-      }
+      if (await this.take(`${keyId}.${slot}`, encode({ ...filter, id, polled_at_ms: this.now() }))) return id;
+      // Another replica took this slot meanwhile: try the next one.
     }
     throw new ApiError(
       'subscription_limit',
@@ -100,10 +104,10 @@ export class FilterStore {
         polled_at_ms: this.now(),
       };
       try {
-        await this.kv.update(this.keyOf(keyId, id), encode(next), revision);
+        await this.cas.update(this.keyOf(keyId, id), encode(next), revision);
         return events;
       } catch (err) {
-        if (!isRevisionConflict(err)) throw err;
+        if (!(err instanceof CasConflictError)) throw err;
       }
     }
     throw new ApiError('conflict', `filter ${id} is being polled elsewhere at the same time; poll again`);
@@ -113,11 +117,30 @@ export class FilterStore {
   async uninstall(keyId: string, id: string): Promise<boolean> {
     try {
       const { revision } = await this.get(keyId, id);
-      await this.kv.delete(this.keyOf(keyId, id), { previousSeq: revision });
+      await this.cas.remove(this.keyOf(keyId, id), revision);
       return true;
     } catch (err) {
       if (err instanceof ApiError && err.code === 'not_found') return false;
-      if (isRevisionConflict(err)) return false;
+      if (err instanceof CasConflictError) return false;
+      throw err;
+    }
+  }
+
+  /** Writes a free slot: a new key, or over the delete marker an uninstall left; false when taken. */
+  private async take(key: string, value: Uint8Array): Promise<boolean> {
+    try {
+      await this.cas.create(key, value);
+      return true;
+    } catch (err) {
+      if (!(err instanceof CasConflictError)) throw err;
+    }
+    const entry = await this.kv.get(key);
+    if (!entry || entry.operation === 'PUT') return false;
+    try {
+      await this.cas.update(key, value, entry.revision);
+      return true;
+    } catch (err) {
+      if (err instanceof CasConflictError) return false;
       throw err;
     }
   }
