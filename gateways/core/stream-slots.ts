@@ -17,6 +17,7 @@
  * puts the still-open streams back even past the cap, so they are not cut either.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
@@ -35,8 +36,14 @@ export type StreamSlots = {
 
 type Leases = Record<string, number>;
 
-/** Attempts of one compare-and-set before giving up (each loss means another writer progressed). */
-const MAX_ATTEMPTS = 20;
+/**
+ * Attempts of one compare-and-set before giving up (each loss means another writer progressed).
+ * A key opening many streams at once (a client starting 100) has that many writers on one record:
+ * each round one wins, so the attempts must outnumber the writers, and a lost race waits a random
+ * few milliseconds (growing with the attempt) so that the losers do not all come back together.
+ */
+const MAX_ATTEMPTS = 200;
+const BACKOFF_MS = (attempt: number) => Math.random() * Math.min(50, 2 + attempt);
 
 /** Slots counted in this process only (tests and tools that run a guard without NATS). */
 export function createLocalStreamSlots(): StreamSlots {
@@ -166,6 +173,7 @@ class KvStreamSlots implements StreamSlots {
       } catch (err) {
         if (!(err instanceof CasConflictError)) throw err;
       }
+      await sleep(BACKOFF_MS(attempt));
     }
     throw new Error(`stream slots of ${keyId}: too many concurrent writers`);
   }
