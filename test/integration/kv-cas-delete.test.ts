@@ -10,8 +10,8 @@ import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { KeyLeases } from '../../gateways/disksync/lease.ts';
 import { FilterStore } from '../../gateways/jsonrpc/filter-store.ts';
 import { CasConflictError, casWriter } from '../../platform/kv-cas.ts';
-import { connectNats, type Nats } from '../../platform/nats.ts';
 import { createLogger } from '../../platform/logger.ts';
+import { connectNats, type Nats } from '../../platform/nats.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 
 let server: TestNats;
