@@ -1,6 +1,8 @@
 /** KV buckets (read models projected from the streams), created idempotently. Values are MessagePack. */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
-import { type KV, Kvm } from '@nats-io/kv';
+import { type KV, Kvm, type KvOptions } from '@nats-io/kv';
 import { KV_BUCKETS } from '../contracts/streams.ts';
 import { decode, encode } from './codec.ts';
 import type { Nats } from './nats.ts';
@@ -22,12 +24,35 @@ export const isRevisionConflict = (err: unknown): boolean =>
   (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
     err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
 
+/** Attempts to create or open a KV bucket at start-up (waits of 0.25 s, 0.5 s, … in between). */
+const BUCKET_ATTEMPTS = 8;
+
+/**
+ * Creates a KV bucket, or opens it when it exists, patient with a cluster that is slow to answer:
+ * an R3 bucket created by several processes starting at once, on a cluster still electing its
+ * leaders, can take longer than one request's timeout, and a process that gave up after one retry
+ * died at start with a bare `fatal: timeout` (seen in the fault suite and the soak). A failed attempt
+ * is retried; the last error names the bucket.
+ */
+export async function createBucket(kvm: Kvm, name: string, config: Partial<KvOptions>): Promise<KV> {
+  let last: unknown;
+  for (let attempt = 0; attempt < BUCKET_ATTEMPTS; attempt++) {
+    if (attempt > 0) await sleep(250 * attempt);
+    try {
+      return await kvm.create(name, config);
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw new Error(`KV bucket ${name}: ${last instanceof Error ? last.message : String(last)}`);
+}
+
 export async function openBucket<T>(
   nats: Nats,
   name: string,
   opts: { ttlMs?: number; history?: number } = {},
 ): Promise<Bucket<T>> {
-  const kv = await new Kvm(nats.js).create(name, {
+  const kv = await createBucket(new Kvm(nats.js), name, {
     history: opts.history ?? 1,
     replicas: nats.replicas ?? 1,
     ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),

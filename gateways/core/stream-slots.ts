@@ -21,6 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
+import { createBucket } from '../../platform/kv.ts';
 import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
 import type { Nats } from '../../platform/nats.ts';
 
@@ -77,10 +78,7 @@ export async function openKvStreamSlots(
   const timeout = opts.timeoutMs ?? 2_000;
   const kvm = new Kvm(jetstream(nats.nc, { timeout }));
   const config = { history: 1, ttl: 2 * opts.ttlMs, timeout, replicas: nats.replicas ?? 1 };
-  // Two processes creating it at once: the loser's create fails or sees it; the second try opens it.
-  const kv = await kvm
-    .create(KV_BUCKETS.streamLeases, config)
-    .catch(() => kvm.create(KV_BUCKETS.streamLeases, config));
+  const kv = await createBucket(kvm, KV_BUCKETS.streamLeases, config);
   return new KvStreamSlots(kv, casWriter(nats.js, KV_BUCKETS.streamLeases, timeout), opts.ttlMs);
 }
 

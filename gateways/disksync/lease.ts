@@ -19,6 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
+import { createBucket } from '../../platform/kv.ts';
 import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
 import type { Nats } from '../../platform/nats.ts';
 
@@ -46,9 +47,7 @@ export class KeyLeases {
     const kvm = new Kvm(js);
     // History 1; entries not renewed for long are purged by age (the value's expiry is what counts).
     const config = { history: 1, ttl: 4 * ttlMs, timeout: timeoutMs, replicas: nats.replicas ?? 1 };
-    const kv = await kvm
-      .create(KV_BUCKETS.disksyncLeases, config)
-      .catch(() => kvm.create(KV_BUCKETS.disksyncLeases, config));
+    const kv = await createBucket(kvm, KV_BUCKETS.disksyncLeases, config);
     return new KeyLeases(kv, casWriter(js, KV_BUCKETS.disksyncLeases, timeoutMs), ttlMs);
   }
 

@@ -9,6 +9,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { TIERS, tierBuckets, tierWindow } from '../../../contracts/limits.ts';
+import { createBucket } from '../../../platform/kv.ts';
 import { CasConflictError, casWriter } from '../../../platform/kv-cas.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import { LeaseConflictError, type LeaseStore } from './lease-store.ts';
@@ -49,8 +50,7 @@ export async function openKvLeaseStore(nats: Nats, opts: KvLeaseStoreOptions): P
   const js = jetstream(nats.nc, { timeout: opts.timeoutMs });
   const kvm = new Kvm(js);
   const config = { history: 1, ttl: opts.maxAgeMs, timeout: opts.timeoutMs, replicas: nats.replicas ?? 1 };
-  // Two processes creating it at once: the loser's create fails or sees it; the second try opens it.
-  const kv = await kvm.create(opts.bucket, config).catch(() => kvm.create(opts.bucket, config));
+  const kv = await createBucket(kvm, opts.bucket, config);
   const { ttl } = await kv.status();
   if (ttl > 0 && ttl < longestMemoryMs()) throw new LeaseBucketMaxAgeError(opts.bucket, ttl);
 

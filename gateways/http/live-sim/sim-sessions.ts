@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { type KV, Kvm } from '@nats-io/kv';
 import { STREAMS } from '../../../contracts/streams.ts';
 import { parseSimSubject, simFilter, simSubject } from '../../../contracts/subjects.ts';
+import { createBucket } from '../../../platform/kv.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import { parseMarketModelConfig } from '../../../producers/simulator/config.ts';
@@ -46,7 +47,7 @@ export class SimSessions {
   ) {}
 
   static async start(nats: Nats, log: Logger): Promise<SimSessions> {
-    const kv = await new Kvm(nats.js).create(SIM_SESSIONS_BUCKET, {
+    const kv = await createBucket(new Kvm(nats.js), SIM_SESSIONS_BUCKET, {
       history: 1,
       ttl: 3_600_000,
       replicas: nats.replicas ?? 1,
