@@ -17,19 +17,9 @@ import {
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { messageFrame } from '../../gateways/grpc/frames.ts';
 import { rawStreamOf } from '../../gateways/grpc/raw-stream.ts';
+import { bytesStreamService } from '../support/grpc-bytes-service.ts';
 
-const asIs = (b: Buffer): Buffer => b;
-const service = {
-  Watch: {
-    path: '/test.Raw/Watch',
-    requestStream: false,
-    responseStream: true,
-    requestSerialize: asIs,
-    requestDeserialize: asIs,
-    responseSerialize: asIs,
-    responseDeserialize: asIs,
-  },
-};
+const service = bytesStreamService('/test.Raw/Watch');
 
 const seen: { before: unknown; after: unknown } = { before: undefined, after: undefined };
 let server: Server;
