@@ -24,14 +24,14 @@ import { fileURLToPath } from 'node:url';
 import { unpack } from 'msgpackr';
 import WebSocket from 'ws';
 import type { Encoding } from '../contracts/disksync.ts';
-import { openGuard } from '../gateways/core/guard.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
-import { buildDisksyncApp, disksyncSettings } from '../gateways/disksync/app.ts';
+import { disksyncSettings } from '../gateways/disksync/app.ts';
 import { KeyLeases } from '../gateways/disksync/lease.ts';
 import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { readOrdered } from '../platform/ordered-reader.ts';
+import { listenOpenDisksync } from '../test/support/disksync.ts';
 import { benchConfig } from './lib/config.ts';
 import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
 import { Histogram } from './lib/histogram.ts';
@@ -185,16 +185,13 @@ async function startEdge(nats: Nats, config: Config, leases: KeyLeases) {
     staleAfterMs: 60_000,
     expectedCoins: ['BTC'],
   });
-  const edge = buildDisksyncApp({
+  const { url, edge } = await listenOpenDisksync({
     nats,
     tail,
-    guard: openGuard,
     leases,
     log,
-    region: 'us',
     settings: disksyncSettings(config),
   });
-  const url = (await edge.app.listen({ host: '127.0.0.1', port: 0 })).replace(/^http/, 'ws');
   return {
     url,
     async stop() {

@@ -14,15 +14,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeStoredEvent } from '../../contracts/event-wire.ts';
 import { mdSubject } from '../../contracts/subjects.ts';
-import { openGuard } from '../../gateways/core/guard.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
-import { buildDisksyncApp, disksyncSettings } from '../../gateways/disksync/app.ts';
+import { disksyncSettings } from '../../gateways/disksync/app.ts';
 import { KeyLeases } from '../../gateways/disksync/lease.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import {
   connectSync,
   type InProcessDisksync,
+  listenOpenDisksync,
   type SyncClient,
   startInProcessDisksync,
 } from '../support/disksync.ts';
@@ -122,20 +122,17 @@ async function edgeWithRing(ringSize: number): Promise<{ url: string; close(): P
   const own = await connectTestNats(server.url, config);
   const tail = await LiveTail.start(own, log, { ringSize, staleAfterMs: 60_000, expectedCoins: [] });
   const leases = await KeyLeases.open(own, config.DISKSYNC_LEASE_TTL_MS);
-  const app = buildDisksyncApp({
+  const { url, edge } = await listenOpenDisksync({
     nats: own,
     tail,
-    guard: openGuard,
     leases,
     log,
-    region: 'us',
     settings: disksyncSettings(config),
   });
-  const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
   return {
-    url: address.replace(/^http/, 'ws'),
+    url,
     async close() {
-      await app.shutdown();
+      await edge.shutdown();
       tail.stop();
       await own.nc.close();
     },

@@ -14,7 +14,7 @@ import {
   disksyncSettings,
 } from '../../gateways/disksync/app.ts';
 import { KeyLeases } from '../../gateways/disksync/lease.ts';
-import { createLogger } from '../../platform/logger.ts';
+import { createLogger, type Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { eventually } from './eventually.ts';
 import { connectTestNats, testConfig } from './gateway.ts';
@@ -129,6 +129,19 @@ export async function stopAll(
   await Promise.all(processes.map((p) => p.exited));
 }
 
+/** An open-guard US disk-sync edge over `parts`, listening on a free loopback port (`url`: its ws:// address). */
+export async function listenOpenDisksync(parts: {
+  nats: Nats;
+  tail: LiveTail;
+  leases: KeyLeases;
+  log: Logger;
+  settings: DisksyncSettings;
+}): Promise<{ url: string; edge: DisksyncApp }> {
+  const edge = buildDisksyncApp({ ...parts, guard: openGuard, region: 'us' });
+  const address = await edge.app.listen({ host: '127.0.0.1', port: 0 });
+  return { url: address.replace(/^http/, 'ws'), edge };
+}
+
 /** A disk-sync edge built in this process (open guard: no key, no lease), for tests that read its registry. */
 export type InProcessDisksync = {
   url: string;
@@ -150,18 +163,15 @@ export async function startInProcessDisksync(
     expectedCoins: config.COINS,
   });
   const leases = await KeyLeases.open(nats, config.DISKSYNC_LEASE_TTL_MS);
-  const edge = buildDisksyncApp({
+  const { url, edge } = await listenOpenDisksync({
     nats,
     tail,
-    guard: openGuard,
     leases,
     log,
-    region: 'us',
     settings: { ...disksyncSettings(config), ...settings },
   });
-  const address = await edge.app.listen({ host: '127.0.0.1', port: 0 });
   return {
-    url: address.replace(/^http/, 'ws'),
+    url,
     nats,
     edge,
     async close() {
