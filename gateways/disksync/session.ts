@@ -110,26 +110,10 @@ export class Session {
     for (const w of subscribed.warnings) this.sink.warn(w.code, w.message, { coin: w.coin, id: m.id });
     // The feed attaches to the live tail once its history is replayed: that is `caught_up`.
     const sink = this.sink;
-    const watched = new Proxy(tail, {
-      get(t, p) {
-        if (p === 'attach')
-          return (sub: Parameters<LiveTail['attach']>[0]) => {
-            const detach = t.attach(sub);
-            control(sink, { type: 'caught_up', id: m.id, seq: sub.lastSeq });
-            return detach;
-          };
-        const v = Reflect.get(t, p, t);
-        return typeof v === 'function' ? v.bind(t) : v;
-      },
-    });
+    const onLive = (seq: number) => control(sink, { type: 'caught_up', id: m.id, seq });
     let feed: FeedSubscription;
     try {
-      feed = await openFeed(
-        { ...this.deps, tail: watched },
-        subscribed.selection,
-        subscribed.lastEventId,
-        sink,
-      );
+      feed = await openFeed(this.deps, subscribed.selection, subscribed.lastEventId, sink, { onLive });
     } catch (err) {
       this.deps.log.warn({ err: String(err) }, 'cannot position disksync feed');
       throw new ApiError('feed_unavailable', 'market data log unreachable; retry shortly');
