@@ -20,6 +20,12 @@
  * over the marker's revision, never the `@0` id of a new key (a duplicate within the window).
  * The filter id is `0x` + the slot (4 hex digits) + 24 random hex digits; a stale id never reaches
  * a newer filter in the same slot.
+ * An install reads the key's `cap` slots with direct gets (the bucket has `allow_direct`), never by
+ * listing its keys: a listing is a new consumer on the bucket's stream, which after its leader's node
+ * died waited for the new leader and consumer and made md_newFilter fail -32009 for 5-17 s (issue
+ * 13). A direct get is answered by any replica; one that lags can only make a slot look taken or
+ * free, and the compare-and-swap write still decides, so the cap stays exact. A write that finds no
+ * leader (the election after that death) is sent again for a while (no-leader-retry.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { KV } from '@nats-io/kv';
@@ -31,6 +37,7 @@ import { decode, encode } from '../../platform/codec.ts';
 import { openBucket } from '../../platform/kv.ts';
 import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { retryingWithoutLeader } from './no-leader-retry.ts';
 
 /** A polling filter as stored. Lists are null for "any"; `viewer` is the account whose own events it sees. */
 export type StoredFilter = {
@@ -50,6 +57,8 @@ export type ReadAfter<E> = (f: StoredFilter) => Promise<{ events: E[]; reached: 
 
 const MAX_POLL_ATTEMPTS = 8;
 const WRITE_TIMEOUT_MS = 5_000;
+/** How long a write waits for the bucket's stream to elect a leader (under the 10 s call deadline). */
+const ELECTION_WAIT_MS = 8_000;
 const slotOf = (id: string): number => Number.parseInt(id.slice(2, 6), 16);
 
 export class FilterStore {
@@ -62,13 +71,19 @@ export class FilterStore {
 
   /** Opens (or creates) the bucket; a bucket made with another TTL gets this one as its max age. */
   static async open(nats: Nats, ttlMs: number, now: () => number = Date.now): Promise<FilterStore> {
-    const bucket = await openBucket(nats, KV_BUCKETS.jsonrpcFilters, { ttlMs });
+    let bucket = await openBucket(nats, KV_BUCKETS.jsonrpcFilters, { ttlMs });
     const status = await bucket.raw.status();
-    if (status.ttl !== ttlMs) {
-      const { config } = status.streamInfo;
-      await nats.jsm.streams.update(config.name, { ...config, max_age: nanos(ttlMs) });
+    const { config } = status.streamInfo;
+    // A bucket made before direct gets (or with another TTL) is updated, then opened again so that
+    // its reads are direct gets.
+    if (status.ttl !== ttlMs || !config.allow_direct) {
+      await nats.jsm.streams.update(config.name, { ...config, max_age: nanos(ttlMs), allow_direct: true });
+      bucket = await openBucket(nats, KV_BUCKETS.jsonrpcFilters, { ttlMs });
     }
-    const cas = casWriter(nats.js, KV_BUCKETS.jsonrpcFilters, WRITE_TIMEOUT_MS);
+    const cas = retryingWithoutLeader(
+      casWriter(nats.js, KV_BUCKETS.jsonrpcFilters, WRITE_TIMEOUT_MS),
+      ELECTION_WAIT_MS,
+    );
     return new FilterStore(bucket.raw, cas, ttlMs, now);
   }
 
@@ -78,8 +93,7 @@ export class FilterStore {
     cap: number,
     filter: Omit<StoredFilter, 'id' | 'polled_at_ms'>,
   ): Promise<string> {
-    const used = new Set<number>();
-    for await (const k of await this.kv.keys(`${keyId}.*`)) used.add(Number(k.slice(keyId.length + 1)));
+    const used = await this.usedSlots(keyId, cap);
     for (let slot = 0; slot < cap; slot++) {
       if (used.has(slot)) continue;
       const id = `0x${slot.toString(16).padStart(4, '0')}${randomBytes(12).toString('hex')}`;
@@ -124,6 +138,13 @@ export class FilterStore {
       if (err instanceof CasConflictError) return false;
       throw err;
     }
+  }
+
+  /** The slots in [0, cap) holding a filter (a delete marker is free), one direct get each, at once. */
+  private async usedSlots(keyId: string, cap: number): Promise<Set<number>> {
+    const slots = Array.from({ length: cap }, (_, slot) => slot);
+    const entries = await Promise.all(slots.map((slot) => this.kv.get(`${keyId}.${slot}`)));
+    return new Set(slots.filter((slot) => entries[slot]?.operation === 'PUT'));
   }
 
   /** Writes a free slot: a new key, or over the delete marker an uninstall left; false when taken. */

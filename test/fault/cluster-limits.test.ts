@@ -10,8 +10,10 @@
  *    refused 429 and is served again within FAILOVER_MS of the kill.
  * 2. JSON-RPC filter cap (`jsonrpc_filters`): 14 installs at once over both replicas give exactly
  *    the 10 of the tier; with the leader killed an install on either replica is refused -32005 and
- *    the bucket holds 10 filters of the key; the node back, one uninstalled, exactly one of 3
- *    installs racing over both replicas wins and the bucket holds 10 again.
+ *    the bucket holds 10 filters of the key, and another key's first install is served, both
+ *    within FAILOVER_MS of the kill (issue 13: they failed -32009 for 5-17 s while a key listing's
+ *    consumer was re-made); the node back, one uninstalled, exactly one of 3 installs racing over
+ *    both replicas wins and the bucket holds 10 again.
  * 3. Disk-sync one connection per key (`disksync_leases`): a second connection through the other
  *    replica is closed 4008 before and after the leader is killed while the first stays open; the
  *    holder killed -9 (node still down), the key is admitted on the other replica within
@@ -43,12 +45,6 @@ import { everyStreamCurrent, leaderIndex, replicasCurrent } from '../support/str
 
 /** The stated failover bound: an R3 stream elects a new leader and the gateways reconnect within it. */
 const FAILOVER_MS = 15_000;
-/**
- * md_newFilter lists the key's slots with an ordered consumer of the filter bucket; after its
- * leader's node is killed a call can wait out JSONRPC_CALL_TIMEOUT_MS (10 s) and fail -32009 while
- * that consumer is re-made, so the first decision after the kill may take about two calls.
- */
-const FILTER_FAILOVER_MS = 30_000;
 const LEASE_TTL_MS = 3_000;
 const PING_MS = 1_000;
 const EDGE_ENV = {
@@ -238,8 +234,11 @@ it('rate limits with the leader of the `leases` KV killed: ≤ 100 per minute, h
 /** A filter installed (its id) or refused at the cap (-32005); anything else is retried. */
 type Install = { id: string } | 'capped';
 
-/** Installs a filter, retrying what is not a decision (failover, rate limit) within `ms`. */
-async function install(url: string, key: string, ms = FAILOVER_MS): Promise<Install> {
+/**
+ * Installs a filter, retrying what is not a decision (failover, rate limit) within `ms`; each answer
+ * that was not one goes into `misses`.
+ */
+async function install(url: string, key: string, ms = FAILOVER_MS, misses: string[] = []): Promise<Install> {
   let last = '';
   return eventually(
     async (): Promise<Install | null> => {
@@ -247,6 +246,9 @@ async function install(url: string, key: string, ms = FAILOVER_MS): Promise<Inst
       if (r.status === 200 && typeof r.body?.result === 'string') return { id: r.body.result };
       if (r.status === 200 && r.body?.error?.code === -32005) return 'capped';
       last = `${r.status} ${r.text.slice(0, 160)}`;
+      misses.push(
+        `${r.doneMs - r.sentMs} ms: ${r.status} ${r.body?.error?.code} ${r.body?.error?.data?.error ?? r.text.slice(0, 80)}`,
+      );
       return null;
     },
     ms,
@@ -274,6 +276,7 @@ it('the JSON-RPC filter cap across both replicas, before and after the leader of
   timeout: 60_000,
 }, async () => {
   const { key, keyId } = await accounts.key('basic');
+  const fresh = await accounts.key('basic');
   const at = (i: number) => rpcUrls[i % 2] as string;
   const first = await Promise.all(Array.from({ length: 14 }, (_, i) => install(at(i), key)));
   const ids = installed(first);
@@ -281,13 +284,24 @@ it('the JSON-RPC filter cap across both replicas, before and after the leader of
   expect(first.filter((a) => a === 'capped')).toHaveLength(4);
   const stream = `KV_${KV_BUCKETS.jsonrpcFilters}`;
   const victim = await killLeaderOf(stream);
+  const misses: string[] = [];
   let decidedMs = 0;
+  let freshMs = 0;
   try {
-    // With its leader's node down (a new leader elected), both replicas still refuse an 11th filter.
+    // With its leader's node down, both replicas still refuse an 11th filter, and another key's
+    // first filter (a write: the new leader) is installed, each within the failover bound.
     const killedMs = Date.now();
-    const during = await Promise.all([0, 1].map((i) => install(at(i), key, FILTER_FAILOVER_MS)));
-    decidedMs = Date.now() - killedMs;
-    expect(during).toEqual(['capped', 'capped']);
+    const since = <T>(p: Promise<T>) => p.then((v) => ({ v, ms: Date.now() - killedMs }));
+    const [during, first] = await Promise.all([
+      since(Promise.all([0, 1].map((i) => install(at(i), key, FAILOVER_MS, misses)))),
+      since(install(at(1), fresh.key, FAILOVER_MS, misses)),
+    ]);
+    decidedMs = during.ms;
+    freshMs = first.ms;
+    expect(during.v).toEqual(['capped', 'capped']);
+    expect(first.v).toMatchObject({ id: expect.any(String) });
+    expect(decidedMs).toBeLessThanOrEqual(FAILOVER_MS);
+    expect(freshMs).toBeLessThanOrEqual(FAILOVER_MS);
     expect(await storedFilters(keyId)).toBe(10);
   } finally {
     await restart(victim);
@@ -297,7 +311,17 @@ it('the JSON-RPC filter cap across both replicas, before and after the leader of
   const race = await Promise.all([0, 1, 2].map((i) => install(at(i), key)));
   expect(installed(race)).toHaveLength(1);
   expect(await storedFilters(keyId)).toBe(10);
-  console.log(JSON.stringify({ filters: { killed: cluster.nodes[victim]?.name, decidedMs } }));
+  // Why the edges failed md_newFilter calls (their error log), for the misses above.
+  const failed = processes.flatMap((p) =>
+    p
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('json-rpc call failed') && l.includes('md_newFilter'))
+      .map((l) => l.slice(0, 400)),
+  );
+  console.log(
+    JSON.stringify({ filters: { killed: cluster.nodes[victim]?.name, decidedMs, freshMs, misses, failed } }),
+  );
 });
 
 // ---- 3. disk-sync one connection per key ------------------------------------------------------
