@@ -1,10 +1,12 @@
 /**
  * Generation workers: WORKER_CONCURRENCY consumers of the job queue and WINDOW_CONCURRENCY window
- * lanes (worker threads writing any job's windows), storing to ARTIFACT_STORE. A job or window whose
+ * lanes (worker threads writing any job's windows, started once with the process and reused by
+ * every job), storing to ARTIFACT_STORE. A job or window whose
  * worker keeps dying is failed after JOB_MAX_DELIVERIES attempts (consumers/generation/queue-delivery.ts).
  */
 import { join } from 'node:path';
 import { type JobWorker, startJobWorker } from '../consumers/generation/job-worker.ts';
+import { createWorkerPool } from '../consumers/generation/worker-pool.ts';
 import { artifactStoreSettings, artifactsDirOf } from '../gateways/http/app.ts';
 import { openArtifactStores } from '../platform/artifact-store/open.ts';
 import type { Config } from '../platform/config.ts';
@@ -14,19 +16,34 @@ import type { Nats } from '../platform/nats.ts';
 
 export async function startWorker(nats: Nats, config: Config, log: Logger): Promise<Stoppable> {
   const stores = await openArtifactStores(nats, artifactStoreSettings(config));
+  // The process's window threads, started now and kept warm across jobs (each costs 1–1.5 CPU-s
+  // to start); closed after the job consumers have stopped.
+  const pool = createWorkerPool(config.WINDOW_CONCURRENCY);
+  void pool.warm();
   const workers: JobWorker[] = [];
-  for (let i = 0; i < config.WORKER_CONCURRENCY; i++)
-    workers.push(
-      await startJobWorker(nats, log, {
-        artifactsDir: artifactsDirOf(config),
-        store: stores.primary,
-        tmpDir: join(config.DATA_DIR, 'tmp'),
-        ackWaitMs: config.JOB_ACK_WAIT_MS,
-        maxDeliveries: config.JOB_MAX_DELIVERIES,
-        minFreeDiskBytes: config.MIN_FREE_DISK_BYTES,
-        // One set of window lanes per process, started with the first job consumer.
-        windowLanes: i === 0 ? config.WINDOW_CONCURRENCY : 0,
-      }),
-    );
-  return { name: 'worker', stop: async () => void (await Promise.all(workers.map((w) => w.stop()))) };
+  try {
+    for (let i = 0; i < config.WORKER_CONCURRENCY; i++)
+      workers.push(
+        await startJobWorker(nats, log, {
+          artifactsDir: artifactsDirOf(config),
+          store: stores.primary,
+          tmpDir: join(config.DATA_DIR, 'tmp'),
+          ackWaitMs: config.JOB_ACK_WAIT_MS,
+          maxDeliveries: config.JOB_MAX_DELIVERIES,
+          minFreeDiskBytes: config.MIN_FREE_DISK_BYTES,
+          // One set of window lanes per process, started with the first job consumer.
+          windowLanes: i === 0 ? config.WINDOW_CONCURRENCY : 0,
+          pool,
+        }),
+      );
+  } catch (error) {
+    await Promise.all(workers.map((w) => w.stop()));
+    await pool.close();
+    throw error;
+  }
+  const stop = async (): Promise<void> => {
+    await Promise.all(workers.map((w) => w.stop()));
+    await pool.close();
+  };
+  return { name: 'worker', stop };
 }

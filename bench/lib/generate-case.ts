@@ -7,9 +7,11 @@
  *   node --expose-gc --import tsx bench/lib/generate-case.ts writer <duration_s>
  *
  * e2e: `generateDataset` of `{config: {symbol: 'BTC'}, duration_seconds, driver}` into a temp dir
- * (removed afterwards), after an untimed 60 s in-process warm-up (a server's main thread is warm;
- * the job's worker threads are always new). The peak is reset after the warm-up when the kernel
- * allows it (`/proc/self/clear_refs` ← 5).
+ * (removed afterwards), after an untimed 60 s in-process warm-up (a server's main thread is warm).
+ * With workers, on one pool (`createWorkerPool(workers)`) as a running service has it: the pool's
+ * first job is timed on its own (`cold_first_job`: its threads start inside it), then an untimed
+ * 60 s job, then the timed job on the same warm threads (the row's main figures). The peak is
+ * reset before the timed warm job when the kernel allows it (`/proc/self/clear_refs` ← 5).
  *
  * writer: the same rows, window by window, pre-built before each timed section (never the whole
  * dataset in memory at once), then written the way the generation writes them:
@@ -21,7 +23,7 @@
  *   them with the DuckDB merge the generation used before (`duckdb-merge.ts`, ZSTD, one thread).
  */
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { DuckDBAppender } from '@duckdb/node-api';
@@ -47,6 +49,7 @@ import {
 import { localPart, planStitch, stitchBytes } from '../../consumers/generation/stitch.ts';
 import { partPath } from '../../consumers/generation/window-task.ts';
 import { planWindows } from '../../consumers/generation/windows.ts';
+import { createWorkerPool, type WorkerPool } from '../../consumers/generation/worker-pool.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { manifestHash, normalizeManifest, type SimulationManifest } from '../../contracts/manifest.ts';
 import { LocalArtifactStore } from '../../platform/artifact-store/local.ts';
@@ -118,12 +121,63 @@ function rssSampler(): { stop: () => number } {
 const manifestFor = (durationSeconds: number, driver: Record<string, unknown>): SimulationManifest =>
   normalizeManifest({ config: { symbol: 'BTC' }, duration_seconds: durationSeconds, driver }).manifest;
 
+/** CPU, wall and phases of one timed `generateDataset` call (on `pool` when given). */
+async function timedJob(
+  manifest: SimulationManifest,
+  dir: string,
+  name: string,
+  pool: WorkerPool | null,
+): Promise<Record<string, unknown>> {
+  const progress: number[] = [];
+  const machine0 = await machineCpu();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await generateDataset({
+    manifest,
+    jobId: 'bench-generate',
+    outPath: join(dir, `${name}.parquet`),
+    tmpDir: dir,
+    onProgress: () => progress.push(performance.now() - t0),
+    ...(pool ? { pool } : {}),
+  });
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const machineBusy = busyCores(machine0, await machineCpu());
+  await rm(join(dir, `${name}.parquet`), { force: true });
+  // onProgress: once per window (in completion order), then once after the stitch + rename.
+  const windowsDoneMs = progress.length >= 2 ? (progress[progress.length - 2] as number) : null;
+  const cpuS = (cpu.user + cpu.system) / 1e6;
+  return {
+    rows: result.rowCount,
+    bytes: result.bytes,
+    wall_s: round(wallMs / 1000),
+    rows_per_s: Math.round(result.rowCount / (wallMs / 1000)),
+    phases_s: {
+      first_window_done: progress.length >= 2 ? round((progress[0] as number) / 1000) : null,
+      windows_done: windowsDoneMs === null ? null : round(windowsDoneMs / 1000),
+      close_stitch_store: windowsDoneMs === null ? null : round((wallMs - windowsDoneMs) / 1000),
+    },
+    cpu_s: round(cpuS),
+    cpu_cores_used: round(cpuS / (wallMs / 1000), 2),
+    rows_per_cpu_s: Math.round(result.rowCount / cpuS),
+    machine_busy_cores: machineBusy,
+    other_processes_cores:
+      machineBusy === null ? null : Math.max(0, round(machineBusy - cpuS / (wallMs / 1000), 2)),
+    load1: round(loadavg()[0] as number, 2),
+  };
+}
+
+/**
+ * Workers: the pool's first job, timed (its threads start inside it: `cold_first_job`); then an
+ * untimed 60 s job and the timed job on the same, now warm threads, as a running service has them.
+ */
 async function e2e(durationSeconds: number, mode: string, workers: number): Promise<Record<string, unknown>> {
   const driver = mode === 'inproc' ? { multiprocess: false } : { multiprocess: true, workers };
   const manifest = manifestFor(durationSeconds, driver);
   const dir = await mkdtemp(join(tmpdir(), 'bench-generate-'));
+  const pool = mode === 'inproc' ? null : createWorkerPool(workers);
   try {
-    // Warm the main thread (simulator, writer, merge code paths); untimed.
+    // Warm the main thread (simulator, writer, stitch code paths); untimed.
     await generateDataset({
       manifest: manifestFor(60, { multiprocess: false }),
       jobId: 'bench-warmup',
@@ -131,49 +185,37 @@ async function e2e(durationSeconds: number, mode: string, workers: number): Prom
       tmpDir: dir,
     });
     await rm(join(dir, 'warmup.parquet'), { force: true });
+    let cold: Record<string, unknown> | null = null;
+    if (pool) {
+      log(`e2e ${durationSeconds} s ${JSON.stringify(manifest.driver)}: cold first job`);
+      gc();
+      cold = await timedJob(manifest, dir, 'cold', pool);
+      await generateDataset({
+        manifest: manifestFor(60, driver),
+        jobId: 'bench-warmup',
+        outPath: join(dir, 'warmup.parquet'),
+        tmpDir: dir,
+        pool,
+      });
+      await rm(join(dir, 'warmup.parquet'), { force: true });
+    }
     gc();
     const peakReset = await resetPeak();
     const rssBefore = round(process.memoryUsage.rss() / MB, 1);
     const sampler = rssSampler();
-    const progress: number[] = [];
-    log(`e2e ${durationSeconds} s ${JSON.stringify(manifest.driver)}`);
-    const machine0 = await machineCpu();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const result = await generateDataset({
-      manifest,
-      jobId: 'bench-generate',
-      outPath: join(dir, 'out.parquet'),
-      tmpDir: dir,
-      onProgress: () => progress.push(performance.now() - t0),
-    });
-    const wallMs = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
-    const machineBusy = busyCores(machine0, await machineCpu());
+    log(`e2e ${durationSeconds} s ${JSON.stringify(manifest.driver)}${pool ? ': warm' : ''}`);
+    const threadsBefore = pool?.threads();
+    const timed = await timedJob(manifest, dir, 'out', pool);
     const sampledPeak = sampler.stop();
-    // onProgress: once per window (in completion order), then once after merge + rename.
-    const windowsDoneMs = progress.length >= 2 ? (progress[progress.length - 2] as number) : null;
-    const cpuS = (cpu.user + cpu.system) / 1e6;
+    const threadsAfter = pool?.threads();
     return {
       kind: 'e2e',
       duration_seconds: durationSeconds,
       driver: manifest.driver,
       windows: planWindows(durationSeconds, manifest.driver.window_seconds).length,
-      rows: result.rowCount,
-      bytes: result.bytes,
-      wall_s: round(wallMs / 1000),
-      rows_per_s: Math.round(result.rowCount / (wallMs / 1000)),
-      phases_s: {
-        first_window_done: progress.length >= 2 ? round((progress[0] as number) / 1000) : null,
-        windows_done: windowsDoneMs === null ? null : round(windowsDoneMs / 1000),
-        close_stitch_store: windowsDoneMs === null ? null : round((wallMs - windowsDoneMs) / 1000),
-      },
-      cpu_s: round(cpuS),
-      cpu_cores_used: round(cpuS / (wallMs / 1000), 2),
-      rows_per_cpu_s: Math.round(result.rowCount / cpuS),
-      machine_busy_cores: machineBusy,
-      other_processes_cores:
-        machineBusy === null ? null : Math.max(0, round(machineBusy - cpuS / (wallMs / 1000), 2)),
+      ...timed,
+      cold_first_job: cold,
+      threads_reused: pool ? JSON.stringify(threadsBefore) === JSON.stringify(threadsAfter) : null,
       rss_before_mb: rssBefore,
       peak_rss_mb: await vmHwmMb(),
       peak_rss_sampled_mb: sampledPeak,
@@ -181,6 +223,7 @@ async function e2e(durationSeconds: number, mode: string, workers: number): Prom
       manifest_hash: manifestHash(manifest),
     };
   } finally {
+    await pool?.close();
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -5,8 +5,9 @@
  * stitch them in window order (column chunks copied byte for byte, one new footer with job_id,
  * manifest_hash and row_count in the key-value metadata) straight into the artifact store.
  * Windows stream to part files, so memory stays bounded by the concurrency, never by the
- * duration. The store makes the artifact visible only once whole: a failed or aborted job leaves
- * no artifact and no part files behind.
+ * duration. Given the process's `pool`, the windows run on its warm threads (a session of them)
+ * and the threads outlive the job. The store makes the artifact visible only once whole: a
+ * failed or aborted job leaves no artifact and no part files behind.
  */
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ import { createInProcessRunner, type WindowRunner } from './runner.ts';
 import { localPart, type StitchPart, stitchToStore } from './stitch.ts';
 import type { WindowResult } from './window-task.ts';
 import { estimateRows, type GenerationWindow, planWindows } from './windows.ts';
-import { createWorkerPool } from './worker-pool.ts';
+import { createWorkerPool, type WorkerPool } from './worker-pool.ts';
 
 /** The artifact's key-value metadata (Parquet footer), as the spec requires. */
 export type ArtifactMetadata = { job_id: string; manifest_hash: string; row_count: number };
@@ -44,6 +45,12 @@ export type GenerateDatasetOptions = {
   readonly failWindows?: (windowIndex: number, attempt: number) => boolean;
   /** Rows per part file (tests use small values to exercise several parts per window). */
   readonly rowsPerPart?: number;
+  /**
+   * The process's warm worker threads (`createWorkerPool`), for `multiprocess` manifests: the job
+   * runs on a session of min(`driver.workers`, pool size, windows) of them and leaves the threads
+   * running. Without it the job starts and closes threads of its own (each costs 1–1.5 CPU-s).
+   */
+  readonly pool?: WorkerPool;
 };
 
 /** The artifact: its name in the store; `path` is `store.locate(name)` (a local path, or `nats:…`). */
@@ -88,9 +95,7 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
   const tmpRoot = options.tmpDir ?? tmpdir();
   await mkdir(tmpRoot, { recursive: true });
   const partDir = await mkdtemp(join(tmpRoot, 'generation-'));
-  const runner = driver.multiprocess
-    ? createWorkerPool(Math.min(driver.workers, windows.length))
-    : createInProcessRunner();
+  const runner = runnerFor(options, windows.length);
   // Stops sibling windows (and backoff waits) once one window has failed for good.
   const stop = new AbortController();
   const onAbort = (): void => {
@@ -118,7 +123,7 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
       await stitching.catch(() => {});
       throw error;
     }
-    // The worker threads wind down (DuckDB closes) while the last windows are copied.
+    // A private pool's threads wind down (DuckDB closes) while the last windows are copied.
     const closing = runner.close();
     const bytes = await stitching;
     await closing;
@@ -132,6 +137,17 @@ export async function generateDataset(options: GenerateDatasetOptions): Promise<
     await runner.close();
     await rm(partDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Where the job's windows run. A shared pool's session is closed by the job (its own tasks only);
+ * a private pool is the job's own, so closing the runner closes its threads.
+ */
+function runnerFor(options: GenerateDatasetOptions, windows: number): WindowRunner {
+  const { driver } = options.manifest;
+  if (!driver.multiprocess) return createInProcessRunner();
+  const lanes = Math.max(1, Math.min(driver.workers, windows));
+  return options.pool ? options.pool.session(Math.min(lanes, options.pool.size)) : createWorkerPool(lanes);
 }
 
 /** The windows' part files as stitch parts, in window order, each as soon as its window is in. */

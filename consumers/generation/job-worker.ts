@@ -35,6 +35,7 @@ import { GenerationError } from './generate.ts';
 import { attemptOf, ensureQueueConsumer, handOver } from './queue-delivery.ts';
 import { generateOnQueue } from './queued-generation.ts';
 import { openWindowOutcomes, startWindowWorker, type WindowWorker } from './window-queue.ts';
+import type { WorkerPool } from './worker-pool.ts';
 
 export const WORKER_DURABLE = 'generation-workers';
 
@@ -54,6 +55,11 @@ export type JobWorkerOptions = {
   minFreeDiskBytes?: number;
   /** Window lanes this worker runs for every job on the queue (default 1; 0: none, another worker's run them). */
   windowLanes?: number;
+  /**
+   * The process's warm window threads (`createWorkerPool`, owned and closed by the caller); the
+   * lanes run on them. Without it the lanes start a pool of their own, closed on `stop`.
+   */
+  pool?: WorkerPool;
   /** Attempts (deliveries whose worker died) before a job or window is failed (`JOB_MAX_DELIVERIES`). */
   maxDeliveries?: number;
 };
@@ -80,6 +86,7 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
           lanes,
           maxDeliveries: opts.maxDeliveries ?? MAX_JOB_DELIVERIES,
           ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}),
+          ...(opts.pool ? { pool: opts.pool } : {}),
         })
       : null;
   const ctx: JobContext = { nats, jobs, outcomes, store, log, opts };

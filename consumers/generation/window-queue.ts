@@ -33,8 +33,9 @@ import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { attemptOf, ensureQueueConsumer, handOver } from './queue-delivery.ts';
 import { withRetries } from './retry.ts';
+import type { WindowRunner } from './runner.ts';
 import { localPart } from './stitch.ts';
-import { createWorkerPool } from './worker-pool.ts';
+import { createWorkerPool, type WorkerPool } from './worker-pool.ts';
 
 export const WINDOW_DURABLE = 'generation-windows';
 
@@ -53,6 +54,12 @@ export type WindowWorkerOptions = {
   ackWaitMs: number;
   /** Windows written at once, each on its own worker thread. */
   lanes: number;
+  /**
+   * The process's warm worker threads; the lanes run on a session of them and `stop` leaves them
+   * running. Without it the window worker starts (and warms) a pool of `lanes` threads of its own
+   * and closes it on `stop`.
+   */
+  pool?: WorkerPool;
   /** Attempts (deliveries whose worker died) before a window is failed; default MAX_JOB_DELIVERIES. */
   maxDeliveries?: number;
 };
@@ -65,11 +72,17 @@ export async function startWindowWorker(
   opts: WindowWorkerOptions,
 ): Promise<WindowWorker> {
   await ensureQueueConsumer(nats, WINDOW_DURABLE, WINDOW_SUBJECT_ALL, opts.ackWaitMs);
+  const jobs = await openBucket<JobRecord>(nats, KV_BUCKETS.jobs, { ttlMs: 30 * 86_400_000 });
+  const outcomes = await openWindowOutcomes(nats);
+  const ownPool = opts.pool ? null : createWorkerPool(opts.lanes);
+  // Threads load while the lanes wait for their first window; a window that comes first waits for them.
+  if (ownPool) void ownPool.warm();
+  const pool = (opts.pool ?? ownPool) as WorkerPool;
   const ctx: LaneContext = {
     nats,
-    jobs: await openBucket<JobRecord>(nats, KV_BUCKETS.jobs, { ttlMs: 30 * 86_400_000 }),
-    outcomes: await openWindowOutcomes(nats),
-    runner: createWorkerPool(opts.lanes),
+    jobs,
+    outcomes,
+    runner: pool.session(opts.lanes),
     abort: new AbortController(),
     log,
     opts,
@@ -88,12 +101,14 @@ export async function startWindowWorker(
       }
     }
   };
-  const lanes = Array.from({ length: opts.lanes }, lane);
+  // No more lanes than threads to run them: a lane holds the window it fetched until it runs.
+  const lanes = Array.from({ length: Math.min(opts.lanes, pool.size) }, lane);
   return {
     async stop() {
       ctx.abort.abort();
       await ctx.runner.close();
       await Promise.all(lanes);
+      await ownPool?.close();
     },
   };
 }
@@ -102,7 +117,7 @@ type LaneContext = {
   nats: Nats;
   jobs: Bucket<JobRecord>;
   outcomes: Bucket<WindowOutcome>;
-  runner: ReturnType<typeof createWorkerPool>;
+  runner: WindowRunner;
   abort: AbortController;
   log: Logger;
   opts: WindowWorkerOptions;

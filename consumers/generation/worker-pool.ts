@@ -1,11 +1,22 @@
 /**
- * A fixed pool of worker threads running window tasks, one task per worker at a time. Workers
- * start on first use. A worker that dies (uncaught error, exit) fails its task with an error and
- * is replaced on the next dispatch, so a crash costs a retry of one window, never the pool.
+ * A fixed pool of worker threads running window tasks, one task per worker at a time, meant to
+ * live as long as its process: a thread costs 1–1.5 CPU-seconds to start (tsx, the simulator,
+ * DuckDB), so jobs borrow warm threads instead of starting their own. `warm()` starts every
+ * thread and waits until each has DuckDB open; otherwise threads start on first use.
  *
- * Closing never terminates a worker that may be inside DuckDB (that aborts the process, see
- * worker.ts): queued tasks are rejected at once, running ones are rejected too, but their worker
- * is asked to exit only after its current window returns, and `close` waits for that.
+ * A job runs through a `session(concurrency)`: a view of the pool with its own limit whose
+ * `close()` rejects that job's waiting tasks, rejects its running ones at once too, and resolves
+ * when those have returned from their threads; it never touches the threads nor other sessions.
+ * Tasks of every session wait in one FIFO queue, so concurrent jobs share the threads in arrival
+ * order.
+ *
+ * A thread that dies (uncaught error, exit) fails its task with `WorkerCrashError` and is replaced:
+ * at once (and warmed) if it had started properly, else on the next dispatch, so a thread that
+ * cannot start costs a retry of one window and never spins.
+ *
+ * Nothing here terminates a thread that may be inside DuckDB (that aborts the process, see
+ * worker.ts): closing the pool rejects every task, asks each thread to exit when its current
+ * window returns, and waits for that.
  */
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
@@ -15,51 +26,107 @@ import type { WorkerRequest, WorkerResponse } from './worker.ts';
 
 const ENTRY = new URL('./worker-entry.mjs', import.meta.url);
 
-type Job = { id: number; task: WindowTask; resolve: (r: WindowResult) => void; reject: (e: Error) => void };
-/** `busy` is the id of the request in flight (its job may already be settled by `close`). */
-type Slot = { worker: Worker; busy: number | null; job: Job | null; exited: Promise<unknown> };
+/** A task in the pool: `returned` resolves once no thread runs it any more (answered, crashed, never sent). */
+type Job = {
+  id: number;
+  task: WindowTask;
+  owner: Session | null;
+  settled: boolean;
+  resolve: (r: WindowResult) => void;
+  reject: (e: Error) => void;
+  returned: () => void;
+};
+/** `busy` is the job in flight (its caller may already be rejected by a close). */
+type Slot = {
+  worker: Worker;
+  busy: Job | null;
+  ready: Promise<void>;
+  started: boolean;
+  exited: Promise<unknown>;
+};
+type Session = { closed: boolean; running: Set<Promise<void>> };
 
 /** Raised when a worker thread dies while running a window. */
 export class WorkerCrashError extends Error {
   override name = 'WorkerCrashError';
 }
 
+/** The process's pool of window threads; itself a runner with `concurrency` = `size`. */
+export interface WorkerPool extends WindowRunner {
+  readonly size: number;
+  /** Starts every thread not yet started; resolves when each has DuckDB open (or has died). */
+  warm(): Promise<void>;
+  /** A job's view: at most `concurrency` (≤ size) tasks at once; its `close` stops only its own tasks. */
+  session(concurrency: number): WindowRunner;
+  /** Thread ids of the live threads, and how many threads the pool has started in all. */
+  threads(): { ids: number[]; started: number };
+}
+
 const send = (worker: Worker, request: WorkerRequest): void => worker.postMessage(request);
 
 /** A pool of `size` worker threads. */
-export function createWorkerPool(size: number): WindowRunner {
+export function createWorkerPool(size: number): WorkerPool {
   if (!Number.isInteger(size) || size < 1) throw new RangeError('pool size must be an integer >= 1');
   const slots: (Slot | null)[] = new Array(size).fill(null);
   const queue: Job[] = [];
   let nextId = 0;
+  let started = 0;
   let closed = false;
   let closing: Promise<void> | null = null;
 
+  const settle = (job: Job, outcome: { result: WindowResult } | { error: Error }): void => {
+    if (job.settled) return;
+    job.settled = true;
+    if ('result' in outcome) job.resolve(outcome.result);
+    else job.reject(outcome.error);
+  };
+
   const finish = (slot: Slot, outcome: { result: WindowResult } | { error: Error }): void => {
-    const job = slot.job;
-    slot.job = null;
+    const job = slot.busy as Job;
     slot.busy = null;
-    if (job && 'result' in outcome) job.resolve(outcome.result);
-    else if (job && 'error' in outcome) job.reject(outcome.error);
+    settle(job, outcome);
+    job.returned();
     if (closed) send(slot.worker, { type: 'close' });
     else dispatch();
   };
 
   const spawn = (index: number): Slot => {
     const worker = new Worker(ENTRY);
-    const slot: Slot = { worker, busy: null, job: null, exited: once(worker, 'exit') };
+    started++;
+    let ready = (): void => {};
+    const slot: Slot = {
+      worker,
+      busy: null,
+      ready: new Promise<void>((r) => {
+        ready = r;
+      }),
+      started: false,
+      exited: once(worker, 'exit'),
+    };
     worker.on('message', (response: WorkerResponse) => {
-      if (response.id !== slot.busy) return;
+      if ('ready' in response) {
+        slot.started = true;
+        ready();
+        return;
+      }
+      if (response.id !== slot.busy?.id) return;
       if (response.ok) finish(slot, { result: response.result });
       else finish(slot, { error: Object.assign(new Error(response.message), { stack: response.stack }) });
     });
-    // A dead worker is never reused: the next dispatch starts a fresh one in its place.
+    // A dead thread is never reused. One that had started is replaced (and warmed) at once; one
+    // that died starting is replaced only when a task needs it.
     const die = (reason: string): void => {
-      if (slots[index] === slot) slots[index] = null;
-      const job = slot.job;
-      slot.job = null;
+      ready();
+      const current = slots[index] === slot;
+      if (current) slots[index] = null;
+      const job = slot.busy;
       slot.busy = null;
-      job?.reject(new WorkerCrashError(reason));
+      if (job) {
+        settle(job, { error: new WorkerCrashError(reason) });
+        job.returned();
+      }
+      if (closed) return;
+      if (current && slot.started) spawn(index);
       dispatch();
     };
     worker.on('error', (error) => die(`worker crashed: ${error.message}`));
@@ -74,32 +141,98 @@ export function createWorkerPool(size: number): WindowRunner {
       const slot = slots[index] ?? spawn(index);
       if (slot.busy !== null) continue;
       const job = queue.shift() as Job;
-      slot.job = job;
-      slot.busy = job.id;
+      slot.busy = job;
       send(slot.worker, { type: 'run', id: job.id, task: job.task });
     }
   };
 
+  const enqueue = (task: WindowTask, owner: Session | null): Promise<WindowResult> => {
+    if (closed) return Promise.reject(new Error('worker pool is closed'));
+    let returned = (): void => {};
+    const gone = new Promise<void>((r) => {
+      returned = r;
+    });
+    const result = new Promise<WindowResult>((resolve, reject) => {
+      queue.push({ id: nextId++, task, owner, settled: false, resolve, reject, returned });
+    });
+    if (owner) {
+      owner.running.add(gone);
+      void gone.then(() => owner.running.delete(gone));
+    }
+    dispatch();
+    return result;
+  };
+
   return {
+    size,
     concurrency: size,
-    run(task) {
-      if (closed) return Promise.reject(new Error('worker pool is closed'));
-      return new Promise<WindowResult>((resolve, reject) => {
-        queue.push({ id: nextId++, task, resolve, reject });
-        dispatch();
-      });
+    run: (task) => enqueue(task, null),
+    warm() {
+      if (closed) return Promise.resolve();
+      for (let index = 0; index < size; index++) slots[index] ??= spawn(index);
+      return Promise.all(slots.map((slot) => slot?.ready)).then(() => undefined);
     },
+    session(concurrency) {
+      if (!Number.isInteger(concurrency) || concurrency < 1)
+        throw new RangeError('session concurrency must be an integer >= 1');
+      const session: Session = { closed: false, running: new Set() };
+      // Tasks past the session's limit wait here, before they enter the shared queue.
+      const waiting: (() => void)[] = [];
+      let inFlight = 0;
+      let closingSession: Promise<void> | null = null;
+      const limit = Math.min(concurrency, size);
+      return {
+        concurrency: limit,
+        async run(task) {
+          if (session.closed) throw new Error('generation session is closed');
+          while (inFlight >= limit && !session.closed) await new Promise<void>((r) => waiting.push(r));
+          if (session.closed) throw new Error('generation session is closed');
+          inFlight++;
+          try {
+            return await enqueue(task, session);
+          } finally {
+            inFlight--;
+            waiting.shift()?.();
+          }
+        },
+        close() {
+          closingSession ??= (async () => {
+            session.closed = true;
+            for (const wake of waiting.splice(0)) wake();
+            const stopped = new Error('generation session closed');
+            // Not yet on a thread: out of the queue. On a thread: rejected now, awaited below.
+            for (let i = queue.length - 1; i >= 0; i--) {
+              const job = queue[i] as Job;
+              if (job.owner !== session) continue;
+              queue.splice(i, 1);
+              settle(job, { error: stopped });
+              job.returned();
+            }
+            for (const slot of slots)
+              if (slot?.busy?.owner === session) settle(slot.busy, { error: stopped });
+            await Promise.all(session.running);
+          })();
+          return closingSession;
+        },
+      };
+    },
+    threads: () => ({
+      ids: slots.filter((slot): slot is Slot => slot !== null).map((slot) => slot.worker.threadId),
+      started,
+    }),
     close() {
       closing ??= (async () => {
         closed = true;
         const stopped = new Error('worker pool closed');
-        for (const job of queue.splice(0)) job.reject(stopped);
+        for (const job of queue.splice(0)) {
+          settle(job, { error: stopped });
+          job.returned();
+        }
         const live = slots.filter((slot): slot is Slot => slot !== null);
         slots.fill(null);
         for (const slot of live) {
-          slot.job?.reject(stopped);
-          slot.job = null;
-          // An idle worker can go now; a busy one is told when its window returns (`finish`).
+          if (slot.busy) settle(slot.busy, { error: stopped });
+          // An idle thread can go now; a busy one is told when its window returns (`finish`).
           if (slot.busy === null) send(slot.worker, { type: 'close' });
         }
         await Promise.all(live.map((slot) => slot.exited));

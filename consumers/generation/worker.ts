@@ -1,6 +1,7 @@
 /**
- * Worker-thread entry (loaded through `worker-entry.mjs`): runs window tasks one at a time with
- * its own DuckDB instance, answering each request with its result or its error.
+ * Worker-thread entry (loaded through `worker-entry.mjs`): opens its own DuckDB instance, says it
+ * is ready (the pool's `warm()` waits for that), then runs window tasks one at a time, answering
+ * each request with its result or its error. It lives as long as its pool, across jobs.
  *
  * It stops only when asked (`close`): it closes DuckDB and its port, and the thread ends on its
  * own. `Worker.terminate()` while DuckDB has work in flight aborts the whole process from inside
@@ -16,8 +17,9 @@ export type WorkerRequest =
   | { readonly type: 'run'; readonly id: number; readonly task: WindowTask }
   | { readonly type: 'close' };
 
-/** Worker → main thread. */
+/** Worker → main thread: ready (DuckDB open, once), then one answer per task. */
 export type WorkerResponse =
+  | { readonly ready: true }
   | { readonly id: number; readonly ok: true; readonly result: WindowResult }
   | { readonly id: number; readonly ok: false; readonly message: string; readonly stack?: string };
 
@@ -25,6 +27,7 @@ const port = parentPort;
 if (!port) throw new Error('worker.ts must run in a worker thread');
 
 const writer = await ParquetPartWriter.open({ threads: 1 });
+port.postMessage({ ready: true } satisfies WorkerResponse);
 
 port.on('message', async (request: WorkerRequest) => {
   if (request.type === 'close') {
