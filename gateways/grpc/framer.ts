@@ -1,18 +1,26 @@
 /**
  * The gRPC Framers of the buffered sink (gateways/core/sink-parts.ts): `FeedMessage` frames for
  * StreamEvents and Stream, `MidPriceResponse` frames for StreamMids. An event's frame is encoded
- * once per process and memoised in `ev.wire` (every client of the process shares the bytes).
+ * once per process and memoised in `ev.wire` (every client of the process shares the bytes):
+ * straight from its JSON text where feed-protobuf.ts can, else parsed and encoded by protobufjs.
  * Terminal conditions are statuses, never messages (`terminalFrame`, turned into the status by
  * the wire).
  */
 import type { ErrorCode } from '../../contracts/errors.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
 import type { Framer } from '../core/sink-parts.ts';
+import { feedFrameOfJson } from './feed-protobuf.ts';
 import { messageFrame, terminalFrame } from './frames.ts';
 import { feedMessageOf, midOf } from './messages.ts';
 import { encodeFeedMessage, encodeMid } from './proto.ts';
 
 const feedFrame = (m: Record<string, unknown>): string => messageFrame(encodeFeedMessage(m));
+
+/** JSON.parse + protobufjs: any event feed-protobuf.ts does not take (and its error, if not JSON). */
+function generalFeedFrame(ev: FeedEvent): string {
+  const m = feedMessageOf(ev);
+  return m ? feedFrame(m) : '';
+}
 
 /** The notice code the bidirectional stream uses to answer a ping through the sink's queue. */
 export const PONG = 'pong';
@@ -23,8 +31,7 @@ export function feedFramer(requestId: string): Framer {
     event(ev: FeedEvent): string {
       let frame = ev.wire.grpc as string | undefined;
       if (frame === undefined) {
-        const m = feedMessageOf(ev);
-        frame = m ? feedFrame(m) : '';
+        frame = feedFrameOfJson(ev.eventType, ev.json) ?? generalFeedFrame(ev);
         ev.wire.grpc = frame;
       }
       return frame;

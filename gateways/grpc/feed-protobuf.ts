@@ -1,0 +1,338 @@
+/**
+ * The gRPC frame of a trade or book event straight from its JSON text (`ev.json`, compact JSON as
+ * the producers store it, `seq` spliced in front): one scan of the text writes the `FeedMessage`
+ * protobuf bytes into a scratch buffer, with no JSON.parse, no message object and no protobufjs
+ * writer. At catch-up this was the edge's largest own cost per event (parse + fromObject + encode,
+ * and the garbage they leave), for bytes every client of the process then shares.
+ *
+ * Why the bytes are right: each field is written with the tag and wire type of
+ * contracts/proto/price.proto (tables below), a value only of the JSON kind the field takes
+ * (number → double or int64, string → string, true/false → bool, an array of {price, size} →
+ * repeated Level), `null` as an absent field, unknown keys with scalar values ignored: what
+ * protobufjs `fromObject` + `encode` does with the parsed object, fields in the order of the text
+ * (protobuf allows any order; a decoder gives the same message). Anything else (a string with an
+ * escape or a non-ASCII character, an int64 that is not a safe integer, a key seen twice, a nested
+ * value under an unknown key, text that is not this shape) returns null and the caller takes the
+ * general path (JSON.parse + protobufjs), which also keeps its error for a record that is not
+ * JSON. test/unit/grpc-feed-protobuf.test.ts decodes the bytes with the proto and compares them
+ * to the parsed JSON, field by field.
+ */
+
+const I64 = 0;
+const DBL = 1;
+const STR = 2;
+const BOOL = 3;
+const LEVELS = 4;
+type Kind = typeof I64 | typeof DBL | typeof STR | typeof BOOL | typeof LEVELS;
+type Field = { id: number; kind: Kind; name: string };
+type FieldSpec = Omit<Field, 'name'>;
+
+const TRADE: Record<string, FieldSpec> = {
+  seq: { id: 1, kind: I64 },
+  event_type: { id: 2, kind: STR },
+  source: { id: 3, kind: STR },
+  symbol: { id: 4, kind: STR },
+  timestamp_ms: { id: 5, kind: I64 },
+  capture_time_ms: { id: 6, kind: I64 },
+  side: { id: 7, kind: STR },
+  price: { id: 8, kind: DBL },
+  size: { id: 9, kind: DBL },
+  trade_id: { id: 10, kind: STR },
+  notional_usd: { id: 11, kind: DBL },
+  venue_trade_id: { id: 12, kind: STR },
+  ingest_us: { id: 13, kind: I64 },
+  publish_us: { id: 14, kind: I64 },
+};
+
+const BOOK: Record<string, FieldSpec> = {
+  seq: { id: 1, kind: I64 },
+  event_type: { id: 2, kind: STR },
+  source: { id: 3, kind: STR },
+  symbol: { id: 4, kind: STR },
+  timestamp_ms: { id: 5, kind: I64 },
+  capture_time_ms: { id: 6, kind: I64 },
+  bids: { id: 7, kind: LEVELS },
+  asks: { id: 8, kind: LEVELS },
+  best_bid: { id: 9, kind: DBL },
+  best_ask: { id: 10, kind: DBL },
+  mid_price: { id: 11, kind: DBL },
+  spread_bps: { id: 12, kind: DBL },
+  is_snapshot: { id: 13, kind: BOOL },
+  ingest_us: { id: 14, kind: I64 },
+  publish_us: { id: 15, kind: I64 },
+};
+
+/** A key's hash as the scan computes it, char by char (the key is then compared in full). */
+const hashOf = (key: string): number => {
+  let h = 0;
+  for (let i = 0; i < key.length; i++) h = (Math.imul(h, 31) + key.charCodeAt(i)) | 0;
+  return h;
+};
+
+const SLOT_MASK = 1023;
+/** A hash's slot; with this fold, the keys of each table below fall in distinct slots. */
+const slotOf = (h: number): number => (h ^ (h >>> 7)) & SLOT_MASK;
+
+/** Fields by key hash slot; keys of one table never share a slot (checked here, at load). */
+function slotsOf(table: Record<string, FieldSpec>): (Field | undefined)[] {
+  const slots: (Field | undefined)[] = new Array(SLOT_MASK + 1).fill(undefined);
+  for (const [name, f] of Object.entries(table)) {
+    const slot = slotOf(hashOf(name));
+    if (slots[slot]) throw new Error(`feed-protobuf: two keys share a slot (${name})`);
+    slots[slot] = { ...f, name };
+  }
+  return slots;
+}
+
+/** FeedMessage's oneof fields: `trade` = 1, `book` = 2 (length-delimited). */
+const KINDS: Record<string, { tag: number; slots: (Field | undefined)[] }> = {
+  trade: { tag: (1 << 3) | 2, slots: slotsOf(TRADE) },
+  book: { tag: (2 << 3) | 2, slots: slotsOf(BOOK) },
+};
+
+/** Level: price = 1, size = 2, both doubles (fixed64). */
+const LEVEL_SLOTS = slotsOf({ price: { id: 1, kind: DBL }, size: { id: 2, kind: DBL } });
+
+/** The gRPC prefix (flag, length) and FeedMessage's tag and length fit in the bytes before this. */
+const HEAD = 16;
+
+/**
+ * The scratch buffer every frame is written into, then copied out as a latin1 string. No JSON
+ * member writes more bytes than twice its text (a 1-char number under a 3-char key: 11 bytes
+ * of a negative int64 from 8 chars), so `HEAD + 2 × length + 64` bytes always suffice.
+ */
+let buf = Buffer.allocUnsafe(16 * 1024);
+
+/** The value of the number `readNumber` read last (a second return value, without an object). */
+let num = 0;
+
+/**
+ * The gRPC frame (latin1 string: flag, length, FeedMessage bytes) of a `trade` or `book` event's
+ * JSON; null where this encoder does not apply (then JSON.parse + protobufjs, framer.ts).
+ */
+export function feedFrameOfJson(kind: string, json: string): string | null {
+  const spec = KINDS[kind];
+  if (!spec) return null;
+  const need = HEAD + 2 * json.length + 64;
+  if (buf.length < need) buf = Buffer.allocUnsafe(Math.max(need, buf.length * 2));
+  const b = buf;
+  const end = encodeObject(json, spec.slots, b);
+  if (end < 0) return null;
+  const inner = end - HEAD;
+  const lenBytes = inner < 1 << 7 ? 1 : inner < 1 << 14 ? 2 : inner < 1 << 21 ? 3 : inner < 1 << 28 ? 4 : 5;
+  const begin = HEAD - lenBytes - 1 - 5;
+  b[begin] = 0;
+  b.writeUInt32BE(1 + lenBytes + inner, begin + 1);
+  b[begin + 5] = spec.tag;
+  writeVarint(b, begin + 6, inner);
+  return b.toString('latin1', begin, end);
+}
+
+/** The members of the event object `t`, written from HEAD on; the end, or -1 if not handled. */
+function encodeObject(t: string, slots: (Field | undefined)[], b: Buffer): number {
+  let at = 1;
+  let pos = HEAD;
+  let seen = 0;
+  if (t.charCodeAt(0) !== 123) return -1; // {
+  if (t.charCodeAt(at) === 125) return at + 1 === t.length ? pos : -1;
+  for (;;) {
+    if (t.charCodeAt(at) !== 34) return -1; // "
+    const keyStart = ++at;
+    let h = 0;
+    for (let c = t.charCodeAt(at); c !== 34; c = t.charCodeAt(++at)) {
+      if (!(c >= 32 && c < 128) || c === 92) return -1; // control, non-ASCII, escape, end
+      h = (Math.imul(h, 31) + c) | 0;
+    }
+    const keyEnd = at++;
+    if (t.charCodeAt(at++) !== 58) return -1; // :
+    const slot = slots[slotOf(h)];
+    const field = slot !== undefined && isKey(t, keyStart, keyEnd, slot.name) ? slot : undefined;
+    const c = t.charCodeAt(at);
+    if (field === undefined) at = skipScalar(t, at);
+    else if (seen & (1 << field.id)) return -1;
+    else {
+      seen |= 1 << field.id;
+      const id = field.id;
+      if (c === 110) at = t.startsWith('null', at) ? at + 4 : -1;
+      else if (field.kind === DBL) {
+        at = readNumber(t, at);
+        if (at < 0) return -1;
+        b[pos] = (id << 3) | 1;
+        b.writeDoubleLE(num, pos + 1);
+        pos += 9;
+      } else if (field.kind === I64) {
+        at = readNumber(t, at);
+        if (at < 0 || !Number.isSafeInteger(num)) return -1;
+        pos = writeVarint(b, pos, id << 3);
+        pos = num >= 0 ? writeVarint(b, pos, num) : writeNegative(b, pos, num);
+      } else if (field.kind === STR) {
+        if (c !== 34) return -1;
+        const start = ++at;
+        for (let d = t.charCodeAt(at); d !== 34; d = t.charCodeAt(++at))
+          if (!(d >= 32 && d < 128) || d === 92) return -1;
+        const len = at++ - start;
+        pos = writeVarint(b, pos, (id << 3) | 2);
+        pos = writeVarint(b, pos, len);
+        for (let i = start; i < start + len; i++) b[pos++] = t.charCodeAt(i);
+      } else if (field.kind === BOOL) {
+        if (t.startsWith('true', at)) {
+          b[pos++] = id << 3;
+          b[pos++] = 1;
+          at += 4;
+        } else if (t.startsWith('false', at)) {
+          b[pos++] = id << 3;
+          b[pos++] = 0;
+          at += 5;
+        } else return -1;
+      } else {
+        pos = writeLevels(t, at, b, pos, (id << 3) | 2);
+        if (pos < 0) return -1;
+        at = num;
+      }
+    }
+    if (at < 0) return -1;
+    const d = t.charCodeAt(at++);
+    if (d === 125) return at === t.length ? pos : -1; // }
+    if (d !== 44) return -1; // ,
+  }
+}
+
+/**
+ * `[{"price":p,"size":q},…]` at `at`: one length-delimited Level per element (at most 18 bytes,
+ * so its length is one byte). Returns the end of the output (-1: not handled); `num` = the text's.
+ */
+function writeLevels(t: string, at: number, b: Buffer, pos: number, tag: number): number {
+  if (t.charCodeAt(at++) !== 91) return -1; // [
+  if (t.charCodeAt(at) === 93) {
+    num = at + 1; // ]
+    return pos;
+  }
+  for (;;) {
+    if (t.charCodeAt(at++) !== 123) return -1; // {
+    b[pos++] = tag;
+    const lenAt = pos++;
+    let seen = 0;
+    if (t.charCodeAt(at) === 125) at++;
+    else
+      for (;;) {
+        if (t.charCodeAt(at) !== 34) return -1;
+        const keyStart = ++at;
+        let h = 0;
+        for (let c = t.charCodeAt(at); c !== 34; c = t.charCodeAt(++at)) {
+          if (!(c >= 32 && c < 128) || c === 92) return -1;
+          h = (Math.imul(h, 31) + c) | 0;
+        }
+        const keyEnd = at++;
+        if (t.charCodeAt(at++) !== 58) return -1;
+        const f = LEVEL_SLOTS[slotOf(h)];
+        if (f === undefined || !isKey(t, keyStart, keyEnd, f.name)) return -1;
+        if (seen & f.id) return -1;
+        seen |= f.id;
+        if (t.charCodeAt(at) === 110) {
+          if (!t.startsWith('null', at)) return -1;
+          at += 4;
+        } else {
+          at = readNumber(t, at);
+          if (at < 0) return -1;
+          b[pos] = (f.id << 3) | 1;
+          b.writeDoubleLE(num, pos + 1);
+          pos += 9;
+        }
+        const d = t.charCodeAt(at++);
+        if (d === 125) break;
+        if (d !== 44) return -1;
+      }
+    b[lenAt] = pos - lenAt - 1;
+    const d = t.charCodeAt(at++);
+    if (d === 93) {
+      num = at; // ]
+      return pos;
+    }
+    if (d !== 44) return -1;
+  }
+}
+
+/** Whether `t` holds `name` from `start` to `end` (char by char: inlined, unlike startsWith). */
+function isKey(t: string, start: number, end: number, name: string): boolean {
+  if (end - start !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (t.charCodeAt(start + i) !== name.charCodeAt(i)) return false;
+  return true;
+}
+
+/** The value of a key the message has no field for: a scalar is skipped (its end), anything else -1. */
+function skipScalar(t: string, at: number): number {
+  const c = t.charCodeAt(at);
+  if (c === 34) {
+    for (let d = t.charCodeAt(++at); d !== 34; d = t.charCodeAt(++at))
+      if (!(d >= 32 && d < 128) || d === 92) return -1;
+    return at + 1;
+  }
+  if (t.startsWith('true', at) || t.startsWith('null', at)) return at + 4;
+  if (t.startsWith('false', at)) return at + 5;
+  return readNumber(t, at);
+}
+
+/**
+ * A JSON number at `at` into `num`; returns its end, or -1 (JSON's grammar is checked here:
+ * Number() alone also takes `+1`, `.5`, `01`, `0x1`). An integer of up to 15 digits is summed as
+ * it is read (exact); anything else goes to Number().
+ */
+function readNumber(t: string, start: number): number {
+  let at = start;
+  const negative = t.charCodeAt(at) === 45;
+  if (negative) at++;
+  let c = t.charCodeAt(at);
+  let v = 0;
+  if (c === 48) c = t.charCodeAt(++at);
+  else if (c >= 49 && c <= 57) {
+    do {
+      v = v * 10 + (c - 48);
+      c = t.charCodeAt(++at);
+    } while (c >= 48 && c <= 57);
+  } else return -1;
+  const digitsEnd = at;
+  if (c === 46) {
+    c = t.charCodeAt(++at);
+    if (!(c >= 48 && c <= 57)) return -1;
+    do c = t.charCodeAt(++at);
+    while (c >= 48 && c <= 57);
+  }
+  if (c === 101 || c === 69) {
+    c = t.charCodeAt(++at);
+    if (c === 43 || c === 45) c = t.charCodeAt(++at);
+    if (!(c >= 48 && c <= 57)) return -1;
+    do c = t.charCodeAt(++at);
+    while (c >= 48 && c <= 57);
+  }
+  num =
+    at === digitsEnd && at - start <= (negative ? 16 : 15) ? (negative ? -v : v) : Number(t.slice(start, at));
+  return at;
+}
+
+/** A varint of a non-negative safe integer (low and high 32 bits, 7 bits a byte); the end. */
+function writeVarint(b: Buffer, pos: number, v: number): number {
+  let lo = v >>> 0;
+  let hi = (v - lo) / 4_294_967_296;
+  while (hi !== 0) {
+    b[pos++] = (lo & 127) | 128;
+    lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+    hi >>>= 7;
+  }
+  while (lo > 127) {
+    b[pos++] = (lo & 127) | 128;
+    lo >>>= 7;
+  }
+  b[pos++] = lo;
+  return pos;
+}
+
+/** A negative int64: its 64-bit two's complement, 10 bytes, as protobufjs writes it. */
+function writeNegative(b: Buffer, pos: number, v: number): number {
+  let x = BigInt.asUintN(64, BigInt(v));
+  for (let i = 0; i < 9; i++) {
+    b[pos++] = Number(x & 127n) | 128;
+    x >>= 7n;
+  }
+  b[pos++] = Number(x);
+  return pos;
+}
