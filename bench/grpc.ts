@@ -15,8 +15,15 @@
  *   every other round, after a warm-up window of each (bench/lib/rounds.ts): medians over rounds.
  *   GRPC_BENCH_ONLY=unary|live|catchup runs one phase alone.
  * - Catch-up: GRPC_BENCH_CATCHUP stored events (default 200,000; the issue's figure is 1M) read
- *   from after_seq 0 by one stream, events/s vs a raw ordered consumer (goal ≥ 0.7×).
+ *   from after_seq 0 by one stream, events/s vs a raw ordered consumer that counts its messages
+ *   (goal ≥ 0.7×; against the faster of a raw run before and after). Four client runs, all
+ *   reported: a grpc-js client decoding every FeedMessage and one reading each seq from the bytes
+ *   (first and last decoded and checked), each in the bench process (sharing the edge's CPU) and
+ *   in a process of its own (as in production); GRPC_BENCH_CLIENTS picks some, GRPC_BENCH_WINDOW
+ *   sets the client's HTTP/2 receive window (bench/lib/grpc-catchup-client.ts).
  */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Server, ServerCredentials, type ServiceError } from '@grpc/grpc-js';
 import { openGuard } from '../gateways/core/guard.ts';
 import { LatestState } from '../gateways/core/latest-state.ts';
@@ -30,6 +37,12 @@ import { readOrdered } from '../platform/ordered-reader.ts';
 import { collect, keyMetadata, priceClient } from '../test/support/grpc.ts';
 import { benchConfig } from './lib/config.ts';
 import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
+import {
+  type CatchUpRequest,
+  type CatchUpResult,
+  type ClientKind,
+  catchUp as catchUpClient,
+} from './lib/grpc-catchup-client.ts';
 import { Histogram } from './lib/histogram.ts';
 import { sleep } from './lib/ipc.ts';
 import { nowUs, publishWindow, rawLive } from './lib/live-latency.ts';
@@ -40,6 +53,12 @@ const CATCHUP = Number(process.env.GRPC_BENCH_CATCHUP ?? 200_000);
 /** `unary`, `live` or `catchup`: that phase alone. */
 const ONLY = process.env.GRPC_BENCH_ONLY;
 const ROUNDS = Number(process.env.GRPC_BENCH_ROUNDS ?? 5);
+/** The catch-up client's HTTP/2 receive window in bytes (0: grpc-js's default, 64 KiB). */
+const WINDOW = Number(process.env.GRPC_BENCH_WINDOW ?? 0);
+/** Where the catch-up client runs and what it decodes; GRPC_BENCH_CLIENTS=here:bytes,apart:decode… picks. */
+const CLIENT_RUNS = (process.env.GRPC_BENCH_CLIENTS ?? 'here:decode,here:bytes,apart:decode,apart:bytes')
+  .split(',')
+  .map((s) => s.split(':') as ['here' | 'apart', ClientKind]);
 const log = createLogger('warn');
 const ms = (h: Histogram) => ({
   p50_ms: round(h.percentile(50) / 1_000),
@@ -129,19 +148,11 @@ async function startEdge(nats: Nats, config: Config) {
   };
 }
 
-/**
- * Catch-up: CATCHUP stored events in a fresh MD stream, read from sequence 1 by a raw ordered
- * consumer, then by one StreamEvents stream from after_seq 0 on a fresh edge.
- */
-async function catchUpPhase(nats: Nats, config: Config) {
-  process.stderr.write(`catch-up of ${CATCHUP}…\n`);
-  await resetMdStream(nats);
-  await fillMdStream(nats, CATCHUP);
-  const catchUp = await startEdge(nats, config);
-  const last = (await nats.jsm.streams.info('MD')).state.last_seq;
-  let t0 = performance.now();
+/** The raw baseline: an ordered consumer counting MD's messages from sequence 1 to `last`. */
+function rawCatchUp(nats: Nats, last: number): Promise<{ events_per_s: number; seconds: number }> {
+  const t0 = performance.now();
   let n = 0;
-  await new Promise<void>((resolve) => {
+  return new Promise((resolve) => {
     const r = readOrdered(
       nats,
       { stream: 'MD', filter: 'md.>', startSeq: 1 },
@@ -149,31 +160,78 @@ async function catchUpPhase(nats: Nats, config: Config) {
         n++;
         if (m.info.streamSequence >= last) {
           r.stop();
-          resolve();
+          const seconds = (performance.now() - t0) / 1_000;
+          resolve({ events_per_s: Math.round(n / seconds), seconds: round(seconds) });
         }
       },
       log,
     );
   });
-  const rawPerS = n / ((performance.now() - t0) / 1_000);
-  t0 = performance.now();
-  const s = collect(catchUp.client.StreamEvents({ after_seq: 0 }, keyMetadata(null)));
-  s.call.removeAllListeners('data');
-  let got = 0;
-  await new Promise<void>((resolve) =>
-    s.call.on('data', (m: { trade?: { seq: number } }) => {
-      got++;
-      if (m.trade && m.trade.seq >= last) resolve();
-    }),
-  );
-  const edgePerS = got / ((performance.now() - t0) / 1_000);
-  s.call.cancel();
+}
+
+/** The catch-up client in a process of its own (bench/lib/grpc-catchup-client.ts, forked). */
+function catchUpApart(request: CatchUpRequest): Promise<CatchUpResult> {
+  const child = fork(fileURLToPath(new URL('./lib/grpc-catchup-client.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, GRPC_BENCH_CLIENT: '1' },
+    stdio: ['ignore', 2, 2, 'ipc'],
+  });
+  const result = new Promise<CatchUpResult>((resolve, reject) => {
+    child.once('message', (m: CatchUpResult | { error: string }) =>
+      'error' in m ? reject(new Error(m.error)) : resolve(m),
+    );
+    child.once('exit', (code) => reject(new Error(`catch-up client exited (${code})`)));
+  });
+  child.send(request);
+  return result;
+}
+
+/**
+ * Catch-up: CATCHUP stored events in a fresh MD stream, read from sequence 1 by a raw ordered
+ * consumer (before and after the edge runs; the ratio is against the faster), and by one
+ * StreamEvents stream from after_seq 0 on one edge in this process, with a client that decodes
+ * every message and one that reads each seq from the bytes (bench/lib/grpc-catchup-client.ts),
+ * each in this process and in a process of its own.
+ */
+async function catchUpPhase(nats: Nats, config: Config) {
+  process.stderr.write(`filling ${CATCHUP}…\n`);
+  await resetMdStream(nats);
+  await fillMdStream(nats, CATCHUP);
+  const catchUp = await startEdge(nats, config);
+  const last = (await nats.jsm.streams.info('MD')).state.last_seq;
+  process.stderr.write(`catch-up of ${last}…\n`);
+  const request = (kind: ClientKind): CatchUpRequest => ({
+    target: catchUp.target,
+    kind,
+    last,
+    window: WINDOW,
+  });
+  const rawBefore = await rawCatchUp(nats, last);
+  progress(`raw ${rawBefore.events_per_s}/s`);
+  const runs = new Map<string, CatchUpResult>();
+  for (const [where, kind] of CLIENT_RUNS) {
+    const r = where === 'apart' ? await catchUpApart(request(kind)) : await catchUpClient(request(kind));
+    progress(
+      `${kind} client ${where === 'apart' ? 'in its own process' : 'in the bench process'}: ${r.events_per_s}/s`,
+    );
+    runs.set(`${where}:${kind}`, r);
+  }
+  const rawAfter = await rawCatchUp(nats, last);
+  progress(`raw ${rawAfter.events_per_s}/s`);
   await catchUp.stop();
+  const rawBest = Math.max(rawBefore.events_per_s, rawAfter.events_per_s);
+  const row = (where: string, kind: ClientKind) => {
+    const r = runs.get(`${where}:${kind}`);
+    return r
+      ? { events_per_s: r.events_per_s, seconds: r.seconds, ratio: round(r.events_per_s / rawBest) }
+      : null;
+  };
   return {
-    events: CATCHUP,
-    edge_per_s: Math.round(edgePerS),
-    raw_ordered_per_s: Math.round(rawPerS),
-    ratio: round(edgePerS / rawPerS),
+    events: last,
+    client_http2_window: WINDOW || 'grpc-js default (64 KiB)',
+    raw_ordered_consumer: { before: rawBefore, after: rawAfter },
+    client_in_bench_process: { decoding: row('here', 'decode'), bytes_seq_only: row('here', 'bytes') },
+    client_in_own_process: { decoding: row('apart', 'decode'), bytes_seq_only: row('apart', 'bytes') },
     goal: '≥ 0.7× raw',
   };
 }

@@ -1,0 +1,119 @@
+/**
+ * The catch-up client of `npm run bench -- grpc`: one StreamEvents stream from after_seq 0 until
+ * the message holding the stream's last event, with a real grpc-js client over HTTP/2, in two
+ * kinds, both reported (bench/grpc.ts):
+ * - `decode`: the method as the generated client has it, which decodes every FeedMessage into an object (protobufjs);
+ * - `bytes`: the same method with a deserializer that keeps each message's bytes and reads its
+ *   `seq` from them (the trade's or book's field 1, which the edge writes first), as the raw
+ *   ordered consumer only counts its messages and disk-sync's client finds seqs by bytes. The
+ *   first and the last message are decoded with the proto and checked (seq 1, then `last`).
+ * Runs in the bench process or, forked (`GRPC_BENCH_CLIENT=1`), in a process of its own, where
+ * the edge has the event loop to itself as it does in production. `window` sets the client's
+ * HTTP/2 receive window (`grpc-node.flow_control_window`; 0: grpc-js's default, 64 KiB).
+ */
+import {
+  type ClientReadableStream,
+  credentials,
+  Metadata,
+  type MethodDefinition,
+  makeGenericClientConstructor,
+} from '@grpc/grpc-js';
+import { packageDefinition, SERVICE_NAME } from '../../gateways/grpc/proto.ts';
+
+export type ClientKind = 'decode' | 'bytes';
+export type CatchUpRequest = { target: string; kind: ClientKind; last: number; window: number };
+export type CatchUpResult = { kind: ClientKind; events: number; seconds: number; events_per_s: number };
+
+type AnyMethod = MethodDefinition<unknown, unknown>;
+const streamEvents = (packageDefinition[SERVICE_NAME] as unknown as Record<string, AnyMethod>)
+  .StreamEvents as AnyMethod;
+const asIs = (b: Buffer): Buffer => b;
+/** The method as the generated client has it (decoding), and keeping the bytes. */
+const DecodingClient = makeGenericClientConstructor({ StreamEvents: streamEvents }, 'Price');
+const BytesClient = makeGenericClientConstructor(
+  { StreamEvents: { ...streamEvents, responseDeserialize: asIs } },
+  'PriceBytes',
+);
+type StreamClient = { StreamEvents(r: unknown, md: Metadata): ClientReadableStream<unknown>; close(): void };
+
+/** A varint at `at`: [value, next offset]; values up to 2^53 (seqs are). */
+function varintAt(b: Buffer, at: number): [number, number] {
+  let v = 0;
+  let scale = 1;
+  for (;;) {
+    const byte = b[at++];
+    if (byte === undefined) return [-1, at];
+    v += (byte & 127) * scale;
+    if (byte < 128) return [v, at];
+    scale *= 128;
+  }
+}
+
+/** The seq of a FeedMessage's trade (field 1) or book (field 2), read from its bytes; -1 for others. */
+export function seqOfBytes(b: Buffer): number {
+  if (b[0] !== 0x0a && b[0] !== 0x12) return -1;
+  const [, at] = varintAt(b, 1);
+  return b[at] === 0x08 ? (varintAt(b, at + 1)[0] as number) : seqOfDecoded(b);
+}
+
+function seqOfDecoded(b: Buffer): number {
+  const m = streamEvents.responseDeserialize(b) as { trade?: { seq: number }; book?: { seq: number } };
+  return (m.trade ?? m.book)?.seq ?? -1;
+}
+
+const options = (window: number) => (window > 0 ? { 'grpc-node.flow_control_window': window } : {});
+
+export async function catchUp({ target, kind, last, window }: CatchUpRequest): Promise<CatchUpResult> {
+  const Client = kind === 'bytes' ? BytesClient : DecodingClient;
+  const client = new Client(target, credentials.createInsecure(), options(window)) as unknown as StreamClient;
+  let events = 0;
+  let first: Buffer | null = null;
+  let lastBytes: Buffer | null = null;
+  let firstSeq = -1;
+  let lastSeq = -1;
+  const t0 = performance.now();
+  const call = client.StreamEvents({ after_seq: 0 }, new Metadata());
+  await new Promise<void>((resolve, reject) => {
+    call.on('error', reject);
+    call.on('data', (m: Buffer | { trade?: { seq: number }; book?: { seq: number } }) => {
+      const seq = Buffer.isBuffer(m) ? seqOfBytes(m) : ((m.trade ?? m.book)?.seq ?? -1);
+      if (seq < 0) return;
+      events++;
+      if (firstSeq < 0) {
+        firstSeq = seq;
+        if (Buffer.isBuffer(m)) first = m;
+      }
+      if (seq >= last) {
+        lastSeq = seq;
+        if (Buffer.isBuffer(m)) lastBytes = m;
+        resolve();
+      }
+    });
+  });
+  const seconds = (performance.now() - t0) / 1_000;
+  call.cancel();
+  client.close();
+  // The bytes client's first and last messages, decoded with the proto: the same seqs.
+  if (first) firstSeq = seqOfDecoded(first);
+  if (lastBytes) lastSeq = seqOfDecoded(lastBytes);
+  if (firstSeq !== 1 || lastSeq !== last)
+    throw new Error(`catch-up read seq ${firstSeq}..${lastSeq}, not 1..${last}`);
+  if (events !== last) throw new Error(`catch-up delivered ${events} events, not ${last}`);
+  return {
+    kind,
+    events,
+    seconds: Math.round(seconds * 1_000) / 1_000,
+    events_per_s: Math.round(events / seconds),
+  };
+}
+
+if (process.env.GRPC_BENCH_CLIENT === '1' && process.send) {
+  process.once('message', (m: CatchUpRequest) => {
+    catchUp(m)
+      .then(
+        (r) => r as CatchUpResult | { error: string },
+        (e) => ({ error: String(e) }),
+      )
+      .then((r) => process.send?.(r, () => process.exit(0)));
+  });
+}
