@@ -139,6 +139,15 @@ describe('NATS users per role', () => {
     expect(await canPublish('gateway', 'acct.acc_x.key_created')).toBe(false);
     // JSON-RPC filters keep their cursors in KV: a gateway writes that bucket and no other account data.
     expect(await canPublish('gateway', '$KV.jsonrpc_filters.key_x.0')).toBe(true);
+    // Open-stream slots and disk-sync leases are cluster-wide (issue 13): without these two every
+    // authenticated SSE request on the compose topology was 503 (found by its first real run). The
+    // buckets are made (as the admin) in case no gateway of this test has made them yet.
+    const admin = await as('admin');
+    for (const bucket of [KV_BUCKETS.streamLeases, KV_BUCKETS.disksyncLeases])
+      await new Kvm(admin.js).create(bucket);
+    await admin.nc.close();
+    expect(await canPublish('gateway', '$KV.stream_leases.key_x')).toBe(true);
+    expect(await canPublish('gateway', '$KV.disksync_leases.key_x')).toBe(true);
     expect(await canPublish('gateway', '$KV.keys.x')).toBe(false);
     expect(await canPublish('worker', 'acct.acc_x.key_created')).toBe(false);
     expect(await canPublish('accounts', 'md.binance.BTC.trade')).toBe(false);
