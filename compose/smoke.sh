@@ -7,7 +7,8 @@
 #   2. register an operator account, log in, raise it to Quant, create an API key (console API)
 #   3. one event of the unified SSE stream (:8444)
 #   4. JSON-RPC eth_blockNumber (:8545)
-#   5. gRPC health of price.PriceService (:50051) with grpcurl, skipped when grpcurl is absent
+#   5. gRPC health of price.PriceService (:50051) with grpcurl, or where grpcurl is absent with
+#      compose/grpc-health.mjs (the repository's grpc-js; needs `npm ci`), skipped when neither
 # prints a summary and tears everything down (containers, networks, volumes, temporary files).
 # Without a Docker engine it says so and exits 0.
 #
@@ -201,6 +202,9 @@ if command -v grpcurl >/dev/null 2>&1; then
   health="$(grpcurl -insecure -max-time 10 -d '{"service":"price.PriceService"}' \
     localhost:50051 grpc.health.v1.Health/Check 2>&1 || true)"
   if echo "$health" | grep -q '"SERVING"'; then pass "gRPC health: SERVING"; else fail "gRPC health: $health"; fi
+elif [[ -d "$here/../node_modules/@grpc/grpc-js" ]]; then
+  health="$(node "$here/grpc-health.mjs" localhost:50051 price.PriceService "$tmp/certs/edge.crt" 2>&1 || true)"
+  if [[ "$health" == "SERVING" ]]; then pass "gRPC health: SERVING (grpc-js)"; else fail "gRPC health: $health"; fi
 else
-  skip "gRPC health: grpcurl not installed"
+  skip "gRPC health: neither grpcurl nor the repository's node_modules"
 fi
