@@ -6,7 +6,7 @@
  * and the garbage they leave), for bytes every client of the process then shares.
  *
  * Why the bytes are right: each field is written with the tag and wire type of
- * contracts/proto/price.proto (tables below), a value only of the JSON kind the field takes
+ * contracts/proto/price.proto (read from the loaded definition, below), a value only of the JSON kind the field takes
  * (number → double or int64, string → string, true/false → bool, an array of {price, size} →
  * repeated Level), `null` as an absent field, unknown keys with scalar values ignored: what
  * protobufjs `fromObject` + `encode` does with the parsed object, fields in the order of the text
@@ -18,6 +18,8 @@
  * to the parsed JSON, field by field.
  */
 
+import { packageDefinition } from './proto.ts';
+
 const I64 = 0;
 const DBL = 1;
 const STR = 2;
@@ -27,40 +29,40 @@ type Kind = typeof I64 | typeof DBL | typeof STR | typeof BOOL | typeof LEVELS;
 type Field = { id: number; kind: Kind; name: string };
 type FieldSpec = Omit<Field, 'name'>;
 
-const TRADE: Record<string, FieldSpec> = {
-  seq: { id: 1, kind: I64 },
-  event_type: { id: 2, kind: STR },
-  source: { id: 3, kind: STR },
-  symbol: { id: 4, kind: STR },
-  timestamp_ms: { id: 5, kind: I64 },
-  capture_time_ms: { id: 6, kind: I64 },
-  side: { id: 7, kind: STR },
-  price: { id: 8, kind: DBL },
-  size: { id: 9, kind: DBL },
-  trade_id: { id: 10, kind: STR },
-  notional_usd: { id: 11, kind: DBL },
-  venue_trade_id: { id: 12, kind: STR },
-  ingest_us: { id: 13, kind: I64 },
-  publish_us: { id: 14, kind: I64 },
+type DescriptorField = { name: string; number: number; type: string; typeName: string };
+
+/** The scalar kinds the scan writes, by descriptor type; a `price.Level` message is LEVELS. */
+const KIND_OF_TYPE: Record<string, Kind> = {
+  TYPE_INT64: I64,
+  TYPE_DOUBLE: DBL,
+  TYPE_STRING: STR,
+  TYPE_BOOL: BOOL,
 };
 
-const BOOK: Record<string, FieldSpec> = {
-  seq: { id: 1, kind: I64 },
-  event_type: { id: 2, kind: STR },
-  source: { id: 3, kind: STR },
-  symbol: { id: 4, kind: STR },
-  timestamp_ms: { id: 5, kind: I64 },
-  capture_time_ms: { id: 6, kind: I64 },
-  bids: { id: 7, kind: LEVELS },
-  asks: { id: 8, kind: LEVELS },
-  best_bid: { id: 9, kind: DBL },
-  best_ask: { id: 10, kind: DBL },
-  mid_price: { id: 11, kind: DBL },
-  spread_bps: { id: 12, kind: DBL },
-  is_snapshot: { id: 13, kind: BOOL },
-  ingest_us: { id: 14, kind: I64 },
-  publish_us: { id: 15, kind: I64 },
-};
+/**
+ * A message's fields from the loaded contracts/proto/price.proto (proto.ts), so the tags are the
+ * contract's own; a field of a type the scan does not write stops the process at load, never
+ * writes a wrong tag.
+ */
+function fieldsOf(message: string): Record<string, FieldSpec> {
+  const def = packageDefinition[`price.${message}`] as unknown as { type: { field: DescriptorField[] } };
+  const fields: Record<string, FieldSpec> = {};
+  for (const f of def.type.field) {
+    const kind = f.typeName === 'price.Level' ? LEVELS : KIND_OF_TYPE[f.type];
+    if (kind === undefined)
+      throw new Error(`feed-protobuf: price.${message}.${f.name} (${f.type}) is not supported`);
+    fields[f.name] = { id: f.number, kind };
+  }
+  return fields;
+}
+
+/** The number of FeedMessage's oneof field `name`. */
+function feedKindNumber(name: string): number {
+  const def = packageDefinition['price.FeedMessage'] as unknown as { type: { field: DescriptorField[] } };
+  const f = def.type.field.find((x) => x.name === name);
+  if (!f) throw new Error(`feed-protobuf: price.FeedMessage has no ${name}`);
+  return f.number;
+}
 
 /** A key's hash as the scan computes it, char by char (the key is then compared in full). */
 const hashOf = (key: string): number => {
@@ -84,14 +86,14 @@ function slotsOf(table: Record<string, FieldSpec>): (Field | undefined)[] {
   return slots;
 }
 
-/** FeedMessage's oneof fields: `trade` = 1, `book` = 2 (length-delimited). */
+/** FeedMessage's oneof fields `trade` (a Trade) and `book` (a BookEvent), length-delimited. */
 const KINDS: Record<string, { tag: number; slots: (Field | undefined)[] }> = {
-  trade: { tag: (1 << 3) | 2, slots: slotsOf(TRADE) },
-  book: { tag: (2 << 3) | 2, slots: slotsOf(BOOK) },
+  trade: { tag: (feedKindNumber('trade') << 3) | 2, slots: slotsOf(fieldsOf('Trade')) },
+  book: { tag: (feedKindNumber('book') << 3) | 2, slots: slotsOf(fieldsOf('BookEvent')) },
 };
 
-/** Level: price = 1, size = 2, both doubles (fixed64). */
-const LEVEL_SLOTS = slotsOf({ price: { id: 1, kind: DBL }, size: { id: 2, kind: DBL } });
+/** Level: price and size, doubles (fixed64). */
+const LEVEL_SLOTS = slotsOf(fieldsOf('Level'));
 
 /** The gRPC prefix (flag, length) and FeedMessage's tag and length fit in the bytes before this. */
 const HEAD = 16;
