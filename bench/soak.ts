@@ -22,8 +22,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startLocalCluster } from '../app/cluster-topology.ts';
+import type { Nats } from '../platform/nats.ts';
 import { startTestAccounts } from '../test/support/accounts.ts';
 import { type ResumingReader, resumingReader, seqRange } from '../test/support/cluster.ts';
+import { eventually } from '../test/support/eventually.ts';
 import { connectTestNats, testConfig } from '../test/support/gateway.ts';
 import { sleep } from './lib/ipc.ts';
 import { diskClient, grpcClient, type SoakClient } from './soak-clients.ts';
@@ -36,6 +38,19 @@ const FAULT_GRACE_MS = 15_000;
 /** After the producer stops, how long the clients have to reach the log's end (a disk-sync client
  * whose replica was killed may wait out the dead connection's key lease, 45 s). */
 const DRAIN_MS = 120_000;
+
+/**
+ * The MD stream's last sequence, patiently: the last fault may have killed a NATS node just before
+ * (in the 2-minute run it is the last thing before the end), and stream info times out until the
+ * stream has a leader again. A 5 s request timeout here once failed a whole run.
+ */
+const lastSeqOfMd = async (nats: Nats): Promise<number> => {
+  const read = async () => {
+    const info = await nats.jsm.streams.info('MD').catch(() => null);
+    return info ? { seq: info.state.last_seq } : null; // an object: 0 is a valid answer
+  };
+  return (await eventually(read, 60_000, 'MD stream info (its leader after the last fault)', 250)).seq;
+};
 
 export async function run(minutes = Number(process.env.SOAK_MINUTES ?? 2), faultEveryS?: number) {
   const runMs = minutes * 60_000;
@@ -68,7 +83,7 @@ export async function run(minutes = Number(process.env.SOAK_MINUTES ?? 2), fault
   const rpcUrls = cluster.processes.filter((p) => p.name.startsWith('jsonrpc')).map((p) => p.url as string);
   const grpcTargets = urls('grpc').map((u) => new URL(u).host);
 
-  const from = (await nats.jsm.streams.info('MD')).state.last_seq;
+  const from = await lastSeqOfMd(nats);
   const clients: { transport: string; reader: ResumingReader | SoakClient }[] = [
     ...[0, 1, 2, 3].map((i) => ({
       transport: 'sse',
@@ -143,7 +158,7 @@ export async function run(minutes = Number(process.env.SOAK_MINUTES ?? 2), fault
     const producer = cluster.processes.find((p) => p.name === 'producer-sim');
     producer?.child.kill('SIGTERM');
     await producer?.exited;
-    const end = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const end = await lastSeqOfMd(nats);
     const deadline = Date.now() + DRAIN_MS;
     while (clients.some((c) => c.reader.last() < end) && Date.now() < deadline) await sleep(100);
     stopping = true;
