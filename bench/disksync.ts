@@ -19,10 +19,6 @@
  *   100 connections once (no goal; their JSON parsing shares this process's CPU with the edge).
  *   DISKSYNC_BENCH_ONLY=live runs the live phase alone, =catchup the catch-up alone.
  */
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { unpack } from 'msgpackr';
-import WebSocket from 'ws';
 import type { Encoding } from '../contracts/disksync.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
 import { disksyncSettings } from '../gateways/disksync/app.ts';
@@ -33,8 +29,10 @@ import type { Nats } from '../platform/nats.ts';
 import { readOrdered } from '../platform/ordered-reader.ts';
 import { listenOpenDisksync } from '../test/support/disksync.ts';
 import { benchConfig } from './lib/config.ts';
+import { connect, edgeCatchUp, type Rate, rate, start } from './lib/disksync-catchup-client.ts';
 import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
 import { Histogram } from './lib/histogram.ts';
+import { startWorker } from './lib/ipc.ts';
 import { nowUs, publishWindow, rawLive } from './lib/live-latency.ts';
 import { compareInRounds } from './lib/rounds.ts';
 
@@ -50,37 +48,6 @@ const ms = (h: Histogram) => ({
   p99_ms: round(h.percentile(99) / 1_000),
   n: h.count,
 });
-const MB = 1_000_000;
-
-/** `cpu_us_per_event`: this process's CPU (all threads) per event, steadier than events/s under load. */
-type Rate = {
-  events: number;
-  seconds: number;
-  events_per_s: number;
-  mb_per_s: number;
-  cpu_us_per_event: number;
-};
-const start = () => ({ t0: performance.now(), cpu: process.cpuUsage() });
-const rate = (events: number, bytes: number, from: ReturnType<typeof start>): Rate => {
-  const seconds = (performance.now() - from.t0) / 1_000;
-  const cpu = process.cpuUsage(from.cpu);
-  return {
-    events,
-    seconds: round(seconds),
-    events_per_s: Math.round(events / seconds),
-    mb_per_s: round(bytes / MB / seconds),
-    cpu_us_per_event: round((cpu.user + cpu.system) / events),
-  };
-};
-
-function connect(url: string): Promise<WebSocket> {
-  const ws = new WebSocket(`${url}/`, { maxPayload: 64 * 1024 * 1024, perMessageDeflate: false });
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve(ws));
-    ws.once('error', reject);
-  });
-}
-
 /** The raw baseline: an ordered consumer reading MD from `startSeq` to `last`. */
 function rawCatchUp(nats: Nats, last: number): Promise<Rate> {
   const t0 = start();
@@ -103,89 +70,18 @@ function rawCatchUp(nats: Nats, last: number): Promise<Rate> {
   });
 }
 
-const JSON_SEQ = Buffer.from('"seq":');
-const MSGPACK_SEQ = Buffer.from([0xa3, 0x73, 0x65, 0x71]); // fixstr "seq"
-
-/** The `seq` of a data frame's last event, found without decoding the frame. */
-function lastSeq(data: Buffer, binary: boolean): number {
-  if (!binary) {
-    const i = data.lastIndexOf(JSON_SEQ);
-    return i < 0
-      ? -1
-      : Number.parseInt(data.toString('latin1', i + JSON_SEQ.length, i + JSON_SEQ.length + 20), 10);
-  }
-  const i = data.lastIndexOf(MSGPACK_SEQ);
-  if (i < 0) return -1;
-  const at = i + MSGPACK_SEQ.length;
-  const tag = data[at] as number;
-  if (tag < 0x80) return tag;
-  if (tag === 0xcc) return data.readUInt8(at + 1);
-  if (tag === 0xcd) return data.readUInt16BE(at + 1);
-  if (tag === 0xce) return data.readUInt32BE(at + 1);
-  if (tag === 0xcb) return data.readDoubleBE(at + 1);
-  return -1;
-}
-
 /**
- * One connection subscribing from `from_seq` 0 until the frame holding the stream's last event
- * (history from the log, then the tail's ring); data-frame bytes counted, no frame decoded but
- * the first and the last (which are checked: the replay starts at 1 and ends at `last`).
- */
-async function edgeCatchUp(url: string, encoding: Encoding, last: number): Promise<Rate> {
-  const ws = await connect(url);
-  let bytes = 0;
-  let first: { data: Buffer; binary: boolean } | null = null;
-  const t0 = start();
-  await new Promise<void>((resolve, reject) => {
-    ws.on('message', (data: Buffer, binary: boolean) => {
-      if (binary || data[0] === 0x5b /* [ */) {
-        bytes += data.length;
-        first ??= { data, binary };
-        if (lastSeq(data, binary) >= last) resolve();
-        return;
-      }
-      const c = JSON.parse(data.toString()) as { type: string };
-      if (c.type === 'error') reject(new Error(data.toString()));
-    });
-    ws.send(JSON.stringify({ op: 'subscribe', id: 'c', from_seq: 0, encoding }));
-  });
-  const result = rate(last, bytes, t0);
-  ws.close();
-  const f = first as { data: Buffer; binary: boolean } | null;
-  const events = f ? ((f.binary ? unpack(f.data) : JSON.parse(f.data.toString())) as { seq: number }[]) : [];
-  if (events[0]?.seq !== 1) throw new Error(`catch-up started at ${events[0]?.seq}, not 1`);
-  return result;
-}
-
-/**
- * The same catch-up with the client in a process of its own (this file, forked): the edge has
- * the event loop to itself, as it does in production, where the client is on another machine.
+ * The same catch-up with the client in a process of its own (bench/lib/disksync-catchup-client.ts
+ * as a worker): the edge has the event loop to itself, as it does in production, where the client
+ * is on another machine.
  */
 async function edgeCatchUpApart(url: string, encoding: Encoding, last: number): Promise<Rate> {
-  const child = fork(fileURLToPath(import.meta.url), [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, DISKSYNC_BENCH_CLIENT: '1' },
-    stdio: ['ignore', 2, 2, 'ipc'],
-  });
-  const result = new Promise<Rate>((resolve, reject) => {
-    child.once('message', (m: Rate | { error: string }) =>
-      'error' in m ? reject(new Error(m.error)) : resolve(m),
-    );
-    child.once('exit', (code) => reject(new Error(`catch-up client exited (${code})`)));
-  });
-  child.send({ url, encoding, last });
-  return result;
-}
-
-if (process.env.DISKSYNC_BENCH_CLIENT === '1' && process.send) {
-  process.once('message', (m: { url: string; encoding: Encoding; last: number }) => {
-    edgeCatchUp(m.url, m.encoding, m.last)
-      .then(
-        (r) => r as Rate | { error: string },
-        (e) => ({ error: String(e) }),
-      )
-      .then((r) => process.send?.(r, () => process.exit(0)));
-  });
+  const client = await startWorker('disksync-catchup-client', { env: { DISKSYNC_BENCH_CLIENT: '1' } });
+  try {
+    return await client.call<Rate>('catchUp', { url, encoding, last }, 600_000);
+  } finally {
+    await client.close();
+  }
 }
 
 /** A disk-sync edge (open guard) on a live tail of its own; `url` for clients. */

@@ -22,8 +22,6 @@
  *   in a process of its own (as in production); GRPC_BENCH_CLIENTS picks some, GRPC_BENCH_WINDOW
  *   sets the client's HTTP/2 receive window (bench/lib/grpc-catchup-client.ts).
  */
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { Server, ServerCredentials, type ServiceError } from '@grpc/grpc-js';
 import { openGuard } from '../gateways/core/guard.ts';
 import { LatestState } from '../gateways/core/latest-state.ts';
@@ -44,7 +42,7 @@ import {
   catchUp as catchUpClient,
 } from './lib/grpc-catchup-client.ts';
 import { Histogram } from './lib/histogram.ts';
-import { sleep } from './lib/ipc.ts';
+import { sleep, startWorker } from './lib/ipc.ts';
 import { nowUs, publishWindow, rawLive } from './lib/live-latency.ts';
 import { compareInRounds } from './lib/rounds.ts';
 
@@ -169,21 +167,14 @@ function rawCatchUp(nats: Nats, last: number): Promise<{ events_per_s: number; s
   });
 }
 
-/** The catch-up client in a process of its own (bench/lib/grpc-catchup-client.ts, forked). */
-function catchUpApart(request: CatchUpRequest): Promise<CatchUpResult> {
-  const child = fork(fileURLToPath(new URL('./lib/grpc-catchup-client.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, GRPC_BENCH_CLIENT: '1' },
-    stdio: ['ignore', 2, 2, 'ipc'],
-  });
-  const result = new Promise<CatchUpResult>((resolve, reject) => {
-    child.once('message', (m: CatchUpResult | { error: string }) =>
-      'error' in m ? reject(new Error(m.error)) : resolve(m),
-    );
-    child.once('exit', (code) => reject(new Error(`catch-up client exited (${code})`)));
-  });
-  child.send(request);
-  return result;
+/** The catch-up client in a process of its own (bench/lib/grpc-catchup-client.ts as a worker). */
+async function catchUpApart(request: CatchUpRequest): Promise<CatchUpResult> {
+  const client = await startWorker('grpc-catchup-client', { env: { GRPC_BENCH_CLIENT: '1' } });
+  try {
+    return await client.call<CatchUpResult>('catchUp', request, 600_000);
+  } finally {
+    await client.close();
+  }
 }
 
 /**

@@ -7,7 +7,7 @@
  *   `seq` from them (the trade's or book's field 1, which the edge writes first), as the raw
  *   ordered consumer only counts its messages and disk-sync's client finds seqs by bytes. The
  *   first and the last message are decoded with the proto and checked (seq 1, then `last`).
- * Runs in the bench process or, forked (`GRPC_BENCH_CLIENT=1`), in a process of its own, where
+ * Runs in the bench process or, as a worker process (`GRPC_BENCH_CLIENT=1`, bench/lib/ipc.ts), in one of its own, where
  * the edge has the event loop to itself as it does in production. `window` sets the client's
  * HTTP/2 receive window (`grpc-node.flow_control_window`; 0: grpc-js's default, 64 KiB).
  */
@@ -19,6 +19,7 @@ import {
   makeGenericClientConstructor,
 } from '@grpc/grpc-js';
 import { packageDefinition, SERVICE_NAME } from '../../gateways/grpc/proto.ts';
+import { serveWorker } from './ipc.ts';
 
 export type ClientKind = 'decode' | 'bytes';
 export type CatchUpRequest = { target: string; kind: ClientKind; last: number; window: number };
@@ -107,13 +108,5 @@ export async function catchUp({ target, kind, last, window }: CatchUpRequest): P
   };
 }
 
-if (process.env.GRPC_BENCH_CLIENT === '1' && process.send) {
-  process.once('message', (m: CatchUpRequest) => {
-    catchUp(m)
-      .then(
-        (r) => r as CatchUpResult | { error: string },
-        (e) => ({ error: String(e) }),
-      )
-      .then((r) => process.send?.(r, () => process.exit(0)));
-  });
-}
+// Started by bench/grpc.ts as a worker process (bench/lib/ipc.ts).
+if (process.env.GRPC_BENCH_CLIENT === '1') serveWorker({ catchUp: (r: CatchUpRequest) => catchUp(r) });
