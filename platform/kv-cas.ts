@@ -18,8 +18,11 @@
  * deletes writes the key again with `update` at the marker's revision (unique, like any other), and
  * deletes with `remove`, which carries the same kind of id.
  */
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, jetstream } from '@nats-io/jetstream';
+import { type KV, Kvm } from '@nats-io/kv';
 import { headers } from '@nats-io/transport-node';
+import { createBucket } from './kv.ts';
+import type { Nats } from './nats.ts';
 
 /** Another writer replaced the revision this write was based on: read again and retry. */
 export class CasConflictError extends Error {
@@ -68,4 +71,20 @@ export function casWriter(js: JetStreamClient, bucket: string, timeoutMs: number
     update: (key, value, revision) => write(key, value, revision),
     remove: (key, revision) => write(key, new Uint8Array(0), revision, true),
   };
+}
+
+/**
+ * What every compare-and-swap user opens: its history-1 bucket (created if missing, patiently, at
+ * the cluster's replicas, entries purged `ttlMs` after their last write) with requests bounded by
+ * `timeoutMs`, and a CasWriter on it.
+ */
+export async function openCasBucket(
+  nats: Nats,
+  bucket: string,
+  opts: { ttlMs: number; timeoutMs: number },
+): Promise<{ kv: KV; cas: CasWriter }> {
+  const js = jetstream(nats.nc, { timeout: opts.timeoutMs });
+  const config = { history: 1, ttl: opts.ttlMs, timeout: opts.timeoutMs, replicas: nats.replicas ?? 1 };
+  const kv = await createBucket(new Kvm(js), bucket, config);
+  return { kv, cas: casWriter(js, bucket, opts.timeoutMs) };
 }

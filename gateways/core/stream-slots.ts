@@ -18,11 +18,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { jetstream } from '@nats-io/jetstream';
-import { type KV, Kvm } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { createBucket } from '../../platform/kv.ts';
-import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
+import { CasConflictError, type CasWriter, openCasBucket } from '../../platform/kv-cas.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 export type StreamSlot = { admitted: true; release(): void } | { admitted: false; open: number };
@@ -75,11 +73,11 @@ export async function openKvStreamSlots(
   nats: Nats,
   opts: { ttlMs: number; timeoutMs?: number },
 ): Promise<StreamSlots> {
-  const timeout = opts.timeoutMs ?? 2_000;
-  const kvm = new Kvm(jetstream(nats.nc, { timeout }));
-  const config = { history: 1, ttl: 2 * opts.ttlMs, timeout, replicas: nats.replicas ?? 1 };
-  const kv = await createBucket(kvm, KV_BUCKETS.streamLeases, config);
-  return new KvStreamSlots(kv, casWriter(nats.js, KV_BUCKETS.streamLeases, timeout), opts.ttlMs);
+  const { kv, cas } = await openCasBucket(nats, KV_BUCKETS.streamLeases, {
+    ttlMs: 2 * opts.ttlMs,
+    timeoutMs: opts.timeoutMs ?? 2_000,
+  });
+  return new KvStreamSlots(kv, cas, opts.ttlMs);
 }
 
 class KvStreamSlots implements StreamSlots {

@@ -16,11 +16,9 @@
  * released and taken again never reuses the `@0` id of a new key.
  */
 import { randomBytes } from 'node:crypto';
-import { jetstream } from '@nats-io/jetstream';
-import { type KV, Kvm } from '@nats-io/kv';
+import type { KV } from '@nats-io/kv';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { createBucket } from '../../platform/kv.ts';
-import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
+import { CasConflictError, type CasWriter, openCasBucket } from '../../platform/kv-cas.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 type LeaseValue = { holder: string; expires_ms: number };
@@ -43,12 +41,9 @@ export class KeyLeases {
   ) {}
 
   static async open(nats: Nats, ttlMs: number, timeoutMs = 2_000): Promise<KeyLeases> {
-    const js = jetstream(nats.nc, { timeout: timeoutMs });
-    const kvm = new Kvm(js);
-    // History 1; entries not renewed for long are purged by age (the value's expiry is what counts).
-    const config = { history: 1, ttl: 4 * ttlMs, timeout: timeoutMs, replicas: nats.replicas ?? 1 };
-    const kv = await createBucket(kvm, KV_BUCKETS.disksyncLeases, config);
-    return new KeyLeases(kv, casWriter(js, KV_BUCKETS.disksyncLeases, timeoutMs), ttlMs);
+    // Entries not renewed for long are purged by age (the value's expiry is what counts).
+    const { kv, cas } = await openCasBucket(nats, KV_BUCKETS.disksyncLeases, { ttlMs: 4 * ttlMs, timeoutMs });
+    return new KeyLeases(kv, cas, ttlMs);
   }
 
   /** The key's lease, or null while another live connection holds it. Throws when NATS fails. */

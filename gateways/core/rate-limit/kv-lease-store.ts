@@ -6,11 +6,8 @@
  * correct only if every bucket is full and the window empty by then: the max age is checked
  * against the tiers.
  */
-import { jetstream } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
 import { TIERS, tierBuckets, tierWindow } from '../../../contracts/limits.ts';
-import { createBucket } from '../../../platform/kv.ts';
-import { CasConflictError, casWriter } from '../../../platform/kv-cas.ts';
+import { CasConflictError, openCasBucket } from '../../../platform/kv-cas.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import { LeaseConflictError, type LeaseStore } from './lease-store.ts';
 
@@ -47,14 +44,13 @@ export class LeaseBucketMaxAgeError extends Error {
 
 /** Opens the KV bucket, creating it (history 1, max age) if missing; safe from many processes at once. */
 export async function openKvLeaseStore(nats: Nats, opts: KvLeaseStoreOptions): Promise<LeaseStore> {
-  const js = jetstream(nats.nc, { timeout: opts.timeoutMs });
-  const kvm = new Kvm(js);
-  const config = { history: 1, ttl: opts.maxAgeMs, timeout: opts.timeoutMs, replicas: nats.replicas ?? 1 };
-  const kv = await createBucket(kvm, opts.bucket, config);
+  const { kv, cas } = await openCasBucket(nats, opts.bucket, {
+    ttlMs: opts.maxAgeMs,
+    timeoutMs: opts.timeoutMs,
+  });
   const { ttl } = await kv.status();
   if (ttl > 0 && ttl < longestMemoryMs()) throw new LeaseBucketMaxAgeError(opts.bucket, ttl);
 
-  const cas = casWriter(js, opts.bucket, opts.timeoutMs);
   const mapConflict =
     (key: string) =>
     (err: unknown): never => {
