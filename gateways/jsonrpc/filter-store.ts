@@ -28,7 +28,7 @@
  * leader (the election after that death) is sent again for a while (no-leader-retry.ts).
  */
 import { randomBytes } from 'node:crypto';
-import type { KV } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
 import { nanos } from '@nats-io/transport-node';
 import { ApiError } from '../../contracts/errors.ts';
 import { FILTER_ID } from '../../contracts/jsonrpc.ts';
@@ -93,16 +93,18 @@ export class FilterStore {
     cap: number,
     filter: Omit<StoredFilter, 'id' | 'polled_at_ms'>,
   ): Promise<string> {
-    const used = await this.usedSlots(keyId, cap);
+    const entries = await this.slotEntries(keyId, cap);
     for (let slot = 0; slot < cap; slot++) {
-      if (used.has(slot)) continue;
+      const entry = entries[slot] ?? null;
+      if (entry?.operation === 'PUT') continue;
       const id = `0x${slot.toString(16).padStart(4, '0')}${randomBytes(12).toString('hex')}`;
-      if (await this.take(`${keyId}.${slot}`, encode({ ...filter, id, polled_at_ms: this.now() }))) return id;
+      const value = encode({ ...filter, id, polled_at_ms: this.now() });
+      if (await this.take(`${keyId}.${slot}`, value, entry)) return id;
       // Another replica took this slot meanwhile: try the next one.
     }
     throw new ApiError(
       'subscription_limit',
-      `this key already has ${used.size} live filters (the cap of its tier is ${cap}); uninstall one or let it expire`,
+      `this key already has ${entries.filter((e) => e?.operation === 'PUT').length} live filters (the cap of its tier is ${cap}); uninstall one or let it expire`,
       { limit: cap },
     );
   }
@@ -140,25 +142,19 @@ export class FilterStore {
     }
   }
 
-  /** The slots in [0, cap) holding a filter (a delete marker is free), one direct get each, at once. */
-  private async usedSlots(keyId: string, cap: number): Promise<Set<number>> {
-    const slots = Array.from({ length: cap }, (_, slot) => slot);
-    const entries = await Promise.all(slots.map((slot) => this.kv.get(`${keyId}.${slot}`)));
-    return new Set(slots.filter((slot) => entries[slot]?.operation === 'PUT'));
+  /** The entries of slots [0, cap) (null: never written; a delete marker: free), one direct get each, at once. */
+  private slotEntries(keyId: string, cap: number): Promise<(KvEntry | null)[]> {
+    return Promise.all(Array.from({ length: cap }, (_, slot) => this.kv.get(`${keyId}.${slot}`)));
   }
 
-  /** Writes a free slot: a new key, or over the delete marker an uninstall left; false when taken. */
-  private async take(key: string, value: Uint8Array): Promise<boolean> {
+  /**
+   * Writes a free slot as read: a new key, or over the delete marker an uninstall left (at its
+   * revision); false when another writer got there first.
+   */
+  private async take(key: string, value: Uint8Array, read: KvEntry | null): Promise<boolean> {
     try {
-      await this.cas.create(key, value);
-      return true;
-    } catch (err) {
-      if (!(err instanceof CasConflictError)) throw err;
-    }
-    const entry = await this.kv.get(key);
-    if (!entry || entry.operation === 'PUT') return false;
-    try {
-      await this.cas.update(key, value, entry.revision);
+      if (read) await this.cas.update(key, value, read.revision);
+      else await this.cas.create(key, value);
       return true;
     } catch (err) {
       if (err instanceof CasConflictError) return false;
