@@ -146,6 +146,24 @@ export function createWorkerPool(size: number): WorkerPool {
     }
   };
 
+  /**
+   * Rejects the jobs `which` selects: one not yet on a thread leaves the queue (and has returned);
+   * one on a thread is rejected now and returns when its window does (a window is never killed).
+   */
+  const stopJobs = (which: (job: Job) => boolean, error: Error): void => {
+    const kept: Job[] = [];
+    for (const job of queue.splice(0)) {
+      if (!which(job)) {
+        kept.push(job);
+        continue;
+      }
+      settle(job, { error });
+      job.returned();
+    }
+    queue.push(...kept);
+    for (const slot of slots) if (slot?.busy && which(slot.busy)) settle(slot.busy, { error });
+  };
+
   const enqueue = (task: WindowTask, owner: Session | null): Promise<WindowResult> => {
     if (closed) return Promise.reject(new Error('worker pool is closed'));
     let returned = (): void => {};
@@ -199,17 +217,7 @@ export function createWorkerPool(size: number): WorkerPool {
           closingSession ??= (async () => {
             session.closed = true;
             for (const wake of waiting.splice(0)) wake();
-            const stopped = new Error('generation session closed');
-            // Not yet on a thread: out of the queue. On a thread: rejected now, awaited below.
-            for (let i = queue.length - 1; i >= 0; i--) {
-              const job = queue[i] as Job;
-              if (job.owner !== session) continue;
-              queue.splice(i, 1);
-              settle(job, { error: stopped });
-              job.returned();
-            }
-            for (const slot of slots)
-              if (slot?.busy?.owner === session) settle(slot.busy, { error: stopped });
+            stopJobs((job) => job.owner === session, new Error('generation session closed'));
             await Promise.all(session.running);
           })();
           return closingSession;
@@ -223,18 +231,11 @@ export function createWorkerPool(size: number): WorkerPool {
     close() {
       closing ??= (async () => {
         closed = true;
-        const stopped = new Error('worker pool closed');
-        for (const job of queue.splice(0)) {
-          settle(job, { error: stopped });
-          job.returned();
-        }
+        stopJobs(() => true, new Error('worker pool closed'));
         const live = slots.filter((slot): slot is Slot => slot !== null);
         slots.fill(null);
-        for (const slot of live) {
-          if (slot.busy) settle(slot.busy, { error: stopped });
-          // An idle thread can go now; a busy one is told when its window returns (`finish`).
-          if (slot.busy === null) send(slot.worker, { type: 'close' });
-        }
+        // An idle thread can go now; a busy one is told when its window returns (`finish`).
+        for (const slot of live) if (slot.busy === null) send(slot.worker, { type: 'close' });
         await Promise.all(live.map((slot) => slot.exited));
       })();
       return closing;
