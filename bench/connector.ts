@@ -57,8 +57,8 @@ async function readBack(nats: Nats, count: number): Promise<MarketEvent[]> {
   const reader = readOrdered(
     nats,
     { stream: 'MD', filter: 'md.>', startSeq: 1 },
-    (msg) => {
-      const ev = decodeFeedEvent(msg);
+    (msg, seq) => {
+      const ev = decodeFeedEvent(msg, seq);
       if (!ev) return;
       const { seq: _s, ingest_us: _i, publish_us: _p, ...event } = JSON.parse(ev.json);
       out.push(event as MarketEvent);

@@ -6,15 +6,18 @@
  *
  * Two ways to pull. By default one standing `consume` (the live tail): messages flow as they are
  * stored, and a handler that waits past one batch stops the consumer, reopened from `next` once it
- * has caught up. `paced` (history reads, whose handler waits on a client's socket): one `fetch` of
- * a batch at a time, the next asked once the handler has taken the last; a waiting handler leaves
+ * has caught up. `paced` (history reads, whose handler waits on a client's socket): one pull of a
+ * batch at a time (platform/pull-consumer.ts, without nats.js's per-message wrapping: this is the
+ * catch-up hot path), the next asked once the handler has taken the last; a waiting handler leaves
  * no pull outstanding, so backpressure costs neither a new consumer nor a pull left running on the
  * server for messages nobody reads.
  */
 import type { Consumer, JsMsg } from '@nats-io/jetstream';
+import type { Msg } from '@nats-io/transport-node';
 import { sleepBackoff } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import type { Nats } from './nats.ts';
+import { PullConsumer } from './pull-consumer.ts';
 
 export type OrderedReaderOptions = {
   stream: string;
@@ -62,13 +65,34 @@ async function stopWhenLost(consumed: {
   return false;
 }
 
-/** `onMessage` may return a promise: reading waits for it (backpressure). */
+/** What a paced read's handler is given: the stored message (its sequence beside it). */
+export type StoredMsg = Pick<Msg, 'subject' | 'data' | 'headers'>;
+type Handler<M> = (msg: M, seq: number) => void | Promise<void>;
+
+/**
+ * `onMessage` is given each message and its stream sequence; it may return a promise: reading
+ * waits for it (backpressure).
+ */
+export function readOrdered(
+  nats: Nats,
+  opts: OrderedReaderOptions & { paced?: false },
+  onMessage: Handler<JsMsg>,
+  log: Logger,
+): OrderedReader;
+export function readOrdered(
+  nats: Nats,
+  opts: OrderedReaderOptions & { paced: true },
+  onMessage: Handler<StoredMsg>,
+  log: Logger,
+): OrderedReader;
 export function readOrdered(
   nats: Nats,
   opts: OrderedReaderOptions,
-  onMessage: (msg: JsMsg) => void | Promise<void>,
+  onMessage: Handler<JsMsg> | Handler<StoredMsg>,
   log: Logger,
 ): OrderedReader {
+  // A consume hands its handler JsMsgs, a paced read StoredMsgs (the overloads above).
+  const call = onMessage as Handler<StoredMsg>;
   const batch = opts.batch ?? 10_000;
   let next = Math.max(1, opts.startSeq);
   let stopped = false;
@@ -84,38 +108,40 @@ export function readOrdered(
   // promise returned by `onMessage` is pending, they wait in `held`: within the batch fetched
   // (paced), or, with `consume`, up to one batch, past which the consumer is stopped and reopened
   // from `next` once `held` is processed.
-  const held: JsMsg[] = [];
+  const held: StoredMsg[] = [];
+  const heldSeqs: number[] = [];
   let busy: Promise<void> | null = null;
   let failures = 0;
-  const handle = (msg: JsMsg): Promise<void> | undefined => {
-    const seq = msg.info.streamSequence;
+  const handle = (msg: StoredMsg, seq: number): Promise<void> | undefined => {
     if (seq < next) return undefined;
     next = seq + 1;
-    return onMessage(msg) ?? undefined;
+    return call(msg, seq) ?? undefined;
   };
   const drain = async (first: Promise<void>): Promise<void> => {
     try {
       await first;
       while (held.length > 0 && !stopped) {
-        const pending = handle(held.shift() as JsMsg);
+        const pending = handle(held.shift() as StoredMsg, heldSeqs.shift() as number);
         if (pending) await pending;
       }
     } catch (err) {
       log.error({ err: String(err), stream: opts.stream }, 'ordered reader: message handler failed');
     } finally {
       held.length = 0;
+      heldSeqs.length = 0;
       busy = null;
     }
   };
-  const take = (msg: JsMsg): void => {
+  const take = (msg: StoredMsg, seq: number): void => {
     if (stopped) return;
     failures = 0;
     if (busy) {
       held.push(msg);
+      heldSeqs.push(seq);
       return;
     }
     try {
-      const pending = handle(msg);
+      const pending = handle(msg, seq);
       if (pending) busy = drain(pending);
     } catch (err) {
       log.error({ err: String(err), stream: opts.stream }, 'ordered reader: message handler failed');
@@ -134,7 +160,7 @@ export function readOrdered(
       max_messages: batch,
       expires: EXPIRES_MS,
       callback: (msg) => {
-        take(msg);
+        take(msg, msg.info.streamSequence);
         if (held.length >= batch && !paused) {
           paused = true;
           messages?.stop();
@@ -152,34 +178,37 @@ export function readOrdered(
   };
 
   /** Paced: batch after batch until stopped, or interrupted (reconnect, lost consumer). */
-  const fetchBatches = async (consumer: Consumer): Promise<void> => {
+  const pullBatches = async (): Promise<void> => {
     const seen = interruptions;
-    while (!stopped && interruptions === seen) {
-      // nats.js (3.4) takes `callback` for a fetch as for a consume (one implementation), though
-      // its FetchOptions type does not list it.
-      const fetchOpts = { max_messages: batch, expires: EXPIRES_MS, callback: take };
-      const fetched = await consumer.fetch(fetchOpts as Parameters<Consumer['fetch']>[0]);
-      current = fetched;
-      if (stopped) fetched.stop();
-      void stopWhenLost(fetched).then((lost) => {
-        if (lost) interruptions++;
-      });
-      const closed = await fetched.closed();
-      if (busy) await busy;
-      if (closed instanceof Error) throw closed;
+    const consumer = await PullConsumer.open(nats, {
+      stream: opts.stream,
+      filter: opts.filter,
+      startSeq: next,
+    });
+    current = consumer;
+    try {
+      while (!stopped && interruptions === seen) {
+        const outcome = await consumer.pull(batch, EXPIRES_MS, take);
+        if (busy) await busy;
+        if (outcome === 'lost') throw new Error('pull consumer lost');
+      }
+    } finally {
+      consumer.close();
     }
   };
 
   const done = (async () => {
     while (!stopped) {
       try {
-        const consumer = await nats.js.consumers.get(opts.stream, {
-          filter_subjects: opts.filter,
-          opt_start_seq: next,
-        });
-        if (stopped) break;
-        if (opts.paced) await fetchBatches(consumer);
-        else if (await consumeAll(consumer)) continue;
+        if (opts.paced) await pullBatches();
+        else {
+          const consumer = await nats.js.consumers.get(opts.stream, {
+            filter_subjects: opts.filter,
+            opt_start_seq: next,
+          });
+          if (stopped) break;
+          if (await consumeAll(consumer)) continue;
+        }
       } catch (err) {
         if (!stopped)
           log.warn(

@@ -63,18 +63,18 @@ function partsOf(subject: string, parse: SubjectParser): MdSubjectParts | FeedSu
   return parts;
 }
 
-/** The parts of a message a FeedEvent is made of (a JetStream message has them all). */
-export type StoredMessage = Pick<JsMsg, 'subject' | 'data'> & { info: { streamSequence: number } };
+/** The parts of a stored message a FeedEvent is made of, beside its stream sequence. */
+export type StoredMessage = Pick<JsMsg, 'subject' | 'data'>;
 
 /** Null for a message that is not a well-formed market event (it is skipped, never fatal). */
 export function decodeFeedEvent(
   msg: StoredMessage,
+  seq: number,
   receivedAtNs = nowNs(),
   parse: SubjectParser = parseFeedSubject,
 ): FeedEvent | null {
   const parts = partsOf(msg.subject, parse);
   if (!parts || !isStoredEvent(msg.data)) return null;
-  const seq = msg.info.streamSequence;
   return {
     seq,
     source: parts.source,

@@ -130,7 +130,7 @@ export class LatestState {
     const timer = setTimeout(() => messages.stop(), WARM_TIMEOUT_MS);
     try {
       for await (const m of messages) {
-        this.take(decodeFeedEvent(m));
+        this.take(decodeFeedEvent(m, m.info.streamSequence));
         if (m.info.pending === 0) break;
       }
     } finally {

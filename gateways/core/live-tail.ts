@@ -109,8 +109,8 @@ export class LiveTail {
     tail.reader = readOrdered(
       nats,
       from,
-      (m) => {
-        tail.receive(decodeFeedEvent(m, undefined, feed.parse));
+      (m, seq) => {
+        tail.receive(decodeFeedEvent(m, seq, undefined, feed.parse));
         return tail.maybeYield();
       },
       log,

@@ -88,7 +88,7 @@ async function fromStream(
     (msg) => {
       const seq = msg.info.streamSequence;
       if (seq > bound) return false;
-      const ev = decodeFeedEvent(msg);
+      const ev = decodeFeedEvent(msg, seq);
       if (ev && matches(selection, ev)) {
         into.push(ev);
         if (++added >= room) {
@@ -124,7 +124,7 @@ export async function eventsStoredBetween(
     },
     (msg) => {
       if (msg.info.timestampNanos / 1e6 > toMs) return false;
-      const ev = decodeFeedEvent(msg);
+      const ev = decodeFeedEvent(msg, msg.info.streamSequence);
       return ev && matches(selection, ev) ? visit(ev) : true;
     },
     signal,

@@ -86,11 +86,11 @@ function readHistory(
     const r = readOrdered(
       nats,
       { stream: spec.stream, filter: spec.filter, startSeq: after + 1, paced: true },
-      (msg) => {
+      (msg, seq) => {
         if (finished) return;
-        const ev = decodeFeedEvent(msg, undefined, spec.parse);
+        const ev = decodeFeedEvent(msg, seq, undefined, spec.parse);
         if (ev && matches(selection, ev)) sink.event(ev);
-        reached = msg.info.streamSequence;
+        reached = seq;
         watch.delivered();
         if (end.stopped() || reached >= end.goal()) {
           finish(reached);

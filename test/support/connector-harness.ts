@@ -39,8 +39,8 @@ export function collectMd(nats: Nats, filter: string, log: Logger) {
   const reader = readOrdered(
     nats,
     { stream: 'MD', filter, startSeq: 1 },
-    (msg: JsMsg) => {
-      const decoded = decodeFeedEvent(msg);
+    (msg: JsMsg, seq: number) => {
+      const decoded = decodeFeedEvent(msg, seq);
       if (!decoded) throw new Error(`undecodable message on ${msg.subject}`);
       const { seq: _seq, ingest_us, publish_us, ...event } = JSON.parse(decoded.json);
       if (typeof ingest_us !== 'number' || typeof publish_us !== 'number') throw new Error('stamps missing');
