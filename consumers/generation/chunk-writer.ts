@@ -1,7 +1,9 @@
 /**
  * Hands an `EventColumns` batch to DuckDB as one DataChunk: each fixed-width column is one
  * memory copy into its vector, each book side fills the list's child STRUCT vectors with two
- * copies plus the list entries, and only strings (trade ids) are assigned per row.
+ * copies plus the list entries, and only strings (trade ids) are assigned per row: per trade row,
+ * since the other rows' slots are cleared to '' by one copy of zeros (a zero DuckDB string_t is
+ * the inlined empty string), and the layout makes those slots NULL anyway.
  *
  * This uses `@duckdb/node-bindings` (the C API that `@duckdb/node-api` wraps and pins at its own
  * exact version) because node-api's typed vectors write lists of structs one JS value per cell,
@@ -10,7 +12,7 @@
 import { endianness } from 'node:os';
 import { DuckDBDataChunk } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
-import type { EventColumns, LevelColumn } from './event-columns.ts';
+import { type EventColumns, KIND_TRADE, type LevelColumn } from './event-columns.ts';
 import { STAGING_COLUMNS, STAGING_INDEX, type StagingColumn } from './layout.ts';
 
 // int64 and list entries are written as little-endian 32-bit word pairs.
@@ -18,6 +20,12 @@ if (endianness() !== 'LE') throw new Error('generation needs a little-endian hos
 
 /** Rows in a DuckDB vector (and so in a batch). */
 export const VECTOR_SIZE: number = duckdb.vector_size();
+
+/** Bytes of a DuckDB string_t (length, then 12 inlined bytes or a prefix and a pointer). */
+const STRING_T_BYTES = 16;
+
+/** A vector of zero string_t: all empty strings. */
+const EMPTY_STRINGS = new Uint8Array(VECTOR_SIZE * STRING_T_BYTES);
 
 /** A DataChunk with the staging table's column types. */
 export const createStagingChunk = (): DuckDBDataChunk =>
@@ -50,8 +58,10 @@ export function fillStagingChunk(chunk: DuckDBDataChunk, columns: EventColumns):
   copy(vector('price'), columns.price, rows * 8);
   copy(vector('size'), columns.size, rows * 8);
   const tradeIds = vector('trade_id');
+  copy(tradeIds, EMPTY_STRINGS, rows * STRING_T_BYTES);
+  const { kind, tradeId } = columns;
   for (let row = 0; row < rows; row++) {
-    duckdb.vector_assign_string_element(tradeIds, row, columns.tradeId[row] as string);
+    if (kind[row] === KIND_TRADE) duckdb.vector_assign_string_element(tradeIds, row, tradeId[row] as string);
   }
   copy(vector('notional_usd'), columns.notionalUsd, rows * 8);
   copy(vector('best_bid'), columns.bestBid, rows * 8);
