@@ -8,6 +8,10 @@
  * layout (`layout.ts`) turns them into NULL by event type, so no validity masks are written.
  */
 import type { BookLevel, MarketEvent, Source } from '../../contracts/events.ts';
+import type { PackedBook } from '../../producers/simulator/market.ts';
+
+/** What a batch takes: a contract event, or a model book whose levels are still packed. */
+export type ColumnEvent = MarketEvent | PackedBook;
 
 /** `kind` codes. */
 export const KIND_TRADE = 0;
@@ -48,6 +52,22 @@ export class LevelColumn {
       this.price[this.count] = level.price;
       this.size[this.count++] = level.size;
     }
+  }
+
+  /** Stores `n` levels from `prices`/`sizes` at `from` as row `row`'s list. */
+  setPacked(row: number, prices: Float64Array, sizes: Float64Array, from: number, n: number): void {
+    if (this.count + n > this.price.length) this.grow(this.count + n);
+    const at = row * 4;
+    let count = this.count;
+    this.entries[at] = count;
+    this.entries[at + 2] = n;
+    const price = this.price;
+    const size = this.size;
+    for (let j = from; j < from + n; j++) {
+      price[count] = prices[j] as number;
+      size[count++] = sizes[j] as number;
+    }
+    this.count = count;
   }
 
   private grow(needed: number): void {
@@ -119,7 +139,7 @@ export class EventColumns {
   }
 
   /** Appends one event as the next row; throws when full or of another symbol or source. */
-  append(event: MarketEvent): void {
+  append(event: ColumnEvent): void {
     if (this.full) throw new RangeError('EventColumns is full');
     const { symbol, source } = this.constants;
     if (event.symbol !== symbol || event.source !== source) {
@@ -147,6 +167,12 @@ export class EventColumns {
     this.bestAsk[row] = event.best_ask as number;
     this.midPrice[row] = event.mid_price as number;
     this.spreadBps[row] = event.spread_bps as number;
+    if ('levels' in event) {
+      const { levels, at } = event;
+      this.bids.setPacked(row, levels.bidPrice, levels.bidSize, at, event.bidCount);
+      this.asks.setPacked(row, levels.askPrice, levels.askSize, at, event.askCount);
+      return;
+    }
     this.bids.set(row, event.bids);
     this.asks.set(row, event.asks);
   }

@@ -10,9 +10,8 @@
  */
 import { setImmediate } from 'node:timers/promises';
 import { type DuckDBAppender, type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import type { MarketEvent } from '../../contracts/events.ts';
 import { createStagingChunk, fillStagingChunk, VECTOR_SIZE } from './chunk-writer.ts';
-import { type DatasetConstants, EventColumns } from './event-columns.ts';
+import { type ColumnEvent, type DatasetConstants, EventColumns } from './event-columns.ts';
 import { projectionSql, STAGING_TABLE, sqlString, stagingTableSql } from './layout.ts';
 
 /** Rows per row group; fixed so the layout never depends on the DuckDB default. */
@@ -43,7 +42,7 @@ export async function openDuckDB(settings: DuckDBSettings = {}): Promise<DuckDBI
 
 /** What to write: the events, their constant columns, and where each part goes. */
 export type PartWriteRequest = {
-  readonly events: Iterable<MarketEvent>;
+  readonly events: Iterable<ColumnEvent>;
   readonly constants: DatasetConstants;
   /** Path of the part number `segment` (0, 1, ...). */
   readonly partPath: (segment: number) => string;

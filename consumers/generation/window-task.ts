@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import type { ModelConfig } from '../../producers/simulator/config.ts';
-import { eventsBetween } from '../../producers/simulator/market.ts';
+import { rowsBetween } from '../../producers/simulator/market.ts';
 import type { ParquetPartWriter } from './part-writer.ts';
 import type { GenerationWindow } from './windows.ts';
 
@@ -42,7 +42,7 @@ export function partPath(partDir: string, windowIndex: number, segment: number):
 export async function runWindowTask(writer: ParquetPartWriter, task: WindowTask): Promise<WindowResult> {
   const { config, window } = task;
   const { rows, parts } = await writer.write({
-    events: eventsBetween(config, window.fromMs, window.toMs),
+    events: rowsBetween(config, window.fromMs, window.toMs),
     constants: { symbol: config.symbol, source: 'synthetic' },
     partPath: (segment) => partPath(task.partDir, window.index, segment),
     levelsHint: config.book_depth,

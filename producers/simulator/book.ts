@@ -9,6 +9,10 @@
  * - Depth: mean size at level j is touch·(1 + j)·e^(−j/7) (rises away from the touch, peaks at
  *   level 6, then decays), thinned by 1/√volFactor when volatile, times a uniform factor in
  *   [0.5, 1.5), rounded to whole lots and at least one lot.
+ *
+ * A snapshot is built packed: its levels go to its block's `BlockLevels` (four flat arrays) and
+ * not to one object per level, because batch generation only copies them into columns.
+ * `unpackBook` gives the contract's `BookSnapshot`, field for field what a packed book holds.
  */
 import type { BookLevel, BookSnapshot } from '../../contracts/events.ts';
 import type { ModelParams } from './params.ts';
@@ -23,17 +27,45 @@ export function volFactor(p: ModelParams, ewmaVariance: number): number {
   return Math.min(MAX_VOL_FACTOR, 0.5 + 0.5 * Math.sqrt(ewmaVariance / p.intervalVariance));
 }
 
+/**
+ * Levels of a block's snapshots as grid values: snapshot i's level j of a side is element
+ * i·book_depth + j of that side's arrays (a side may use fewer than book_depth of its slots).
+ */
+export class BlockLevels {
+  readonly bidPrice: Float64Array;
+  readonly bidSize: Float64Array;
+  readonly askPrice: Float64Array;
+  readonly askSize: Float64Array;
+
+  constructor(snapshots: number, depth: number) {
+    const all = new Float64Array(4 * snapshots * depth);
+    const side = snapshots * depth;
+    this.bidPrice = all.subarray(0, side);
+    this.bidSize = all.subarray(side, 2 * side);
+    this.askPrice = all.subarray(2 * side, 3 * side);
+    this.askSize = all.subarray(3 * side);
+  }
+}
+
+/** A book snapshot whose levels stay in its block's `BlockLevels` (see `unpackBook`). */
+export type PackedBook = Omit<BookSnapshot, 'bids' | 'asks'> & {
+  readonly levels: BlockLevels;
+  /** Index of the snapshot's first level in `levels`' arrays. */
+  readonly at: number;
+  readonly bidCount: number;
+  readonly askCount: number;
+};
+
 /** BOOK counter of a level's size noise: two per level (bid, ask), `book_depth` levels per side. */
 const noiseIndex = (p: ModelParams, snapshot: number, level: number): number =>
   (snapshot * p.config.book_depth + level) * 2;
 
-function levelLots(p: ModelParams, level: number, thin: number, u: number): number {
-  return Math.max(1, Math.round((p.depthProfile[level] as number) * thin * (0.5 + u)));
-}
+/** Lots at a level of mean size `mean` (depth profile × thin) for the uniform `u`. */
+const levelLots = (mean: number, u: number): number => Math.max(1, Math.round(mean * (0.5 + u)));
 
 /**
- * Book snapshot number `snapshot` of its block at log mid `logMid`. `noise` is the block's BOOK
- * stream; timestamps are Unix ms.
+ * Book snapshot number `snapshot` of its block at log mid `logMid`, its levels written to
+ * `levels` (sized for the block). `noise` is the block's BOOK stream; timestamps are Unix ms.
  */
 export function buildBook(
   p: ModelParams,
@@ -43,7 +75,8 @@ export function buildBook(
   logMid: number,
   factor: number,
   noise: RandomStream,
-): BookSnapshot {
+  levels: BlockLevels,
+): PackedBook {
   const { tick, lot, config } = p;
   const center = Math.exp(logMid) / tick.step;
   const spreadTicks = Math.max(1, Math.round(config.initial_spread_bps * factor * 1e-4 * center));
@@ -51,16 +84,19 @@ export function buildBook(
   const askTick = bidTick + spreadTicks;
   const thin = 1 / Math.sqrt(factor);
   const depth = Math.min(config.book_depth, bidTick);
-  const bids: BookLevel[] = [];
-  const asks: BookLevel[] = [];
+  const at = snapshot * config.book_depth;
+  const first = noiseIndex(p, snapshot, 0);
+  const { bidPrice, bidSize, askPrice, askSize } = levels;
+  const profile = p.depthProfile;
   for (let level = 0; level < config.book_depth; level++) {
-    const index = noiseIndex(p, snapshot, level);
+    const index = first + 2 * level;
+    const mean = (profile[level] as number) * thin;
     if (level < depth) {
-      const lots = levelLots(p, level, thin, noise.fraction(index));
-      bids.push({ price: tick.value(bidTick - level), size: lot.value(lots) });
+      bidPrice[at + level] = tick.value(bidTick - level);
+      bidSize[at + level] = lot.value(levelLots(mean, noise.fraction(index)));
     }
-    const lots = levelLots(p, level, thin, noise.fraction(index + 1));
-    asks.push({ price: tick.value(askTick + level), size: lot.value(lots) });
+    askPrice[at + level] = tick.value(askTick + level);
+    askSize[at + level] = lot.value(levelLots(mean, noise.fraction(index + 1)));
   }
   const bestBid = tick.value(bidTick);
   const bestAsk = tick.value(askTick);
@@ -71,11 +107,37 @@ export function buildBook(
     symbol: config.symbol,
     timestamp_ms: timestampMs,
     capture_time_ms: captureMs,
-    bids,
-    asks,
     best_bid: bestBid,
     best_ask: bestAsk,
     mid_price: mid,
     spread_bps: ((bestAsk - bestBid) / mid) * 10_000,
+    levels,
+    at,
+    bidCount: depth,
+    askCount: config.book_depth,
+  };
+}
+
+function side(prices: Float64Array, sizes: Float64Array, at: number, count: number): BookLevel[] {
+  const out: BookLevel[] = [];
+  for (let j = at; j < at + count; j++) out.push({ price: prices[j] as number, size: sizes[j] as number });
+  return out;
+}
+
+/** The contract's snapshot of a packed book (fields in the order the model always emitted). */
+export function unpackBook(book: PackedBook): BookSnapshot {
+  const { levels, at } = book;
+  return {
+    event_type: book.event_type,
+    source: book.source,
+    symbol: book.symbol,
+    timestamp_ms: book.timestamp_ms,
+    capture_time_ms: book.capture_time_ms,
+    bids: side(levels.bidPrice, levels.bidSize, at, book.bidCount),
+    asks: side(levels.askPrice, levels.askSize, at, book.askCount),
+    best_bid: book.best_bid,
+    best_ask: book.best_ask,
+    mid_price: book.mid_price,
+    spread_bps: book.spread_bps,
   };
 }

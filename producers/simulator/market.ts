@@ -7,9 +7,13 @@
  * computed after others, and batch generation can split any range over workers and windows.
  * Block k holds the books at offsets [kT, (k+1)T) and the trades in (kT, (k+1)T]; events are
  * sorted by timestamp_ms with a trade before the book of the same ms.
+ *
+ * Books are built packed (levels in flat arrays): `rowsBetween` hands them on so for batch
+ * generation, which copies them into columns; `simulateBlock` and `eventsBetween` unpack them
+ * into the contract's `BookSnapshot`.
  */
-import type { SimulatedEvent } from '../../contracts/events.ts';
-import { buildBook, volFactor } from './book.ts';
+import type { SimulatedEvent, TradeEvent } from '../../contracts/events.ts';
+import { BlockLevels, buildBook, type PackedBook, unpackBook, volFactor } from './book.ts';
 import { BLOCK_MS, type ModelConfig } from './config.ts';
 import { bookLatencyIndex, captureTimeMs } from './latency.ts';
 import { deriveParams, type ModelParams } from './params.ts';
@@ -17,7 +21,13 @@ import { boundariesOf, fillBlockPath } from './price-path.ts';
 import { deriveSeed, RandomStream, STREAM } from './prng.ts';
 import { advanceRegime, appendTrades, createTradeState, type TradeDraws } from './trades.ts';
 
+export type { PackedBook } from './book.ts';
 export { BLOCK_MS } from './config.ts';
+
+/** An event as the model builds it: a trade, or a book with its levels packed. */
+export type ModelRow = TradeEvent | PackedBook;
+
+const unpack = (row: ModelRow): SimulatedEvent => (row.event_type === 'book' ? unpackBook(row) : row);
 
 /**
  * Log prices at block boundaries for blocks [0, blockCount): element k is the log mid at the start
@@ -45,13 +55,14 @@ function blockStreams(p: ModelParams, k: number): TradeDraws & { bridge: RandomS
   };
 }
 
-function generateBlock(p: ModelParams, k: number, boundary: Float64Array | undefined): SimulatedEvent[] {
+function generateBlock(p: ModelParams, k: number, boundary: Float64Array | undefined): ModelRow[] {
   const bounds = boundary !== undefined && boundary.length >= k + 2 ? boundary : boundariesOf(p, k + 1);
   const draws = blockStreams(p, k);
   const path = new Float64Array(p.steps + 1);
   fillBlockPath(p, k, bounds[k] as number, bounds[k + 1] as number, draws.bridge, path);
   const { config } = p;
-  const out: SimulatedEvent[] = [];
+  const out: ModelRow[] = [];
+  const levels = new BlockLevels(p.steps, config.book_depth);
   const state = createTradeState();
   const blockStartMs = config.start_time_ms + k * BLOCK_MS;
   // Short-term variance for the spread; each block starts at the calm level (no carried state).
@@ -64,7 +75,7 @@ function generateBlock(p: ModelParams, k: number, boundary: Float64Array | undef
     previous = logMid;
     const timestampMs = blockStartMs + i * p.intervalMs;
     const captureMs = captureTimeMs(config, draws.latency, timestampMs, bookLatencyIndex(i));
-    const book = buildBook(p, i, timestampMs, captureMs, logMid, volFactor(p, ewma), draws.book);
+    const book = buildBook(p, i, timestampMs, captureMs, logMid, volFactor(p, ewma), draws.book, levels);
     out.push(book);
     advanceRegime(p, draws, i, state);
     appendTrades(p, draws, state, book, k, i, (path[i + 1] as number) - logMid, out);
@@ -83,7 +94,7 @@ export function simulateBlock(
   boundary?: Float64Array,
 ): SimulatedEvent[] {
   if (!Number.isSafeInteger(blockIndex) || blockIndex < 0) throw new RangeError('blockIndex must be >= 0');
-  return generateBlock(deriveParams(config), blockIndex, boundary);
+  return generateBlock(deriveParams(config), blockIndex, boundary).map(unpack);
 }
 
 /**
@@ -91,6 +102,11 @@ export function simulateBlock(
  * Consecutive ranges concatenate to the events of their union.
  */
 export function* eventsBetween(config: ModelConfig, fromMs: number, toMs: number): Generator<SimulatedEvent> {
+  for (const row of rowsBetween(config, fromMs, toMs)) yield unpack(row);
+}
+
+/** `eventsBetween` with books left packed: the same events, without an object per level. */
+export function* rowsBetween(config: ModelConfig, fromMs: number, toMs: number): Generator<ModelRow> {
   if (!(toMs > fromMs)) return;
   if (fromMs < 0) throw new RangeError('fromMs must be >= 0');
   const p = deriveParams(config);

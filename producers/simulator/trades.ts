@@ -8,7 +8,7 @@
  * (Pareto II: many small trades, a power-law tail of index `size_tail_alpha`) with mean
  * `size_mean`, capped at 1000 × mean, rounded to whole lots and at least one lot.
  */
-import type { BookSnapshot, SimulatedEvent, TradeEvent } from '../../contracts/events.ts';
+import type { BookSnapshot, TradeEvent } from '../../contracts/events.ts';
 import { captureTimeMs, tradeLatencyIndex } from './latency.ts';
 import type { ModelParams } from './params.ts';
 import { poisson, type RandomStream } from './prng.ts';
@@ -75,11 +75,11 @@ export function appendTrades(
   p: ModelParams,
   draws: TradeDraws,
   state: TradeState,
-  book: BookSnapshot,
+  book: Pick<BookSnapshot, 'timestamp_ms' | 'best_bid' | 'best_ask'>,
   block: number,
   interval: number,
   move: number,
-  out: SimulatedEvent[],
+  out: { push(trade: TradeEvent): number },
 ): void {
   const mean = state.burst ? p.burstTrades : p.calmTrades;
   const count = poisson(mean, draws.count.uniform(2 * interval), draws.count.uniform(2 * interval + 1));
