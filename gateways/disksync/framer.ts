@@ -1,7 +1,8 @@
 /**
  * The buffered sink's Framer for the disk-sync edge (gateways/core/sink-parts.ts). An event's
  * frame is made once per process per encoding and memoised in `ev.wire`: for `json` it is the
- * stored bytes as they are (`ev.json`, no parse); for `msgpack` the event encoded once. Control
+ * stored bytes as they are (`ev.json`, no parse); for `msgpack` the event transcoded once
+ * from that JSON (json-msgpack.ts). Control
  * messages are JSON objects with a `type` (`notice`, `warning`, and `subscribed`, `caught_up`,
  * `pong` sent as notices with their own type; `record_skipped` notice in place of a stored record that is not an
  * event, see `skippedFrame`). The json encoding frames the stored bytes unparsed (the catch-up hot
@@ -15,15 +16,13 @@
  * operator removes it: never a silent gap.
  */
 
-import { Packr } from 'msgpackr';
 import { type Encoding, MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
 import type { ErrorCode } from '../../contracts/errors.ts';
 import { RECORD_SKIPPED } from '../../contracts/notices.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
 import type { Framer } from '../core/sink-parts.ts';
 import { frame, terminalFrame } from './frames.ts';
-
-const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
+import { jsonToMsgpackLatin1 } from './json-msgpack.ts';
 
 /** What the framer needs of its connection: the encoding (fixed by the first subscribe). */
 export type FramerState = { encoding: Encoding; lagged: boolean };
@@ -41,13 +40,9 @@ export function jsonEventFrame(ev: FeedEvent): string {
 export function msgpackEventFrame(ev: FeedEvent): string {
   let f = ev.wire['ws-msgpack'] as string | undefined;
   if (f === undefined) {
-    let value: unknown;
-    try {
-      value = JSON.parse(ev.json);
-      f = frame('E', Buffer.from(packr.pack(value)).toString('latin1'));
-    } catch {
-      f = skippedFrame(ev);
-    }
+    // Transcoded in one scan, byte for byte what JSON.parse + msgpackr gave (json-msgpack.ts).
+    const packed = jsonToMsgpackLatin1(ev.json);
+    f = packed === null ? skippedFrame(ev) : frame('E', packed);
     ev.wire['ws-msgpack'] = f;
   }
   return f;
