@@ -177,20 +177,27 @@ export function readOrdered(
     return paused;
   };
 
-  /** Paced: batch after batch until stopped, or interrupted (reconnect, lost consumer). */
+  /**
+   * Paced: batch after batch until stopped, or interrupted (reconnect, lost consumer). Two pulls of
+   * half a batch are kept outstanding, the next asked once one is delivered and the handler is not
+   * waiting: the stream never waits on a round trip, and at most one batch is held.
+   */
   const pullBatches = async (): Promise<void> => {
     const seen = interruptions;
-    const consumer = await PullConsumer.open(nats, {
-      stream: opts.stream,
-      filter: opts.filter,
-      startSeq: next,
-    });
+    const half = Math.max(1, Math.floor(batch / 2));
+    const consumer = await PullConsumer.open(
+      nats,
+      { stream: opts.stream, filter: opts.filter, startSeq: next },
+      take,
+    );
     current = consumer;
     try {
+      const inFlight = [consumer.pull(half, EXPIRES_MS), consumer.pull(half, EXPIRES_MS)];
       while (!stopped && interruptions === seen) {
-        const outcome = await consumer.pull(batch, EXPIRES_MS, take);
-        if (busy) await busy;
+        const outcome = await inFlight.shift();
         if (outcome === 'lost') throw new Error('pull consumer lost');
+        if (busy) await busy;
+        if (!stopped) inFlight.push(consumer.pull(half, EXPIRES_MS));
       }
     } finally {
       consumer.close();

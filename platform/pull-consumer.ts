@@ -73,25 +73,32 @@ function digitsAt(s: string, at: number): number {
 
 export type PullConsumerOptions = { stream: string; filter: string; startSeq: number };
 
+type Pull = { left: number; end: (o: PullOutcome) => void };
+
 export class PullConsumer {
   private sub: Subscription | null = null;
   private delivered = 0;
   private seen = 0;
   private readonly sequences = { stream: 0, delivery: 0 };
-  private current: {
-    left: number;
-    onMessage: (msg: Msg, seq: number) => void;
-    end: (o: PullOutcome) => void;
-  } | null = null;
+  /** Pulls outstanding, oldest first: messages count against the oldest. */
+  private readonly pulls: Pull[] = [];
 
   private constructor(
     private readonly nats: Nats,
     private readonly stream: string,
     private readonly name: string,
+    private readonly onMessage: (msg: Msg, seq: number) => void,
   ) {}
 
-  /** Creates the consumer, positioned at `startSeq`, and its inbox. */
-  static async open(nats: Nats, opts: PullConsumerOptions): Promise<PullConsumer> {
+  /**
+   * Creates the consumer, positioned at `startSeq`, and its inbox; `onMessage` is given every
+   * message pulled, with its stream sequence, in order.
+   */
+  static async open(
+    nats: Nats,
+    opts: PullConsumerOptions,
+    onMessage: (msg: Msg, seq: number) => void,
+  ): Promise<PullConsumer> {
     const name = `pull_${nuid.next()}`;
     await nats.jsm.consumers.add(opts.stream, {
       name,
@@ -103,16 +110,17 @@ export class PullConsumer {
       mem_storage: true,
       num_replicas: 1,
     });
-    const consumer = new PullConsumer(nats, opts.stream, name);
+    const consumer = new PullConsumer(nats, opts.stream, name, onMessage);
     consumer.sub = nats.nc.subscribe(createInbox(), { callback: (_err, msg) => consumer.receive(msg) });
     return consumer;
   }
 
   /**
-   * Asks for up to `batch` messages, waiting at most `expiresMs` for them, and hands each to
-   * `onMessage` with its stream sequence, in order. One pull at a time.
+   * Asks for up to `batch` more messages, waiting at most `expiresMs` for them. Several pulls may
+   * be outstanding (the next asked while one is delivered, so the stream never waits on a round
+   * trip); they are filled in the order they were asked.
    */
-  pull(batch: number, expiresMs: number, onMessage: (msg: Msg, seq: number) => void): Promise<PullOutcome> {
+  pull(batch: number, expiresMs: number): Promise<PullOutcome> {
     const sub = this.sub;
     if (!sub || sub.isClosed()) return Promise.resolve('stopped');
     const heartbeatMs = Math.max(500, Math.floor(expiresMs / 2));
@@ -123,34 +131,32 @@ export class PullConsumer {
         if (this.seen !== lastSeen) {
           lastSeen = this.seen;
           missed = 0;
-        } else if (++missed >= LOST_AFTER_MISSED_HEARTBEATS) end('lost');
+        } else if (++missed >= LOST_AFTER_MISSED_HEARTBEATS) this.endAll('lost');
       }, heartbeatMs);
-      const end = (o: PullOutcome) => {
-        if (this.current !== pull) return;
-        clearInterval(timer);
-        this.current = null;
-        resolve(o);
+      const pull: Pull = {
+        left: batch,
+        end: (o) => {
+          const i = this.pulls.indexOf(pull);
+          if (i < 0) return;
+          this.pulls.splice(i, 1);
+          clearInterval(timer);
+          resolve(o);
+        },
       };
-      const pull = { left: batch, onMessage, end };
-      this.current = pull;
+      this.pulls.push(pull);
       const request = { batch, expires: nanos(expiresMs), idle_heartbeat: nanos(heartbeatMs) };
       try {
-        this.nats.nc.publish(
-          `$JS.API.CONSUMER.MSG.NEXT.${this.stream}.${this.name}`,
-          JSON.stringify(request),
-          {
-            reply: sub.getSubject(),
-          },
-        );
+        const subject = `$JS.API.CONSUMER.MSG.NEXT.${this.stream}.${this.name}`;
+        this.nats.nc.publish(subject, JSON.stringify(request), { reply: sub.getSubject() });
       } catch {
-        end('lost');
+        this.endAll('lost');
       }
     });
   }
 
-  /** Ends the pull under way (`stopped`). */
+  /** Ends every pull under way (`stopped`). */
   stop(): void {
-    this.current?.end('stopped');
+    this.endAll('stopped');
   }
 
   /** Stops, drops the inbox and deletes the consumer (best effort: it also expires on its own). */
@@ -161,24 +167,29 @@ export class PullConsumer {
     this.nats.jsm.consumers.delete(this.stream, this.name).catch(() => {});
   }
 
+  private endAll(o: PullOutcome): void {
+    for (const p of [...this.pulls]) p.end(o);
+  }
+
   private receive(msg: Msg): void {
-    const pull = this.current;
     this.seen++;
+    const pull = this.pulls[0];
     if (!pull) return;
     const reply = msg.reply;
     if (reply) {
       const s = this.sequences;
       if (!replySequences(reply, s) || s.delivery !== this.delivered + 1) {
-        pull.end('lost');
+        this.endAll('lost');
         return;
       }
       this.delivered = s.delivery;
-      pull.onMessage(msg, s.stream);
+      this.onMessage(msg, s.stream);
       if (--pull.left === 0) pull.end('full');
       return;
     }
     const code = msg.headers?.code ?? 0;
     if (code === 100) return; // idle heartbeat
-    pull.end(code === 408 || code === 404 ? 'expired' : 'lost');
+    if (code === 408 || code === 404) pull.end('expired');
+    else this.endAll('lost');
   }
 }
