@@ -9,7 +9,7 @@
  *   the close, so one byte is reserved and the content moved when the header is longer;
  * - strings: fix/str8/str16/str32 by UTF-8 byte length; a string under 64 UTF-16 units is encoded
  *   by packr's own loop (a lone surrogate becomes its 3-byte WTF-8 form), a longer one by Buffer's
- *   utf8Write (a lone surrogate becomes U+FFFD); both are mirrored in `writeDecoded`;
+ *   utf8Write (a lone surrogate becomes U+FFFD); both are mirrored in `writeToken`;
  * - numbers: a uint32 as positive fixint (< 128, records off) / uint8 / uint16 / uint32, an int32
  *   as negative fixint / int8 / int16 / int32, anything else float64 (`useFloat32` is off, no int64);
  *   -0 passes `v >>> 0 === v`, so it is written as 0.
@@ -23,6 +23,9 @@
  * where packr stops treating an object as plain (an own `constructor` key), or past a nesting
  * depth, the text is handed to `JSON.parse` + packr themselves (`DEFER`): those rules are theirs,
  * not restated here. Anything the scanner does not expect is invalid JSON: null, never bytes.
+ *
+ * Output goes to one module-level buffer (3 bytes per input char at most), reused; one grown past
+ * 1 MiB for a big event is let go after it.
  */
 import { Packr } from 'msgpackr';
 
