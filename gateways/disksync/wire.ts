@@ -5,11 +5,13 @@
  * the memoised encodings), cut so that no frame passes 4 MB; each control message is a text frame.
  * A terminal frame becomes the `error` message and then the close with the row's code.
  * Backpressure is the socket's own: `bufferedBytes` is `ws.bufferedAmount`, and `onceDrain` fires
- * when every frame sent has been written out.
+ * once it is down to the sink's DRAIN_MARK (as on the gRPC wire): the sink refills while bytes are
+ * still in flight, so a catch-up's socket never runs dry while the next batch is framed.
  */
 import type { WebSocket } from 'ws';
 import { closeCodeOf, closeReason, DISKSYNC_CLOSES, MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
 import { type ApiError, ERROR_CATALOGUE, type ErrorCode, publicMessage } from '../../contracts/errors.ts';
+import { DRAIN_MARK } from '../core/buffered-sink.ts';
 import type { Wire } from '../core/sink-parts.ts';
 import type { FramerState } from './framer.ts';
 import { eachFrame } from './frames.ts';
@@ -58,8 +60,12 @@ export class WsWire implements Wire {
   }
 
   onceDrain(cb: () => void): void {
-    if (this.sending === 0) queueMicrotask(cb);
+    if (this.drained()) queueMicrotask(cb);
     else this.drainWaiters.push(cb);
+  }
+
+  private drained(): boolean {
+    return this.sending === 0 || this.ws.bufferedAmount <= DRAIN_MARK;
   }
 
   end(last?: string): void {
@@ -134,7 +140,8 @@ export class WsWire implements Wire {
   }
 
   private readonly sent = (): void => {
-    if (--this.sending > 0 || this.drainWaiters.length === 0) return;
+    --this.sending;
+    if (this.drainWaiters.length === 0 || !this.drained()) return;
     const w = this.drainWaiters;
     this.drainWaiters = [];
     for (const cb of w) cb();
