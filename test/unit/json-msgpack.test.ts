@@ -9,6 +9,7 @@ import { Packr } from 'msgpackr';
 import { describe, expect, it, vi } from 'vitest';
 import { jsonToMsgpackLatin1 } from '../../gateways/disksync/json-msgpack.ts';
 import { book, trade } from '../support/publisher.ts';
+import { seededRandom } from '../support/rate-limit-reference.ts';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
 
@@ -25,18 +26,6 @@ const hex = (s: string | null) => (s === null ? null : Buffer.from(s, 'latin1').
 /** Compares as hex, so a failure shows where the bytes part. */
 function expectSame(json: string): void {
   expect(hex(jsonToMsgpackLatin1(json)), json.slice(0, 200)).toBe(hex(reference(json)));
-}
-
-/** mulberry32: a small seeded generator, so a failing case can be reproduced. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const stored = (seq: number, event: object) => `{"seq":${seq},${JSON.stringify(event).slice(1)}`;
@@ -192,7 +181,7 @@ function randomJson(rand: () => number, depth: number): string {
 
 describe('jsonToMsgpackLatin1 on seeded random JSON', () => {
   it('gives packr’s bytes for 3000 random texts, most without JSON.parse of the whole text', () => {
-    const rand = prng(20261126);
+    const rand = seededRandom(20261126);
     const parse = JSON.parse;
     let whole = 0;
     let text = '';
@@ -215,7 +204,7 @@ describe('jsonToMsgpackLatin1 on seeded random JSON', () => {
   });
 
   it('gives packr’s answer for random texts with one char cut, doubled or replaced', () => {
-    const rand = prng(7);
+    const rand = seededRandom(7);
     for (let i = 0; i < 2_000; i++) {
       const json = randomJson(rand, 1 + (i % 3));
       const at = Math.floor(rand() * json.length);
