@@ -36,8 +36,11 @@ export class BlockLevels {
   readonly bidSize: Float64Array;
   readonly askPrice: Float64Array;
   readonly askSize: Float64Array;
+  /** Scratch: one snapshot's size noise (bid, ask per level). */
+  readonly noise: Float64Array;
 
   constructor(snapshots: number, depth: number) {
+    this.noise = new Float64Array(2 * depth);
     const all = new Float64Array(4 * snapshots * depth);
     const side = snapshots * depth;
     this.bidPrice = all.subarray(0, side);
@@ -85,18 +88,18 @@ export function buildBook(
   const thin = 1 / Math.sqrt(factor);
   const depth = Math.min(config.book_depth, bidTick);
   const at = snapshot * config.book_depth;
-  const first = noiseIndex(p, snapshot, 0);
+  const u = levels.noise;
+  noise.fractions(noiseIndex(p, snapshot, 0), 2 * config.book_depth, u);
   const { bidPrice, bidSize, askPrice, askSize } = levels;
   const profile = p.depthProfile;
   for (let level = 0; level < config.book_depth; level++) {
-    const index = first + 2 * level;
     const mean = (profile[level] as number) * thin;
     if (level < depth) {
       bidPrice[at + level] = tick.value(bidTick - level);
-      bidSize[at + level] = lot.value(levelLots(mean, noise.fraction(index)));
+      bidSize[at + level] = lot.value(levelLots(mean, u[2 * level] as number));
     }
     askPrice[at + level] = tick.value(askTick + level);
-    askSize[at + level] = lot.value(levelLots(mean, noise.fraction(index + 1)));
+    askSize[at + level] = lot.value(levelLots(mean, u[2 * level + 1] as number));
   }
   const bestBid = tick.value(bidTick);
   const bestAsk = tick.value(askTick);

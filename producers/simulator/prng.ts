@@ -107,6 +107,20 @@ export class RandomStream {
     return mix32(mix32((index >>> 0) ^ this.a0) ^ (hi + this.b0)) / TWO32;
   }
 
+  /**
+   * `fraction(first + j)` into `out[j]` for j < count: the same values, with the per-call
+   * high-word work done once when the whole range is below 2^32 (a book's size noise).
+   */
+  fractions(first: number, count: number, out: Float64Array): void {
+    if (!(first >= 0 && first + count <= TWO32)) {
+      for (let j = 0; j < count; j++) out[j] = this.fraction(first + j);
+      return;
+    }
+    const a = this.a0;
+    const b = this.b0; // hi is 0: hi + b0 === b0
+    for (let j = 0; j < count; j++) out[j] = mix32(mix32(((first + j) >>> 0) ^ a) ^ b) / TWO32;
+  }
+
   /** Standard normal (Box–Muller on two uniforms of this counter, lanes 2-5). */
   normal(index: number): number {
     const lo = index >>> 0;
