@@ -6,11 +6,11 @@
  *
  * Two ways to pull. By default one standing `consume` (the live tail): messages flow as they are
  * stored, and a handler that waits past one batch stops the consumer, reopened from `next` once it
- * has caught up. `paced` (history reads, whose handler waits on a client's socket): one pull of a
- * batch at a time (platform/pull-consumer.ts, without nats.js's per-message wrapping: this is the
- * catch-up hot path), the next asked once the handler has taken the last; a waiting handler leaves
- * no pull outstanding, so backpressure costs neither a new consumer nor a pull left running on the
- * server for messages nobody reads.
+ * has caught up. `paced` (history reads, whose handler waits on a client's socket): explicit pulls
+ * (platform/pull-consumer.ts, without nats.js's per-message wrapping: this is the catch-up hot
+ * path), two of half a batch outstanding, the next asked once one is delivered and the handler is
+ * not waiting; a waiting handler asks for nothing more, so backpressure costs neither a new
+ * consumer nor more than one batch held or on its way.
  */
 import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import type { Msg } from '@nats-io/transport-node';
