@@ -14,9 +14,7 @@
  *   as negative fixint / int8 / int16 / int32, anything else float64 (`useFloat32` is off, no int64);
  *   -0 passes `v >>> 0 === v`, so it is written as 0.
  *
- * Numbers equal `JSON.parse`'s: a digit loop only on the exact (Clinger) fast path, a mantissa of
- * at most 15 digits and a power of ten up to 1e22, each exact in a double so one IEEE multiply or
- * divide rounds correctly; otherwise `Number` of the token, which rounds as `JSON.parse` does.
+ * Numbers equal `JSON.parse`'s (read by gateways/core/json-number.ts, as the gRPC encoder reads them).
  *
  * Where a JavaScript object does not keep the text's key order (an all-digit key, which may be an
  * array index and is listed first; a duplicate key, whose last value takes the first one's place),
@@ -28,6 +26,7 @@
  * 1 MiB for a big event is let go after it.
  */
 import { Packr } from 'msgpackr';
+import { readJsonNumber, scanned } from '../core/json-number.ts';
 import { header, type RawBuffer, strHeader, writeNumber, writeToken } from './msgpack-formats.ts';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
@@ -40,7 +39,6 @@ const MAX_DEPTH = 500;
 const SMALL_BYTES = 64 * 1024;
 /** A buffer grown past this for one big event is dropped after it, not kept for every later one. */
 const KEEP_BYTES = 1 << 20;
-const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 const OPEN_OBJECT = 0x7b;
 const OPEN_ARRAY = 0x5b;
 
@@ -199,53 +197,9 @@ function transcode(s: string, o: RawBuffer): number {
       sp--;
       o[p - 1] = c === OPEN_OBJECT ? 0x80 : 0x90;
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      const from = i;
-      const negative = c === 0x2d;
-      if (negative) c = s.charCodeAt(++i);
-      let m = 0; // the digits as an integer; exact while digits ≤ 15
-      let digits = 0;
-      let exp = 0; // power of ten to apply to m
-      if (c === 0x30) {
-        digits = 1;
-        c = s.charCodeAt(++i);
-      } else if (c >= 0x31 && c <= 0x39) {
-        do {
-          m = m * 10 + (c - 0x30);
-          digits++;
-          c = s.charCodeAt(++i);
-        } while (c >= 0x30 && c <= 0x39);
-      } else return INVALID;
-      if (c === 0x2e) {
-        c = s.charCodeAt(++i);
-        if (!(c >= 0x30 && c <= 0x39)) return INVALID;
-        do {
-          m = m * 10 + (c - 0x30);
-          digits++;
-          exp--;
-          c = s.charCodeAt(++i);
-        } while (c >= 0x30 && c <= 0x39);
-      }
-      let expDigits = 0;
-      if (c === 0x65 || c === 0x45) {
-        c = s.charCodeAt(++i);
-        const expNegative = c === 0x2d;
-        if (expNegative || c === 0x2b) c = s.charCodeAt(++i);
-        if (!(c >= 0x30 && c <= 0x39)) return INVALID;
-        let e = 0;
-        do {
-          e = e * 10 + (c - 0x30);
-          expDigits++;
-          c = s.charCodeAt(++i);
-        } while (c >= 0x30 && c <= 0x39);
-        exp += expNegative ? -e : e;
-      }
-      let v: number;
-      if (digits > 15 || expDigits > 4 || exp > 22 || exp < -22) v = Number(s.slice(from, i));
-      else {
-        v = exp === 0 ? m : exp > 0 ? m * (POW10[exp] as number) : m / (POW10[-exp] as number);
-        if (negative) v = -v;
-      }
-      p = writeNumber(o, p, v);
+      i = readJsonNumber(s, i);
+      if (i < 0) return INVALID;
+      p = writeNumber(o, p, scanned.value);
     } else if (c === 0x74 && s.startsWith('true', i)) {
       o[p++] = 0xc3;
       i += 4;

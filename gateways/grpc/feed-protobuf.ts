@@ -18,6 +18,7 @@
  * to the parsed JSON, field by field.
  */
 
+import { readJsonNumber, scanned } from '../core/json-number.ts';
 import { packageDefinition } from './proto.ts';
 
 const I64 = 0;
@@ -105,8 +106,8 @@ const HEAD = 16;
  */
 let buf = Buffer.allocUnsafe(16 * 1024);
 
-/** The value of the number `readNumber` read last (a second return value, without an object). */
-let num = 0;
+/** Where the text of the levels `writeLevels` wrote last ends (a second return value, without an object). */
+let levelsEnd = 0;
 
 /**
  * The gRPC frame (latin1 string: flag, length, FeedMessage bytes) of a `trade` or `book` event's
@@ -157,13 +158,14 @@ function encodeObject(t: string, slots: (Field | undefined)[], b: Buffer): numbe
       const id = field.id;
       if (c === 110) at = t.startsWith('null', at) ? at + 4 : -1;
       else if (field.kind === DBL) {
-        at = readNumber(t, at);
+        at = readJsonNumber(t, at);
         if (at < 0) return -1;
         b[pos] = (id << 3) | 1;
-        b.writeDoubleLE(num, pos + 1);
+        b.writeDoubleLE(scanned.value, pos + 1);
         pos += 9;
       } else if (field.kind === I64) {
-        at = readNumber(t, at);
+        at = readJsonNumber(t, at);
+        const num = scanned.value;
         if (at < 0 || !Number.isSafeInteger(num)) return -1;
         pos = writeVarint(b, pos, id << 3);
         pos = num >= 0 ? writeVarint(b, pos, num) : writeNegative(b, pos, num);
@@ -189,7 +191,7 @@ function encodeObject(t: string, slots: (Field | undefined)[], b: Buffer): numbe
       } else {
         pos = writeLevels(t, at, b, pos, (id << 3) | 2);
         if (pos < 0) return -1;
-        at = num;
+        at = levelsEnd;
       }
     }
     if (at < 0) return -1;
@@ -201,12 +203,12 @@ function encodeObject(t: string, slots: (Field | undefined)[], b: Buffer): numbe
 
 /**
  * `[{"price":p,"size":q},…]` at `at`: one length-delimited Level per element (at most 18 bytes,
- * so its length is one byte). Returns the end of the output (-1: not handled); `num` = the text's.
+ * so its length is one byte). Returns the end of the output (-1: not handled); `levelsEnd` = the text's.
  */
 function writeLevels(t: string, at: number, b: Buffer, pos: number, tag: number): number {
   if (t.charCodeAt(at++) !== 91) return -1; // [
   if (t.charCodeAt(at) === 93) {
-    num = at + 1; // ]
+    levelsEnd = at + 1; // ]
     return pos;
   }
   for (;;) {
@@ -234,10 +236,10 @@ function writeLevels(t: string, at: number, b: Buffer, pos: number, tag: number)
           if (!t.startsWith('null', at)) return -1;
           at += 4;
         } else {
-          at = readNumber(t, at);
+          at = readJsonNumber(t, at);
           if (at < 0) return -1;
           b[pos] = (f.id << 3) | 1;
-          b.writeDoubleLE(num, pos + 1);
+          b.writeDoubleLE(scanned.value, pos + 1);
           pos += 9;
         }
         const d = t.charCodeAt(at++);
@@ -247,7 +249,7 @@ function writeLevels(t: string, at: number, b: Buffer, pos: number, tag: number)
     b[lenAt] = pos - lenAt - 1;
     const d = t.charCodeAt(at++);
     if (d === 93) {
-      num = at; // ]
+      levelsEnd = at; // ]
       return pos;
     }
     if (d !== 44) return -1;
@@ -271,44 +273,7 @@ function skipScalar(t: string, at: number): number {
   }
   if (t.startsWith('true', at) || t.startsWith('null', at)) return at + 4;
   if (t.startsWith('false', at)) return at + 5;
-  return readNumber(t, at);
-}
-
-/**
- * A JSON number at `at` into `num`; returns its end, or -1 (JSON's grammar is checked here:
- * Number() alone also takes `+1`, `.5`, `01`, `0x1`). An integer of up to 15 digits is summed as
- * it is read (exact); anything else goes to Number().
- */
-function readNumber(t: string, start: number): number {
-  let at = start;
-  const negative = t.charCodeAt(at) === 45;
-  if (negative) at++;
-  let c = t.charCodeAt(at);
-  let v = 0;
-  if (c === 48) c = t.charCodeAt(++at);
-  else if (c >= 49 && c <= 57) {
-    do {
-      v = v * 10 + (c - 48);
-      c = t.charCodeAt(++at);
-    } while (c >= 48 && c <= 57);
-  } else return -1;
-  const digitsEnd = at;
-  if (c === 46) {
-    c = t.charCodeAt(++at);
-    if (!(c >= 48 && c <= 57)) return -1;
-    do c = t.charCodeAt(++at);
-    while (c >= 48 && c <= 57);
-  }
-  if (c === 101 || c === 69) {
-    c = t.charCodeAt(++at);
-    if (c === 43 || c === 45) c = t.charCodeAt(++at);
-    if (!(c >= 48 && c <= 57)) return -1;
-    do c = t.charCodeAt(++at);
-    while (c >= 48 && c <= 57);
-  }
-  num =
-    at === digitsEnd && at - start <= (negative ? 16 : 15) ? (negative ? -v : v) : Number(t.slice(start, at));
-  return at;
+  return readJsonNumber(t, at);
 }
 
 /** A varint of a non-negative safe integer (low and high 32 bits, 7 bits a byte); the end. */
