@@ -17,7 +17,7 @@ import type { Msg } from '@nats-io/transport-node';
 import { sleepBackoff } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import type { Nats } from './nats.ts';
-import { PullConsumer } from './pull-consumer.ts';
+import { LOST_AFTER_MISSED_HEARTBEATS, PullConsumer } from './pull-consumer.ts';
 
 export type OrderedReaderOptions = {
   stream: string;
@@ -39,9 +39,6 @@ export type OrderedReader = {
   /** Settles when the loop has ended. */
   done: Promise<void>;
 };
-
-/** Heartbeats missed in a row after which the consumer counts as lost. */
-const LOST_AFTER_MISSED_HEARTBEATS = 2;
 
 /**
  * Stops `consumed` once its heartbeats stop: on a cluster, the (R1) consumer may live on a node
@@ -187,17 +184,17 @@ export function readOrdered(
     const half = Math.max(1, Math.floor(batch / 2));
     const consumer = await PullConsumer.open(
       nats,
-      { stream: opts.stream, filter: opts.filter, startSeq: next },
+      { stream: opts.stream, filter: opts.filter, startSeq: next, expiresMs: EXPIRES_MS },
       take,
     );
     current = consumer;
     try {
-      const inFlight = [consumer.pull(half, EXPIRES_MS), consumer.pull(half, EXPIRES_MS)];
+      const inFlight = [consumer.pull(half), consumer.pull(half)];
       while (!stopped && interruptions === seen) {
         const outcome = await inFlight.shift();
         if (outcome === 'lost') throw new Error('pull consumer lost');
         if (busy) await busy;
-        if (!stopped) inFlight.push(consumer.pull(half, EXPIRES_MS));
+        if (!stopped) inFlight.push(consumer.pull(half));
       }
     } finally {
       consumer.close();

@@ -17,8 +17,8 @@ import type { Nats } from './nats.ts';
 /** How a pull ended: its batch delivered; expired short of it (408); the consumer lost; stopped. */
 export type PullOutcome = 'full' | 'expired' | 'lost' | 'stopped';
 
-/** Heartbeats missed in a row after which the consumer counts as lost (as in ordered-reader.ts). */
-const LOST_AFTER_MISSED_HEARTBEATS = 2;
+/** Heartbeats missed in a row after which a consumer counts as lost (here and in ordered-reader.ts). */
+export const LOST_AFTER_MISSED_HEARTBEATS = 2;
 /** Longest sequence parsed by hand: 15 digits stay below 2^53, so the loop is exact. */
 const MAX_DIGITS = 15;
 
@@ -71,24 +71,45 @@ function digitsAt(s: string, at: number): number {
   return n > 0 && n <= MAX_DIGITS && s.charCodeAt(i) === 46 ? v : -1;
 }
 
-export type PullConsumerOptions = { stream: string; filter: string; startSeq: number };
+export type PullConsumerOptions = {
+  stream: string;
+  filter: string;
+  startSeq: number;
+  /** How long a pull waits for its batch; the server's idle heartbeat is half of it. */
+  expiresMs: number;
+};
 
-type Pull = { left: number; end: (o: PullOutcome) => void };
+type Pull = { left: number; resolve: (o: PullOutcome) => void };
 
 export class PullConsumer {
   private sub: Subscription | null = null;
   private delivered = 0;
+  /** Messages of any kind received: the watchdog's sign of life. */
   private seen = 0;
   private readonly sequences = { stream: 0, delivery: 0 };
   /** Pulls outstanding, oldest first: messages count against the oldest. */
   private readonly pulls: Pull[] = [];
+  private readonly heartbeatMs: number;
+  private readonly watchdog: ReturnType<typeof setInterval>;
 
   private constructor(
     private readonly nats: Nats,
-    private readonly stream: string,
+    private readonly opts: PullConsumerOptions,
     private readonly name: string,
     private readonly onMessage: (msg: Msg, seq: number) => void,
-  ) {}
+  ) {
+    this.heartbeatMs = Math.max(500, Math.floor(opts.expiresMs / 2));
+    // One watchdog for every pull outstanding: a server that sends nothing, not even heartbeats,
+    // for LOST_AFTER_MISSED_HEARTBEATS intervals has lost the consumer.
+    let lastSeen = 0;
+    let missed = 0;
+    this.watchdog = setInterval(() => {
+      if (this.pulls.length === 0 || this.seen !== lastSeen) {
+        lastSeen = this.seen;
+        missed = 0;
+      } else if (++missed >= LOST_AFTER_MISSED_HEARTBEATS) this.endAll('lost');
+    }, this.heartbeatMs);
+  }
 
   /**
    * Creates the consumer, positioned at `startSeq`, and its inbox; `onMessage` is given every
@@ -110,43 +131,28 @@ export class PullConsumer {
       mem_storage: true,
       num_replicas: 1,
     });
-    const consumer = new PullConsumer(nats, opts.stream, name, onMessage);
+    const consumer = new PullConsumer(nats, opts, name, onMessage);
     consumer.sub = nats.nc.subscribe(createInbox(), { callback: (_err, msg) => consumer.receive(msg) });
     return consumer;
   }
 
   /**
-   * Asks for up to `batch` more messages, waiting at most `expiresMs` for them. Several pulls may
-   * be outstanding (the next asked while one is delivered, so the stream never waits on a round
-   * trip); they are filled in the order they were asked.
+   * Asks for up to `batch` more messages. Several pulls may be outstanding (the next asked while
+   * one is delivered, so the stream never waits on a round trip); they are filled in the order
+   * they were asked.
    */
-  pull(batch: number, expiresMs: number): Promise<PullOutcome> {
+  pull(batch: number): Promise<PullOutcome> {
     const sub = this.sub;
     if (!sub || sub.isClosed()) return Promise.resolve('stopped');
-    const heartbeatMs = Math.max(500, Math.floor(expiresMs / 2));
     return new Promise<PullOutcome>((resolve) => {
-      let lastSeen = this.seen;
-      let missed = 0;
-      const timer = setInterval(() => {
-        if (this.seen !== lastSeen) {
-          lastSeen = this.seen;
-          missed = 0;
-        } else if (++missed >= LOST_AFTER_MISSED_HEARTBEATS) this.endAll('lost');
-      }, heartbeatMs);
-      const pull: Pull = {
-        left: batch,
-        end: (o) => {
-          const i = this.pulls.indexOf(pull);
-          if (i < 0) return;
-          this.pulls.splice(i, 1);
-          clearInterval(timer);
-          resolve(o);
-        },
+      this.pulls.push({ left: batch, resolve });
+      const request = {
+        batch,
+        expires: nanos(this.opts.expiresMs),
+        idle_heartbeat: nanos(this.heartbeatMs),
       };
-      this.pulls.push(pull);
-      const request = { batch, expires: nanos(expiresMs), idle_heartbeat: nanos(heartbeatMs) };
       try {
-        const subject = `$JS.API.CONSUMER.MSG.NEXT.${this.stream}.${this.name}`;
+        const subject = `$JS.API.CONSUMER.MSG.NEXT.${this.opts.stream}.${this.name}`;
         this.nats.nc.publish(subject, JSON.stringify(request), { reply: sub.getSubject() });
       } catch {
         this.endAll('lost');
@@ -162,13 +168,19 @@ export class PullConsumer {
   /** Stops, drops the inbox and deletes the consumer (best effort: it also expires on its own). */
   close(): void {
     this.stop();
+    clearInterval(this.watchdog);
     this.sub?.unsubscribe();
     this.sub = null;
-    this.nats.jsm.consumers.delete(this.stream, this.name).catch(() => {});
+    this.nats.jsm.consumers.delete(this.opts.stream, this.name).catch(() => {});
   }
 
   private endAll(o: PullOutcome): void {
-    for (const p of [...this.pulls]) p.end(o);
+    for (const p of this.pulls.splice(0)) p.resolve(o);
+  }
+
+  /** The oldest pull ends (its batch delivered, or expired). */
+  private endOldest(o: PullOutcome): void {
+    this.pulls.shift()?.resolve(o);
   }
 
   private receive(msg: Msg): void {
@@ -184,12 +196,13 @@ export class PullConsumer {
       }
       this.delivered = s.delivery;
       this.onMessage(msg, s.stream);
-      if (--pull.left === 0) pull.end('full');
+      // onMessage may have stopped the read (endAll): only a pull still first is counted down.
+      if (--pull.left === 0 && this.pulls[0] === pull) this.endOldest('full');
       return;
     }
     const code = msg.headers?.code ?? 0;
     if (code === 100) return; // idle heartbeat
-    if (code === 408 || code === 404) pull.end('expired');
+    if (code === 408 || code === 404) this.endOldest('expired');
     else this.endAll('lost');
   }
 }
