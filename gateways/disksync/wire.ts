@@ -5,13 +5,12 @@
  * the memoised encodings), cut so that no frame passes 4 MB; each control message is a text frame.
  * A terminal frame becomes the `error` message and then the close with the row's code.
  * Backpressure is the socket's own: `bufferedBytes` is `ws.bufferedAmount`, and `onceDrain` fires
- * once it is down to the sink's DRAIN_MARK (as on the gRPC wire): the sink refills while bytes are
- * still in flight, so a catch-up's socket never runs dry while the next batch is framed.
+ * once it is down to the sink's DRAIN_MARK (gateways/core/drain-gate.ts, as on the gRPC wire).
  */
 import type { WebSocket } from 'ws';
 import { closeCodeOf, closeReason, DISKSYNC_CLOSES, MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
 import { type ApiError, ERROR_CATALOGUE, type ErrorCode, publicMessage } from '../../contracts/errors.ts';
-import { DRAIN_MARK } from '../core/buffered-sink.ts';
+import { DrainGate } from '../core/drain-gate.ts';
 import type { Wire } from '../core/sink-parts.ts';
 import type { FramerState } from './framer.ts';
 import { eachFrame } from './frames.ts';
@@ -30,7 +29,8 @@ function msgpackArrayHeader(n: number): string {
 
 export class WsWire implements Wire {
   private sending = 0;
-  private drainWaiters: (() => void)[] = [];
+  /** Unsent: what the socket holds, while a send is not yet called back. */
+  private readonly drain = new DrainGate(() => (this.sending === 0 ? 0 : this.ws.bufferedAmount));
   private batch: string[] = [];
   private batchBytes = 0;
   private ended = false;
@@ -60,12 +60,7 @@ export class WsWire implements Wire {
   }
 
   onceDrain(cb: () => void): void {
-    if (this.drained()) queueMicrotask(cb);
-    else this.drainWaiters.push(cb);
-  }
-
-  private drained(): boolean {
-    return this.sending === 0 || this.ws.bufferedAmount <= DRAIN_MARK;
+    this.drain.onceDrain(cb);
   }
 
   end(last?: string): void {
@@ -141,9 +136,6 @@ export class WsWire implements Wire {
 
   private readonly sent = (): void => {
     --this.sending;
-    if (this.drainWaiters.length === 0 || !this.drained()) return;
-    const w = this.drainWaiters;
-    this.drainWaiters = [];
-    for (const cb of w) cb();
+    this.drain.written();
   };
 }

@@ -6,13 +6,13 @@
  * is chosen at the first write and kept, so the two paths never reorder messages. The bytes count
  * as buffered until the write is called back (HTTP/2 flow control holds it while the client does
  * not read), which is the backpressure the sink's slow-client policy runs on; `onceDrain` calls
- * back once it is down to the sink's DRAIN_MARK. A terminal frame
+ * back once it is down to the sink's DRAIN_MARK (gateways/core/drain-gate.ts). A terminal frame
  * becomes the status (catalogue row → code, trailers `x-error-code`, `x-request-id`), sent after
  * every message written before it.
  */
 import type { ServerDuplexStream, ServerWritableStream } from '@grpc/grpc-js';
 import { ApiError } from '../../contracts/errors.ts';
-import { DRAIN_MARK } from '../core/buffered-sink.ts';
+import { DrainGate } from '../core/drain-gate.ts';
 import type { Wire } from '../core/sink-parts.ts';
 import { http2StreamOf } from './call-http2-stream.ts';
 import { messagesOf, splitFrames } from './frames.ts';
@@ -33,7 +33,7 @@ const PIECE_BYTES = 64 * 1024;
 
 export class GrpcWire implements Wire {
   private pending = 0;
-  private drainWaiters: (() => void)[] = [];
+  private readonly drain = new DrainGate(() => this.pending);
   private ended = false;
   /** The HTTP/2 stream written directly, null: message by message; undefined: not chosen yet. */
   private raw: RawStream | null | undefined;
@@ -56,10 +56,8 @@ export class GrpcWire implements Wire {
     return this.pending;
   }
 
-  /** At DRAIN_MARK: the sink refills while bytes are still in flight, so the stream never runs dry. */
   onceDrain(cb: () => void): void {
-    if (this.pending <= DRAIN_MARK) queueMicrotask(cb);
-    else this.drainWaiters.push(cb);
+    this.drain.onceDrain(cb);
   }
 
   end(last?: string): void {
@@ -117,11 +115,7 @@ export class GrpcWire implements Wire {
     this.pending += len;
     write(() => {
       this.pending -= len;
-      if (this.pending <= DRAIN_MARK && this.drainWaiters.length > 0) {
-        const w = this.drainWaiters;
-        this.drainWaiters = [];
-        for (const cb of w) cb();
-      }
+      this.drain.written();
     });
   }
 }
