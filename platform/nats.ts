@@ -12,6 +12,7 @@ import {
 import { type ConnectionOptions, connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { StreamDefinition } from '../contracts/streams.ts';
 import type { Logger } from './logger.ts';
+import { type HistoryConnection, historyConnections } from './nats-wire/history-connection.ts';
 
 export type Nats = {
   nc: NatsConnection;
@@ -26,6 +27,12 @@ export type Nats = {
    * STREAM_REPLICAS, so buckets are R3 on a 3-node cluster like the streams.
    */
   replicas?: number;
+  /**
+   * The connection history reads pull over (nats-wire/history-connection.ts), made when first
+   * asked for and again after it ends; null where it cannot be had (a creds file, or it failed to
+   * connect while nats.js could): those reads pull over `nc`.
+   */
+  history?: () => Promise<HistoryConnection | null>;
 };
 
 /** `auth`: credentials and TLS from configuration (`natsAuthOptions`); none for a private server. */
@@ -59,7 +66,10 @@ export async function connectNats(
     }
   })().catch(() => {});
   const jsm = await jetstreamManager(nc, { timeout: 5_000 });
+  const history = historyConnections(url, name, log, auth);
+  nc.closed().then(() => history.close());
   return {
+    history: history.get,
     nc,
     js: jetstream(nc, { timeout: 5_000 }),
     jsm,

@@ -13,11 +13,10 @@
  * consumer nor more than one batch held or on its way.
  */
 import type { Consumer, JsMsg } from '@nats-io/jetstream';
-import type { Msg } from '@nats-io/transport-node';
 import { sleepBackoff } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import type { Nats } from './nats.ts';
-import { LOST_AFTER_MISSED_HEARTBEATS, PullConsumer } from './pull-consumer.ts';
+import { LOST_AFTER_MISSED_HEARTBEATS, PullConsumer, type PulledMsg } from './pull-consumer.ts';
 
 export type OrderedReaderOptions = {
   stream: string;
@@ -63,7 +62,7 @@ async function stopWhenLost(consumed: {
 }
 
 /** What a paced read's handler is given: the stored message (its sequence beside it). */
-export type StoredMsg = Pick<Msg, 'subject' | 'data' | 'headers'>;
+export type StoredMsg = PulledMsg;
 type Handler<M> = (msg: M, seq: number) => void | Promise<void>;
 
 /**

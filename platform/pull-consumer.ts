@@ -9,10 +9,17 @@
  * the previous plus one (a message lost, the consumer recreated under us), a 409 status (consumer
  * deleted, leadership change), missed idle heartbeats or a failed request end the read as `lost`,
  * and the caller opens a new consumer from its next sequence (platform/ordered-reader.ts).
+ *
+ * Messages arrive over the process's history connection (nats-wire/history-connection.ts, its
+ * end is `lost` too) where there is one, else over the nats.js connection.
  */
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
-import { createInbox, type Msg, nanos, nuid, type Subscription } from '@nats-io/transport-node';
+import { createInbox, nanos, nuid } from '@nats-io/transport-node';
 import type { Nats } from './nats.ts';
+import type { WireSubscription } from './nats-wire/history-connection.ts';
+
+/** What a pulled message is to its reader: its subject and stored bytes. */
+export type PulledMsg = { readonly subject: string; readonly data: Uint8Array };
 
 /** How a pull ended: its batch delivered; expired short of it (408); the consumer lost; stopped. */
 export type PullOutcome = 'full' | 'expired' | 'lost' | 'stopped';
@@ -82,7 +89,8 @@ export type PullConsumerOptions = {
 type Pull = { left: number; resolve: (o: PullOutcome) => void };
 
 export class PullConsumer {
-  private sub: Subscription | null = null;
+  private sub: WireSubscription | null = null;
+  private publish: (subject: string, payload: string, reply: string) => void = () => {};
   private delivered = 0;
   /** Messages of any kind received: the watchdog's sign of life. */
   private seen = 0;
@@ -96,7 +104,7 @@ export class PullConsumer {
     private readonly nats: Nats,
     private readonly opts: PullConsumerOptions,
     private readonly name: string,
-    private readonly onMessage: (msg: Msg, seq: number) => void,
+    private readonly onMessage: (msg: PulledMsg, seq: number) => void,
   ) {
     this.heartbeatMs = Math.max(500, Math.floor(opts.expiresMs / 2));
     // One watchdog for every pull outstanding: a server that sends nothing, not even heartbeats,
@@ -118,7 +126,7 @@ export class PullConsumer {
   static async open(
     nats: Nats,
     opts: PullConsumerOptions,
-    onMessage: (msg: Msg, seq: number) => void,
+    onMessage: (msg: PulledMsg, seq: number) => void,
   ): Promise<PullConsumer> {
     const name = `pull_${nuid.next()}`;
     await nats.jsm.consumers.add(opts.stream, {
@@ -132,7 +140,25 @@ export class PullConsumer {
       num_replicas: 1,
     });
     const consumer = new PullConsumer(nats, opts, name, onMessage);
-    consumer.sub = nats.nc.subscribe(createInbox(), { callback: (_err, msg) => consumer.receive(msg) });
+    const conn = (await nats.history?.()) ?? null;
+    if (conn) {
+      consumer.sub = conn.subscribe(
+        createInbox(),
+        (subject, reply, status, data) => consumer.receive(reply, status, { subject, data }),
+        () => consumer.endAll('lost'),
+      );
+      consumer.publish = (subject, payload, reply) => conn.publish(subject, payload, reply);
+    } else {
+      const sub = nats.nc.subscribe(createInbox(), {
+        callback: (_err, msg) => consumer.receive(msg.reply ?? '', msg.headers?.code ?? 0, msg),
+      });
+      consumer.sub = {
+        subject: sub.getSubject(),
+        unsubscribe: () => sub.unsubscribe(),
+        isClosed: () => sub.isClosed(),
+      };
+      consumer.publish = (subject, payload, reply) => nats.nc.publish(subject, payload, { reply });
+    }
     return consumer;
   }
 
@@ -153,7 +179,7 @@ export class PullConsumer {
       };
       try {
         const subject = `$JS.API.CONSUMER.MSG.NEXT.${this.opts.stream}.${this.name}`;
-        this.nats.nc.publish(subject, JSON.stringify(request), { reply: sub.getSubject() });
+        this.publish(subject, JSON.stringify(request), sub.subject);
       } catch {
         this.endAll('lost');
       }
@@ -183,11 +209,10 @@ export class PullConsumer {
     this.pulls.shift()?.resolve(o);
   }
 
-  private receive(msg: Msg): void {
+  private receive(reply: string, status: number, msg: PulledMsg): void {
     this.seen++;
     const pull = this.pulls[0];
     if (!pull) return;
-    const reply = msg.reply;
     if (reply) {
       const s = this.sequences;
       if (!replySequences(reply, s) || s.delivery !== this.delivered + 1) {
@@ -200,9 +225,8 @@ export class PullConsumer {
       if (--pull.left === 0 && this.pulls[0] === pull) this.endOldest('full');
       return;
     }
-    const code = msg.headers?.code ?? 0;
-    if (code === 100) return; // idle heartbeat
-    if (code === 408 || code === 404) this.endOldest('expired');
+    if (status === 100) return; // idle heartbeat
+    if (status === 408 || status === 404) this.endOldest('expired');
     else this.endAll('lost');
   }
 }

@@ -87,10 +87,22 @@ function slotsOf(table: Record<string, FieldSpec>): (Field | undefined)[] {
   return slots;
 }
 
+/**
+ * A message's fields by key hash slot, and the field that followed each field (by number; 0: the
+ * first) in the last text scanned. Producers write keys in one order, so the key after field N is
+ * first compared to `next[N]` alone: one pass over its chars, no hash. Only a guess: a key that
+ * is not it is hashed and looked up as any other, and becomes the next guess.
+ */
+type Table = { slots: (Field | undefined)[]; next: (Field | undefined)[] };
+const tableOf = (message: string): Table => ({
+  slots: slotsOf(fieldsOf(message)),
+  next: new Array(32).fill(undefined),
+});
+
 /** FeedMessage's oneof fields `trade` (a Trade) and `book` (a BookEvent), length-delimited. */
-const KINDS: Record<string, { tag: number; slots: (Field | undefined)[] }> = {
-  trade: { tag: (feedKindNumber('trade') << 3) | 2, slots: slotsOf(fieldsOf('Trade')) },
-  book: { tag: (feedKindNumber('book') << 3) | 2, slots: slotsOf(fieldsOf('BookEvent')) },
+const KINDS: Record<string, { tag: number; table: Table }> = {
+  trade: { tag: (feedKindNumber('trade') << 3) | 2, table: tableOf('Trade') },
+  book: { tag: (feedKindNumber('book') << 3) | 2, table: tableOf('BookEvent') },
 };
 
 /** Level: price and size, doubles (fixed64). */
@@ -119,7 +131,7 @@ export function feedFrameOfJson(kind: string, json: string): string | null {
   const need = HEAD + 2 * json.length + 64;
   if (buf.length < need) buf = Buffer.allocUnsafe(Math.max(need, buf.length * 2));
   const b = buf;
-  const end = encodeObject(json, spec.slots, b);
+  const end = encodeObject(json, spec.table, b);
   if (end < 0) return null;
   const inner = end - HEAD;
   const lenBytes = inner < 1 << 7 ? 1 : inner < 1 << 14 ? 2 : inner < 1 << 21 ? 3 : inner < 1 << 28 ? 4 : 5;
@@ -132,24 +144,35 @@ export function feedFrameOfJson(kind: string, json: string): string | null {
 }
 
 /** The members of the event object `t`, written from HEAD on; the end, or -1 if not handled. */
-function encodeObject(t: string, slots: (Field | undefined)[], b: Buffer): number {
+function encodeObject(t: string, table: Table, b: Buffer): number {
+  const { slots, next } = table;
   let at = 1;
   let pos = HEAD;
   let seen = 0;
+  let previous = 0;
   if (t.charCodeAt(0) !== 123) return -1; // {
   if (t.charCodeAt(at) === 125) return at + 1 === t.length ? pos : -1;
   for (;;) {
     if (t.charCodeAt(at) !== 34) return -1; // "
     const keyStart = ++at;
-    let h = 0;
-    for (let c = t.charCodeAt(at); c !== 34; c = t.charCodeAt(++at)) {
-      if (!(c >= 32 && c < 128) || c === 92) return -1; // control, non-ASCII, escape, end
-      h = (Math.imul(h, 31) + c) | 0;
+    const guess = next[previous];
+    let field: Field | undefined;
+    if (guess !== undefined && isKeyAt(t, keyStart, guess.name)) {
+      field = guess;
+      at = keyStart + guess.name.length + 1;
+    } else {
+      let h = 0;
+      for (let c = t.charCodeAt(at); c !== 34; c = t.charCodeAt(++at)) {
+        if (!(c >= 32 && c < 128) || c === 92) return -1; // control, non-ASCII, escape, end
+        h = (Math.imul(h, 31) + c) | 0;
+      }
+      const keyEnd = at++;
+      const slot = slots[slotOf(h)];
+      field = slot !== undefined && isKey(t, keyStart, keyEnd, slot.name) ? slot : undefined;
+      if (field !== undefined) next[previous] = field;
     }
-    const keyEnd = at++;
     if (t.charCodeAt(at++) !== 58) return -1; // :
-    const slot = slots[slotOf(h)];
-    const field = slot !== undefined && isKey(t, keyStart, keyEnd, slot.name) ? slot : undefined;
+    if (field !== undefined) previous = field.id;
     const c = t.charCodeAt(at);
     if (field === undefined) at = skipScalar(t, at);
     else if (seen & (1 << field.id)) return -1;
@@ -254,6 +277,12 @@ function writeLevels(t: string, at: number, b: Buffer, pos: number, tag: number)
     }
     if (d !== 44) return -1;
   }
+}
+
+/** Whether `t` holds the key `name` from `start` on, closed by its quote. */
+function isKeyAt(t: string, start: number, name: string): boolean {
+  for (let i = 0; i < name.length; i++) if (t.charCodeAt(start + i) !== name.charCodeAt(i)) return false;
+  return t.charCodeAt(start + name.length) === 34;
 }
 
 /** Whether `t` holds `name` from `start` to `end` (char by char: inlined, unlike startsWith). */

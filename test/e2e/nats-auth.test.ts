@@ -18,8 +18,13 @@ import { JOB_SUBJECT, type JobRecord, newJobId, queuedJob } from '../../contract
 import { normalizeManifest } from '../../contracts/manifest.ts';
 import { KV_BUCKETS, OBJECT_STORES, STREAMS } from '../../contracts/streams.ts';
 import { decode, encode } from '../../platform/codec.ts';
+import { createLogger } from '../../platform/logger.ts';
+import { connectNats } from '../../platform/nats.ts';
+import { natsAuthOptions } from '../../platform/nats-auth.ts';
 import { freePort } from '../../platform/nats-server.ts';
+import { HistoryConnection } from '../../platform/nats-wire/history-connection.ts';
 import { eventually } from '../support/eventually.ts';
+import { readHistory } from '../support/history-read.ts';
 import { type ServiceProcess, startService } from '../support/process.ts';
 
 const PASSWORDS = {
@@ -188,6 +193,23 @@ describe('NATS users per role', () => {
     await admin.nc.close();
     expect(names).toContain(`${jobId}.parquet`);
     expect(names.filter((n) => n.startsWith(`parts/${jobId}/`))).toEqual([]);
+  });
+
+  it('reads history over its own connection as the gateway user; a wrong password is refused', async () => {
+    const auth = natsAuthOptions({ NATS_USER: 'gateway', NATS_PASSWORD: PASSWORDS.gateway });
+    const nats = await connectNats(url, 'auth-history', createLogger('error'), auth);
+    try {
+      const { seqs, firstSeq, over, subscriptions } = await readHistory(nats, STREAMS.MD, 'md.>', 20);
+      expect(over).not.toBeNull();
+      expect(subscriptions).toBe(1);
+      expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, k) => firstSeq + k));
+      expect(seqs.length).toBeGreaterThan(0);
+    } finally {
+      await nats.nc.close();
+    }
+    await expect(
+      HistoryConnection.open(url, 'auth-history', { user: 'gateway', pass: 'wrong' }),
+    ).rejects.toThrow(/authorization/i);
   });
 
   it('stops at start with a clear error on a wrong password', async () => {

@@ -10,8 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../platform/logger.ts';
+import { connectNats } from '../../platform/nats.ts';
+import { natsAuthOptions } from '../../platform/nats-auth.ts';
 import { freePort } from '../../platform/nats-server.ts';
 import { eventually } from '../support/eventually.ts';
+import { readHistory } from '../support/history-read.ts';
 import { type ServiceProcess, startService } from '../support/process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdp-nats-tls-'));
@@ -136,6 +140,27 @@ describe('NATS over TLS', () => {
     });
     expect(res.status).toBe(201);
     expect(svc.logs.some((l) => l.tls === true)).toBe(true);
+  }, 60_000);
+
+  it('reads history over its own TLS connection with the configured certificate', async () => {
+    const auth = natsAuthOptions({
+      NATS_TLS_CA_FILE: file('ca.crt'),
+      NATS_TLS_CERT_FILE: file('client.crt'),
+      NATS_TLS_KEY_FILE: file('client.key'),
+    });
+    const nats = await connectNats(url, 'tls-history', createLogger('error'), auth);
+    try {
+      await nats.jsm.streams.add({ name: 'TLS_HISTORY', subjects: ['tlshistory.>'] });
+      for (let i = 0; i < 500; i++) nats.nc.publish('tlshistory.a', JSON.stringify({ i }));
+      await nats.nc.flush();
+      await eventually(async () => (await nats.jsm.streams.info('TLS_HISTORY')).state.messages === 500);
+      const { seqs, over, subscriptions } = await readHistory(nats, 'TLS_HISTORY', 'tlshistory.>', 500);
+      expect(over).not.toBeNull();
+      expect(subscriptions).toBe(1);
+      expect(seqs).toEqual(Array.from({ length: 500 }, (_, k) => k + 1));
+    } finally {
+      await nats.nc.close();
+    }
   }, 60_000);
 
   it('stops with exit code 1 when the server wants a client certificate and none is configured', async () => {

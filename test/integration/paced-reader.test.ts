@@ -3,6 +3,8 @@
  * nats-server: every stored message once, in order, with its sequence, through batch boundaries,
  * a handler that makes the read wait, and its consumer deleted under it mid-read (read again
  * from the next sequence on a new consumer, no gap, no duplicate); a filter reads only its subject.
+ * Reads pull over the process's history connection (platform/nats-wire/); when it ends mid-read,
+ * the read goes on over a new one from the next sequence.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../platform/logger.ts';
@@ -90,5 +92,25 @@ it('goes on from the next sequence on a new consumer when its consumer is delete
   });
   expect(deleted).toBe(1);
   expect(seqs).toEqual(range(1, N));
+  await expect.poll(async () => (await nats.jsm.consumers.list(STREAM).next()).length).toBe(0);
+});
+
+it('pulls over the history connection, and goes on over a new one when it ends mid-read', async () => {
+  let first: Awaited<ReturnType<NonNullable<Nats['history']>>> = null;
+  const { seqs } = await readUntil('paced.>', 1, N, (seq) => {
+    if (seq !== 1_500) return undefined;
+    return (async () => {
+      first = (await nats.history?.()) ?? null;
+      // This read's inbox is the connection's one subscription: the read is on it.
+      expect(first?.subscriptions).toBe(1);
+      first?.close();
+    })();
+  });
+  expect(seqs).toEqual(range(1, N));
+  const next = await nats.history?.();
+  expect(first).not.toBeNull();
+  expect(next).not.toBeNull();
+  expect(next).not.toBe(first);
+  expect(next?.subscriptions).toBe(0);
   await expect.poll(async () => (await nats.jsm.consumers.list(STREAM).next()).length).toBe(0);
 });

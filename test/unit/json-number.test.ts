@@ -30,12 +30,22 @@ describe('readJsonNumber', () => {
       '1.7976931348623157e308',
       '2.5e+3',
       '1e99999',
+      // around 2^53, where the summed digits stop being exact
+      '9007199254740992',
+      '9007199254740991.5',
+      '900719925474099.25',
+      '9007199254740992e-3',
+      '9007199254740995e-22',
+      '1767225600000123',
+      '0.000000000000000000009007199254740993',
+      '12345678901234567890',
+      '1234567890123456.7e5',
     ];
     const rand = seededRandom(20261126);
     const digits = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 10)).join('');
     const random = Array.from({ length: 5_000 }, () => {
       const int = rand() < 0.2 ? '0' : `${1 + Math.floor(rand() * 9)}${digits(Math.floor(rand() * 17))}`;
-      const frac = rand() < 0.6 ? `.${digits(1 + Math.floor(rand() * 12))}` : '';
+      const frac = rand() < 0.6 ? `.${digits(1 + Math.floor(rand() * 18))}` : '';
       const exp = rand() < 0.3 ? `e${rand() < 0.5 ? '-' : ''}${Math.floor(rand() * 30)}` : '';
       return `${rand() < 0.3 ? '-' : ''}${int}${frac}${exp}`;
     });

@@ -1,0 +1,278 @@
+/**
+ * The connection history reads pull over (platform/pull-consumer.ts): a second connection to the
+ * same NATS servers with the same credentials and TLS, speaking the few operations a pull needs
+ * (SUB, UNSUB, PUB, PING/PONG) and parsing what arrives with parser.ts. A catch-up is bound by
+ * how fast the edge takes messages off the socket: nats.js parses every control line byte by byte
+ * and decodes its arguments through TextDecoder, a fifth of a catch-up's CPU; this parses them
+ * with native searches. Everything else (streams, consumers, the live tail, KV) stays on nats.js.
+ *
+ * It does not reconnect: when the socket ends, every subscription is told (`onLost`), its pull
+ * consumer ends as `lost`, and the reader opens a new consumer, which asks for a connection again
+ * (`historyConnection` makes one). Credentials it cannot present (a creds file: nkey signatures)
+ * leave history reads on nats.js (nats.ts).
+ */
+
+import { readFileSync } from 'node:fs';
+import { isIP, connect as netConnect, type Socket } from 'node:net';
+import { type ConnectionOptions as TlsOptions, connect as tlsConnect } from 'node:tls';
+import type { ConnectionOptions } from '@nats-io/transport-node';
+import type { Logger } from '../logger.ts';
+import { WireParser } from './parser.ts';
+
+/** What a subscription receives; `status` is a status message's code (100, 404, 408, 409, 503), else 0. */
+export type WireMessage = (subject: string, reply: string, status: number, payload: Buffer) => void;
+
+export type WireSubscription = { readonly subject: string; unsubscribe(): void; isClosed(): boolean };
+
+/** The credentials nats.js was given, in the part this connection can present. */
+export type HistoryAuth = {
+  user?: string;
+  pass?: string;
+  token?: string;
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
+};
+
+/** How long a connection may take to say it is ready (INFO, TLS, CONNECT, PONG). */
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Subscriptions at once on one connection: one per history read under way. */
+const MAX_SUBSCRIPTIONS = 100_000;
+/** Unsent bytes past which a publish fails (the socket is not draining). */
+const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
+
+type Sub = { subject: string; onMessage: WireMessage; onLost: () => void };
+
+export class HistoryConnection {
+  private readonly subs = new Map<number, Sub>();
+  private nextSid = 1;
+  private closed = false;
+
+  private constructor(private readonly socket: Socket) {
+    socket.once('close', () => this.lose());
+    socket.on('error', () => socket.destroy());
+  }
+
+  /** Connects to the first of `servers` (comma-separated URLs) that answers. */
+  static async open(servers: string, name: string, auth: HistoryAuth): Promise<HistoryConnection> {
+    let last: unknown = new Error('no NATS server given');
+    for (const url of servers
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)) {
+      try {
+        return await handshake(new URL(url.includes('://') ? url : `nats://${url}`), name, auth);
+      } catch (err) {
+        last = err;
+      }
+    }
+    throw last;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Subscriptions open: one per history read pulling over this connection. */
+  get subscriptions(): number {
+    return this.subs.size;
+  }
+
+  /** Subscribes to `subject`; `onLost` is called once if the connection ends first. */
+  subscribe(subject: string, onMessage: WireMessage, onLost: () => void): WireSubscription {
+    if (this.closed) throw new Error('nats history connection closed');
+    if (this.subs.size >= MAX_SUBSCRIPTIONS) throw new Error('nats history connection: too many reads');
+    const sid = this.nextSid++;
+    this.subs.set(sid, { subject, onMessage, onLost });
+    this.socket.write(`SUB ${subject} ${sid}\r\n`);
+    return {
+      subject,
+      unsubscribe: () => {
+        if (!this.subs.delete(sid) || this.closed) return;
+        this.socket.write(`UNSUB ${sid}\r\n`);
+      },
+      isClosed: () => this.closed || !this.subs.has(sid),
+    };
+  }
+
+  /** Publishes `payload` (ASCII) to `subject` with a reply subject; throws once closed or stuck. */
+  publish(subject: string, payload: string, reply: string): void {
+    if (this.closed) throw new Error('nats history connection closed');
+    if (this.socket.writableLength > MAX_UNSENT_BYTES) throw new Error('nats history connection stuck');
+    this.socket.write(`PUB ${subject} ${reply} ${payload.length}\r\n${payload}\r\n`);
+  }
+
+  close(): void {
+    this.socket.destroy();
+    this.lose();
+  }
+
+  /** Routes what the socket delivers after the handshake (the parser the handshake used, its handlers swapped). */
+  private attach(parser: WireParser, handlers: Handlers): void {
+    handlers.msg = (sid, subject, reply, status, payload) =>
+      this.subs.get(sid)?.onMessage(subject, reply, status, payload);
+    handlers.ping = () => this.socket.write('PONG\r\n');
+    handlers.err = () => this.socket.destroy();
+    this.socket.on('data', (chunk: Buffer) => {
+      try {
+        parser.feed(chunk);
+      } catch {
+        this.socket.destroy();
+      }
+    });
+  }
+
+  private lose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const subs = [...this.subs.values()];
+    this.subs.clear();
+    for (const s of subs) s.onLost();
+  }
+
+  /** @internal handshake() builds the connection once the server has answered. */
+  static ready(socket: Socket, parser: WireParser, handlers: Handlers): HistoryConnection {
+    const c = new HistoryConnection(socket);
+    c.attach(parser, handlers);
+    return c;
+  }
+}
+
+type Handlers = ConstructorParameters<typeof WireParser>[0];
+
+/** INFO → (TLS) → CONNECT + PING → PONG; rejects on -ERR, a closed socket or the timeout. */
+function handshake(url: URL, name: string, auth: HistoryAuth): Promise<HistoryConnection> {
+  return new Promise((resolve, reject) => {
+    const plain = netConnect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 4222) });
+    plain.setNoDelay(true);
+    let socket: Socket = plain;
+    const fail = (err: unknown) => {
+      clearTimeout(timer);
+      socket.destroy();
+      reject(err instanceof Error ? err : new Error(String(err)));
+    };
+    const timer = setTimeout(() => fail(new Error('nats history connection: timed out')), CONNECT_TIMEOUT_MS);
+    const handlers: Handlers = {
+      msg: () => {},
+      info: (json): void => {
+        const info = JSON.parse(json) as { tls_required?: boolean };
+        const useTls = info.tls_required === true || url.protocol === 'tls:' || auth.tls !== undefined;
+        if (!useTls) {
+          sendConnect(false);
+          return;
+        }
+        socket.removeListener('data', onData);
+        const host = url.hostname.replace(/^\[|\]$/g, '');
+        // SNI takes names only; the certificate is checked against `host` either way.
+        socket = tlsConnect({
+          ...tlsOptionsOf(auth),
+          socket,
+          host,
+          ...(isIP(host) ? {} : { servername: host }),
+        });
+        socket.once('error', fail);
+        socket.once('close', onClose);
+        socket.once('secureConnect', () => sendConnect(true));
+        socket.on('data', onData);
+      },
+      ping: () => socket.write('PONG\r\n'),
+      pong: () => {
+        clearTimeout(timer);
+        for (const s of [plain, socket]) {
+          s.removeListener('data', onData);
+          s.removeListener('error', fail);
+          s.removeListener('close', onClose);
+        }
+        if (plain !== socket) plain.on('error', () => socket.destroy());
+        resolve(HistoryConnection.ready(socket, parser, handlers));
+      },
+      err: (message) => fail(new Error(`nats history connection: ${message}`)),
+    };
+    const parser = new WireParser(handlers);
+    const onData = (chunk: Buffer) => {
+      try {
+        parser.feed(chunk);
+      } catch (err) {
+        fail(err);
+      }
+    };
+    const onClose = () => fail(new Error('nats history connection: closed during handshake'));
+    const sendConnect = (tls: boolean) => {
+      const connect = {
+        verbose: false,
+        pedantic: false,
+        tls_required: tls,
+        name,
+        lang: 'node-history',
+        version: '1.0.0',
+        protocol: 1,
+        headers: true,
+        no_responders: true,
+        ...credentialsOf(url, auth),
+      };
+      socket.write(`CONNECT ${JSON.stringify(connect)}\r\nPING\r\n`);
+    };
+    socket.on('data', onData);
+    socket.once('error', fail);
+    socket.once('close', onClose);
+  });
+}
+
+/** user/pass or token: the configured ones, else those in the URL (`nats://user:pass@host`, `nats://token@host`). */
+function credentialsOf(url: URL, auth: HistoryAuth): Record<string, string> {
+  if (auth.user !== undefined) return { user: auth.user, pass: auth.pass ?? '' };
+  if (auth.token !== undefined) return { auth_token: auth.token };
+  const user = decodeURIComponent(url.username);
+  const pass = decodeURIComponent(url.password);
+  if (user && pass) return { user, pass };
+  if (user) return { auth_token: user };
+  return {};
+}
+
+function tlsOptionsOf(auth: HistoryAuth): TlsOptions {
+  const t = auth.tls ?? {};
+  return {
+    ...(t.caFile ? { ca: readFileSync(t.caFile) } : {}),
+    ...(t.certFile ? { cert: readFileSync(t.certFile) } : {}),
+    ...(t.keyFile ? { key: readFileSync(t.keyFile) } : {}),
+    minVersion: 'TLSv1.2',
+  };
+}
+
+/** The history connection of one nats.js connection: one at a time, a new one after it ends. */
+export function historyConnections(url: string, name: string, log: Logger, auth: Partial<ConnectionOptions>) {
+  let current: Promise<HistoryConnection | null> | null = null;
+  let closed = false;
+  let warned = false;
+  const tls = auth.tls ? (auth.tls as HistoryAuth['tls']) : undefined;
+  const wireAuth: HistoryAuth = {
+    ...(auth.user !== undefined ? { user: auth.user } : {}),
+    ...(auth.pass !== undefined ? { pass: auth.pass } : {}),
+    ...(auth.token !== undefined ? { token: auth.token } : {}),
+    ...(tls ? { tls } : {}),
+  };
+  const connectOnce = () =>
+    HistoryConnection.open(url, `${name}-history`, wireAuth).catch((err) => {
+      if (!warned)
+        log.warn({ err: String(err) }, 'nats history connection failed; history reads use nats.js');
+      warned = true;
+      return null;
+    });
+  const get = async (): Promise<HistoryConnection | null> => {
+    for (let attempt = 0; attempt < 2 && !closed && !auth.authenticator; attempt++) {
+      current ??= connectOnce();
+      const pending = current;
+      const c = await pending;
+      if (c && !c.isClosed) return closed ? null : c;
+      if (current === pending) current = null; // failed or ended: the next try makes a new one
+      if (c === null) return null; // failed: nats.js takes this read
+    }
+    return null;
+  };
+  return {
+    get,
+    close() {
+      closed = true;
+      current?.then((c) => c?.close());
+      current = null;
+    },
+  };
+}
