@@ -221,8 +221,16 @@ async function catchUpPhase(nats: Nats, config: Config) {
     events: last,
     client_http2_window: WINDOW || 'grpc-js default (64 KiB)',
     raw_ordered_consumer: { before: rawBefore, after: rawAfter },
-    client_in_bench_process: { decoding: row('here', 'decode'), bytes_seq_only: row('here', 'bytes') },
-    client_in_own_process: { decoding: row('apart', 'decode'), bytes_seq_only: row('apart', 'bytes') },
+    client_in_bench_process: {
+      decoding: row('here', 'decode'),
+      bytes_seq_only: row('here', 'bytes'),
+      batched_bytes: row('here', 'batch'),
+    },
+    client_in_own_process: {
+      decoding: row('apart', 'decode'),
+      bytes_seq_only: row('apart', 'bytes'),
+      batched_bytes: row('apart', 'batch'),
+    },
     goal: '≥ 0.7× raw',
   };
 }

@@ -6,7 +6,9 @@
  * - `bytes`: the same method with a deserializer that keeps each message's bytes and reads its
  *   `seq` from them (the trade's or book's field 1, which the edge writes first), as the raw
  *   ordered consumer only counts its messages and disk-sync's client finds seqs by bytes. The
- *   first and the last message are decoded with the proto and checked (seq 1, then `last`).
+ *   first and the last message are decoded with the proto and checked (seq 1, then `last`);
+ * - `batch`: as `bytes`, on a stream opened with `batch: true`: each `FeedMessage.batch` is
+ *   walked by bytes (its messages' tags and lengths) and every message in it counted.
  * Runs in the bench process or, as a worker process (`GRPC_BENCH_CLIENT=1`, bench/lib/ipc.ts), in one of its own, where
  * the edge has the event loop to itself as it does in production. `window` sets the client's
  * HTTP/2 receive window (`grpc-node.flow_control_window`; 0: grpc-js's default, 64 KiB).
@@ -21,7 +23,7 @@ import {
 import { packageDefinition, SERVICE_NAME } from '../../gateways/grpc/proto.ts';
 import { serveWorker } from './ipc.ts';
 
-export type ClientKind = 'decode' | 'bytes';
+export type ClientKind = 'decode' | 'bytes' | 'batch';
 export type CatchUpRequest = { target: string; kind: ClientKind; last: number; window: number };
 export type CatchUpResult = { kind: ClientKind; events: number; seconds: number; events_per_s: number };
 
@@ -50,6 +52,23 @@ function varintAt(b: Buffer, at: number): [number, number] {
   }
 }
 
+/** FeedMessage.batch (field 7), FeedBatch.messages (field 1): both length-delimited. */
+const BATCH_TAG = 0x3a;
+const MESSAGE_TAG = 0x0a;
+
+/** Each message of a FeedMessage: the messages of its batch, else itself. */
+function messagesOf(b: Buffer): Buffer[] {
+  if (b[0] !== BATCH_TAG) return [b];
+  const out: Buffer[] = [];
+  let [, at] = varintAt(b, 1);
+  while (at < b.length && b[at] === MESSAGE_TAG) {
+    const [len, from] = varintAt(b, at + 1);
+    out.push(b.subarray(from, from + len));
+    at = from + len;
+  }
+  return out;
+}
+
 /** The seq of a FeedMessage's trade (field 1) or book (field 2), read from its bytes; -1 for others. */
 export function seqOfBytes(b: Buffer): number {
   if (b[0] !== 0x0a && b[0] !== 0x12) return -1;
@@ -65,7 +84,7 @@ function seqOfDecoded(b: Buffer): number {
 const options = (window: number) => (window > 0 ? { 'grpc-node.flow_control_window': window } : {});
 
 export async function catchUp({ target, kind, last, window }: CatchUpRequest): Promise<CatchUpResult> {
-  const Client = kind === 'bytes' ? BytesClient : DecodingClient;
+  const Client = kind === 'decode' ? DecodingClient : BytesClient;
   const client = new Client(target, credentials.createInsecure(), options(window)) as unknown as StreamClient;
   let events = 0;
   let first: Buffer | null = null;
@@ -73,10 +92,10 @@ export async function catchUp({ target, kind, last, window }: CatchUpRequest): P
   let firstSeq = -1;
   let lastSeq = -1;
   const t0 = performance.now();
-  const call = client.StreamEvents({ after_seq: 0 }, new Metadata());
+  const call = client.StreamEvents({ after_seq: 0, batch: kind === 'batch' }, new Metadata());
   await new Promise<void>((resolve, reject) => {
     call.on('error', reject);
-    call.on('data', (m: Buffer | { trade?: { seq: number }; book?: { seq: number } }) => {
+    const one = (m: Buffer | { trade?: { seq: number }; book?: { seq: number } }) => {
       const seq = Buffer.isBuffer(m) ? seqOfBytes(m) : ((m.trade ?? m.book)?.seq ?? -1);
       if (seq < 0) return;
       events++;
@@ -89,6 +108,10 @@ export async function catchUp({ target, kind, last, window }: CatchUpRequest): P
         if (Buffer.isBuffer(m)) lastBytes = m;
         resolve();
       }
+    };
+    call.on('data', (m: Buffer | { trade?: { seq: number }; book?: { seq: number } }) => {
+      if (!Buffer.isBuffer(m)) one(m);
+      else for (const each of messagesOf(m)) one(each);
     });
   });
   const seconds = (performance.now() - t0) / 1_000;

@@ -22,7 +22,7 @@ import { failure, type GrpcEdgeDeps, requestIdOf } from './context.ts';
 import { feedInto, openStream, type WarnableSink } from './feed-stream.ts';
 import { feedFramer, PONG } from './framer.ts';
 import { sendHeaders } from './headers.ts';
-import { subscriptionOf } from './subscription.ts';
+import { batchRequested, subscriptionOf } from './subscription.ts';
 
 type Msg = Record<string, unknown>;
 type Call = ServerDuplexStream<Msg, unknown>;
@@ -44,8 +44,13 @@ export function bidiStreamMethod(deps: GrpcEdgeDeps): (call: Call) => void {
       }
       call.pause();
       const session = new BidiSession(deps);
-      void openStream(deps, call, requestId, feedFramer(requestId), (sink, principal) =>
-        session.start(sink, principal, first.open as Msg),
+      void openStream(
+        deps,
+        call,
+        requestId,
+        feedFramer(requestId),
+        (sink, principal) => session.start(sink, principal, first.open as Msg),
+        batchRequested(first.open as Msg),
       ).then((opened) => {
         if (!opened) return;
         call.on('data', (m: Msg) => session.control(m));

@@ -29,8 +29,9 @@ export function sinkFor(
   call: GrpcStream,
   requestId: string,
   framer: Framer,
+  batch = false,
 ): BufferedSink {
-  const sink = new GrpcSink(framer, new GrpcWire(call, requestId), deps.registry.flusher, {
+  const sink = new GrpcSink(framer, new GrpcWire(call, requestId, batch), deps.registry.flusher, {
     maxBacklogBytes: deps.sink.maxBacklogBytes,
     closeGraceMs: deps.sink.closeGraceMs,
     chunkEncoding: 'latin1', // protobuf bytes as latin1 strings (frames.ts)
@@ -64,7 +65,8 @@ export async function feedInto(
 
 /**
  * Admits the call and opens its stream; `start` subscribes and returns what to close when the
- * stream ends. Any failure before the stream opens ends the call with its status.
+ * stream ends. Any failure before the stream opens ends the call with its status. `batch`: the
+ * client asked for `FeedMessage.batch` messages (Subscription `batch`).
  */
 export async function openStream(
   deps: GrpcEdgeDeps,
@@ -72,11 +74,12 @@ export async function openStream(
   requestId: string,
   framer: Framer,
   start: (sink: BufferedSink, principal: Principal) => Promise<{ close(): void; stale?: string[] }>,
+  batch = false,
 ): Promise<OpenedStream | null> {
   let admitted: Admitted | null = null;
   try {
     admitted = await admit(deps, call, requestId, true);
-    const sink = sinkFor(deps, call, requestId, framer);
+    const sink = sinkFor(deps, call, requestId, framer, batch);
     const opened = await start(sink, admitted.principal);
     try {
       assertNotRevoked(admitted.principal);

@@ -13,7 +13,7 @@ import { selectionKey } from '../core/selection.ts';
 import { type GrpcEdgeDeps, requestIdOf } from './context.ts';
 import { feedInto, openStream, startFeed } from './feed-stream.ts';
 import { feedFramer, midsFramer } from './framer.ts';
-import { subscriptionOf } from './subscription.ts';
+import { batchRequested, subscriptionOf } from './subscription.ts';
 
 type Req = Record<string, unknown>;
 type Call = ServerWritableStream<Req, unknown>;
@@ -28,8 +28,13 @@ export function serverStreamMethods(deps: GrpcEdgeDeps): Record<string, (call: C
   return {
     StreamEvents(call) {
       const requestId = requestIdOf(call);
-      void openStream(deps, call, requestId, feedFramer(requestId), (sink, principal) =>
-        startFeed(deps, sink, subscriptionOf(call.request), principal),
+      void openStream(
+        deps,
+        call,
+        requestId,
+        feedFramer(requestId),
+        (sink, principal) => startFeed(deps, sink, subscriptionOf(call.request), principal),
+        batchRequested(call.request),
       );
     },
     StreamMids(call) {

@@ -22,3 +22,7 @@ export function subscriptionOf(msg: Record<string, unknown> | null | undefined):
   if (m.after_seq !== undefined && m.after_seq !== null) raw.last_event_id = m.after_seq;
   return parseWith(Subscription, raw, 'text');
 }
+
+/** Whether a Subscription asks for `FeedMessage.batch` messages (StreamEvents, Stream's `open`). */
+export const batchRequested = (msg: Record<string, unknown> | null | undefined): boolean =>
+  msg?.batch === true;

@@ -8,12 +8,14 @@
  * not read), which is the backpressure the sink's slow-client policy runs on; `onceDrain` calls
  * back once it is down to the sink's DRAIN_MARK (gateways/core/drain-gate.ts). A terminal frame
  * becomes the status (catalogue row → code, trailers `x-error-code`, `x-request-id`), sent after
- * every message written before it.
+ * every message written before it. A stream opened with `batch: true` has each flushed run of
+ * messages folded into `FeedMessage.batch` messages (batch-frames.ts) on the way out.
  */
 import type { ServerDuplexStream, ServerWritableStream } from '@grpc/grpc-js';
 import { ApiError } from '../../contracts/errors.ts';
 import { DrainGate } from '../core/drain-gate.ts';
 import type { Wire } from '../core/sink-parts.ts';
+import { batchFrames } from './batch-frames.ts';
 import { http2StreamOf } from './call-http2-stream.ts';
 import { messagesOf, splitFrames } from './frames.ts';
 import { sendHeaders } from './headers.ts';
@@ -21,6 +23,8 @@ import { type RawStream, rawStreamOf } from './raw-stream.ts';
 import { toGrpcStatus } from './status.ts';
 
 export type GrpcStream = ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>;
+
+const asBuffer = (b: string | Buffer): Buffer => (typeof b === 'string' ? Buffer.from(b, 'latin1') : b);
 
 /** NGHTTP2_CANCEL: the RST_STREAM code of a stream dropped by the server. */
 const RST_CANCEL = 8;
@@ -41,6 +45,7 @@ export class GrpcWire implements Wire {
   constructor(
     private readonly call: GrpcStream,
     private readonly requestId: string,
+    private readonly batch = false,
   ) {}
 
   open(headers: Record<string, string>): void {
@@ -93,13 +98,14 @@ export class GrpcWire implements Wire {
     this.call.once('close', once);
   }
 
-  private sendBytes(wireBytes: string | Buffer): void {
-    if (wireBytes.length === 0 || this.ended || this.call.cancelled) return;
+  private sendBytes(chunk: string | Buffer): void {
+    if (chunk.length === 0 || this.ended || this.call.cancelled) return;
+    const wireBytes = this.batch ? batchFrames(asBuffer(chunk)) : chunk;
     if (this.raw === undefined) this.raw = rawStreamOf(this.call);
     const raw = this.raw;
     if (raw) {
       if (raw.destroyed || raw.closed) return;
-      const buf = typeof wireBytes === 'string' ? Buffer.from(wireBytes, 'latin1') : wireBytes;
+      const buf = asBuffer(wireBytes);
       for (let at = 0; at < buf.length; at += PIECE_BYTES) {
         const piece = buf.subarray(at, at + PIECE_BYTES);
         this.track(piece.length, (done) => raw.write(piece, done));

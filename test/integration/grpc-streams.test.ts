@@ -9,7 +9,7 @@
  *   another gateway;
  * - StreamMids: one MidPriceResponse per book.
  */
-import { status } from '@grpc/grpc-js';
+import { type ClientDuplexStream, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
@@ -139,6 +139,56 @@ describe('StreamEvents', () => {
       s.messages.filter((m) => m.trade).every((m) => (m.trade as { symbol: string }).symbol === 'BTC'),
     ).toBe(true);
     s.call.cancel();
+  });
+});
+
+/** The messages of a batched stream as a stream without `batch` gives them. */
+const unbatched = (messages: Record<string, unknown>[]): Record<string, unknown>[] =>
+  messages.flatMap((m) => (m.batch ? (m.batch as { messages: Record<string, unknown>[] }).messages : [m]));
+
+describe('batch: true', () => {
+  it('gives the same messages, in order, several to a FeedMessage.batch where the server had them together', async () => {
+    const from = await lastSeq();
+    const publisher = publishAtRate(nats.js, ['BTC', 'ETH'], 2_000, { booksEvery: 3 });
+    await eventually(async () => (await lastSeq()) >= from + 1_500, 20_000, '1,500 events stored');
+    await publisher.stop();
+    const end = await lastSeq();
+    const read = (batch: boolean) => {
+      const s = collect(clients[1]?.StreamEvents({ after_seq: from, batch }, keyMetadata(key)));
+      return { s, events: () => seqsOf(unbatched(s.messages)) };
+    };
+    const plain = read(false);
+    const batched = read(true);
+    for (const r of [plain, batched])
+      await eventually(() => r.events().at(-1) === end, 20_000, 'the last event');
+    expect(batched.events()).toEqual(seqRange(from, end));
+    expect(unbatched(batched.s.messages)).toEqual(plain.s.messages);
+    const sizes = batched.s.messages.map(
+      (m) => (m.batch as { messages: unknown[] } | undefined)?.messages.length ?? 1,
+    );
+    expect(Math.max(...sizes)).toBeGreaterThan(1);
+    expect(plain.s.messages.some((m) => m.batch)).toBe(false);
+    for (const r of [plain, batched]) r.s.call.cancel();
+  });
+
+  it('applies to the bidirectional stream when its open asks for it', async () => {
+    const from = await lastSeq();
+    const publisher = publishAtRate(nats.js, ['BTC'], 1_000);
+    await eventually(async () => (await lastSeq()) >= from + 300, 20_000, '300 events stored');
+    await publisher.stop();
+    const end = await lastSeq();
+    const call = clients[0]?.Stream(keyMetadata(key)) as unknown as ClientDuplexStream<
+      unknown,
+      Record<string, unknown>
+    >;
+    const messages: Record<string, unknown>[] = [];
+    call.on('data', (m: Record<string, unknown>) => messages.push(m));
+    call.on('error', () => {});
+    call.write({ open: { after_seq: from, batch: true } });
+    await eventually(() => seqsOf(unbatched(messages)).at(-1) === end, 20_000, 'the last event');
+    expect(seqsOf(unbatched(messages))).toEqual(seqRange(from, end));
+    expect(messages.some((m) => m.batch)).toBe(true);
+    call.cancel();
   });
 });
 
