@@ -43,3 +43,14 @@ export function itemOfFeedMessage(m: Obj): WireItem | null {
   }
   return null;
 }
+
+/** The items of a FeedMessage: each message of its `batch` (streams opened with `batch: true`), or its own. */
+export function itemsOfFeedMessage(m: Obj): WireItem[] {
+  const batch = (m.batch as { messages?: Obj[] } | null | undefined)?.messages;
+  const items: WireItem[] = [];
+  for (const each of batch ?? [m]) {
+    const item = itemOfFeedMessage(each);
+    if (item) items.push(item);
+  }
+  return items;
+}

@@ -25,7 +25,7 @@ import {
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { MdpError, type MdpErrorCode } from './errors.ts';
-import { itemOfFeedMessage } from './grpc-messages.ts';
+import { itemsOfFeedMessage } from './grpc-messages.ts';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
   type Ended,
@@ -142,6 +142,9 @@ async function* connectGrpc(
       event_types: opts.eventTypes ?? [],
       sources: opts.sources ?? [],
       ...(position !== null ? { after_seq: position } : {}),
+      // Several messages to a FeedMessage.batch where the server has them together (a catch-up):
+      // grpc-js's cost per message is then paid per batch.
+      batch: true,
     },
     md,
   );
@@ -156,8 +159,8 @@ async function* connectGrpc(
   try {
     for await (const m of call as AsyncIterable<Record<string, unknown>>) {
       idle.touch();
-      const item = itemOfFeedMessage(m);
-      if (item) yield [item];
+      const items = itemsOfFeedMessage(m);
+      if (items.length > 0) yield items;
     }
     return { retry: true, error: new MdpError('network_error', 'the server ended the stream') };
   } catch (err) {
