@@ -8,7 +8,9 @@
  * - StreamEvents publish → client (publish_us → receipt) p50/p99 with 1 stream at 1,000 events/s
  *   vs a raw JetStream consumer of the kind the edge's tail is (`readOrdered`: ordered pull
  *   consumer, no acks, on the publisher's connection, in this process), which decodes each JSON
- *   payload as the client decodes each protobuf message (goal ≤ 1.3×). The raw side runs with no
+ *   payload as the client decodes each protobuf message (goal ≤ 1.3×); the edge's client runs in
+ *   the bench process and, as a third side, in a process of its own (bench/lib/grpc-live-client.ts,
+ *   where its decoding does not share the edge's event loop, as in production). The raw side runs with no
  *   edge at all (the edge, with its own tail, is started for each of its windows and stopped
  *   after), so the baseline pays for nothing of the edge. Then 100 streams, once (no goal).
  * - Both comparisons: GRPC_BENCH_ROUNDS rounds (default 5) of one window per side, order reversed
@@ -16,10 +18,12 @@
  *   GRPC_BENCH_ONLY=unary|live|catchup runs one phase alone.
  * - Catch-up: GRPC_BENCH_CATCHUP stored events (default 200,000; the issue's figure is 1M) read
  *   from after_seq 0 by one stream, events/s vs a raw ordered consumer that counts its messages
- *   (goal ≥ 0.7×; against the faster of a raw run before and after). Four client runs, all
- *   reported: a grpc-js client decoding every FeedMessage and one reading each seq from the bytes
- *   (first and last decoded and checked), each in the bench process (sharing the edge's CPU) and
- *   in a process of its own (as in production); GRPC_BENCH_CLIENTS picks some, GRPC_BENCH_WINDOW
+ *   (goal ≥ 0.7×; against the faster of a raw run before and after). Client runs, all reported:
+ *   a grpc-js client decoding every FeedMessage, one reading each seq from the bytes (first and
+ *   last decoded and checked), and one doing so on a stream opened with `batch: true` (each
+ *   `FeedMessage.batch` walked by bytes), each in the bench process (sharing the edge's CPU) and
+ *   in a process of its own (as in production); GRPC_BENCH_CLIENTS picks some (default: the
+ *   first two kinds, both places; `here:batch`, `apart:batch` add the third), GRPC_BENCH_WINDOW
  *   sets the client's HTTP/2 receive window (bench/lib/grpc-catchup-client.ts).
  */
 import { Server, ServerCredentials, type ServiceError } from '@grpc/grpc-js';
@@ -41,8 +45,8 @@ import {
   type ClientKind,
   catchUp as catchUpClient,
 } from './lib/grpc-catchup-client.ts';
-import { Histogram } from './lib/histogram.ts';
-import { sleep, startWorker } from './lib/ipc.ts';
+import { Histogram, type SerializedHistogram } from './lib/histogram.ts';
+import { sleep, startWorker, type Worker } from './lib/ipc.ts';
 import { nowUs, publishWindow, rawLive } from './lib/live-latency.ts';
 import { compareInRounds } from './lib/rounds.ts';
 
@@ -264,15 +268,33 @@ async function unaryPhase(nats: Nats, config: Config) {
   return { ...cmp, goal: 'p50 ≤ 1 ms and ≤ 1.5× bare' };
 }
 
-/** StreamEvents at 1 stream vs a raw ordered consumer, in rounds; then 100 streams once. */
+/** One stream of a fresh edge, its client in a process of its own (bench/lib/grpc-live-client.ts). */
+async function edgeLiveApart(nats: Nats, config: Config, client: Worker): Promise<Histogram> {
+  const edge = await startEdge(nats, config);
+  await client.call('start', { target: edge.target });
+  await publishWindow(nats, SECONDS);
+  const h = Histogram.from(await client.call<SerializedHistogram>('stop'));
+  await edge.stop();
+  return h;
+}
+
+/**
+ * StreamEvents at 1 stream vs a raw ordered consumer, in rounds, with the client in the bench
+ * process (sharing the edge's event loop) and in a process of its own; then 100 streams once.
+ */
 async function livePhase(nats: Nats, config: Config) {
   process.stderr.write('StreamEvents latency…\n');
   await resetMdStream(nats);
+  const apart = await startWorker('grpc-live-client', { env: { GRPC_BENCH_LIVE_CLIENT: '1' } });
   const cmp = await compareInRounds(
-    { raw_ordered_consumer: () => rawLive(nats, SECONDS, log), streams_1: () => edgeLive(nats, config, 1) },
+    {
+      raw_ordered_consumer: () => rawLive(nats, SECONDS, log),
+      streams_1: () => edgeLive(nats, config, 1),
+      streams_1_client_apart: () => edgeLiveApart(nats, config, apart),
+    },
     ROUNDS,
     progress,
-  );
+  ).finally(() => apart.close());
   const streams100 = ms(await edgeLive(nats, config, 100));
   return { seconds: SECONDS, ...cmp, streams_100_once: streams100, goal: '≤ 1.3× raw at 1 stream' };
 }

@@ -192,6 +192,12 @@ export function readOrdered(
       while (!stopped && interruptions === seen) {
         const outcome = await inFlight.shift();
         if (outcome === 'lost') throw new Error('pull consumer lost');
+        if (outcome === 'stopped') {
+          // Stopped by the read, or by a reconnect (read again at once): leave. Anything else
+          // stopped it under a read that goes on: nothing more comes from it, so it is lost.
+          if (!stopped && interruptions === seen) throw new Error('pull consumer stopped');
+          break;
+        }
         if (busy) await busy;
         if (!stopped) inFlight.push(consumer.pull(half));
       }

@@ -91,6 +91,8 @@ type Pull = { left: number; resolve: (o: PullOutcome) => void };
 export class PullConsumer {
   private sub: WireSubscription | null = null;
   private publish: (subject: string, payload: string, reply: string) => void = () => {};
+  /** The history connection this consumer pulled over has ended. */
+  private connectionLost = false;
   private delivered = 0;
   /** Messages of any kind received: the watchdog's sign of life. */
   private seen = 0;
@@ -139,14 +141,22 @@ export class PullConsumer {
       mem_storage: true,
       num_replicas: 1,
     });
-    const consumer = new PullConsumer(nats, opts, name, onMessage);
     const conn = (await nats.history?.()) ?? null;
+    const consumer = new PullConsumer(nats, opts, name, onMessage);
     if (conn) {
-      consumer.sub = conn.subscribe(
-        createInbox(),
-        (subject, reply, status, data) => consumer.receive(reply, status, { subject, data }),
-        () => consumer.endAll('lost'),
-      );
+      try {
+        consumer.sub = conn.subscribe(
+          createInbox(),
+          (subject, reply, status, data) => consumer.receive(reply, status, { subject, data }),
+          () => {
+            consumer.connectionLost = true;
+            consumer.endAll('lost');
+          },
+        );
+      } catch (err) {
+        consumer.close();
+        throw err;
+      }
       consumer.publish = (subject, payload, reply) => conn.publish(subject, payload, reply);
     } else {
       const sub = nats.nc.subscribe(createInbox(), {
@@ -169,6 +179,8 @@ export class PullConsumer {
    */
   pull(batch: number): Promise<PullOutcome> {
     const sub = this.sub;
+    // The history connection ended under the read: lost (read again from the next sequence), not stopped.
+    if (this.connectionLost) return Promise.resolve('lost');
     if (!sub || sub.isClosed()) return Promise.resolve('stopped');
     return new Promise<PullOutcome>((resolve) => {
       this.pulls.push({ left: batch, resolve });

@@ -2,8 +2,8 @@
  * A JSON number token read in place, for the scanners that turn stored event JSON straight into a
  * wire format without `JSON.parse` (gateways/grpc/feed-protobuf.ts, gateways/disksync/
  * json-msgpack.ts). The value is `JSON.parse`'s: the digits are summed as they are read and
- * scaled by one power of ten where that is exact (Clinger's fast path: digits that sum to at most
- * 2^53 and a power up to 1e22, each exact in a double, so one IEEE multiply or divide rounds
+ * scaled by one power of ten where that is exact (Clinger's fast path: digits that sum to less
+ * than 2^53 and a power up to 1e22, each exact in a double, so one IEEE multiply or divide rounds
  * correctly); anything else is `Number` of the token, which rounds as `JSON.parse` does. JSON's
  * grammar is checked here (`Number` alone also takes `+1`, `.5`, `01`, `0x1`).
  */
@@ -11,7 +11,7 @@
 /** The value of the number read last: a second return value, without an object per call. */
 export const scanned = { value: 0 };
 
-/** 2^53: every integer up to it is a double. */
+/** 2^53: every integer below it is a double, and reached without rounding. */
 const MAX_EXACT = 2 ** 53;
 
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
@@ -55,8 +55,9 @@ export function readJsonNumber(s: string, start: number): number {
     } while (c >= 0x30 && c <= 0x39);
     exp += expNegative ? -e : e;
   }
-  // m is exact when it is at most 2^53: it only grows, so no sum on the way was rounded.
-  if (m > MAX_EXACT || expDigits > 4 || exp > 22 || exp < -22) scanned.value = Number(s.slice(start, i));
+  // m is exact when it is below 2^53: it only grows, so no sum on the way was rounded (a sum that
+  // was, 2^53 + 1, may round down to 2^53 itself).
+  if (m >= MAX_EXACT || expDigits > 4 || exp > 22 || exp < -22) scanned.value = Number(s.slice(start, i));
   else {
     const v = exp === 0 ? m : exp > 0 ? m * (POW10[exp] as number) : m / (POW10[-exp] as number);
     scanned.value = negative ? -v : v;

@@ -38,6 +38,15 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_SUBSCRIPTIONS = 100_000;
 /** Unsent bytes past which a publish fails (the socket is not draining). */
 const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
+/** A PING this often; a connection with KEEPALIVE_MISSES of them unanswered is dead (a silent peer). */
+const KEEPALIVE_MS = 10_000;
+const KEEPALIVE_MISSES = 2;
+
+/** How long history reads stay on nats.js after the history connection failed to connect. */
+const RETRY_AFTER_FAILURE_MS = 30_000;
+
+/** Where the connection says why it ended or what the server refused (no credential in it). */
+export type Report = (what: string) => void;
 
 type Sub = { subject: string; onMessage: WireMessage; onLost: () => void };
 
@@ -45,21 +54,44 @@ export class HistoryConnection {
   private readonly subs = new Map<number, Sub>();
   private nextSid = 1;
   private closed = false;
+  private pingsUnanswered = 0;
+  private readonly keepalive: ReturnType<typeof setInterval>;
 
-  private constructor(private readonly socket: Socket) {
+  private constructor(
+    private readonly socket: Socket,
+    private readonly report: Report,
+  ) {
     socket.once('close', () => this.lose());
-    socket.on('error', () => socket.destroy());
+    socket.on('error', (err) => {
+      report(`socket error: ${err.message}`);
+      socket.destroy();
+    });
+    this.keepalive = setInterval(() => {
+      if (this.pingsUnanswered >= KEEPALIVE_MISSES) {
+        report(`no PONG to ${KEEPALIVE_MISSES} PINGs; closed`);
+        socket.destroy();
+        return;
+      }
+      this.pingsUnanswered++;
+      socket.write('PING\r\n');
+    }, KEEPALIVE_MS);
+    this.keepalive.unref();
   }
 
   /** Connects to the first of `servers` (comma-separated URLs) that answers. */
-  static async open(servers: string, name: string, auth: HistoryAuth): Promise<HistoryConnection> {
+  static async open(
+    servers: string,
+    name: string,
+    auth: HistoryAuth,
+    report: Report = () => {},
+  ): Promise<HistoryConnection> {
     let last: unknown = new Error('no NATS server given');
     for (const url of servers
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean)) {
       try {
-        return await handshake(new URL(url.includes('://') ? url : `nats://${url}`), name, auth);
+        return await handshake(new URL(url.includes('://') ? url : `nats://${url}`), name, auth, report);
       } catch (err) {
         last = err;
       }
@@ -110,11 +142,21 @@ export class HistoryConnection {
     handlers.msg = (sid, subject, reply, status, payload) =>
       this.subs.get(sid)?.onMessage(subject, reply, status, payload);
     handlers.ping = () => this.socket.write('PONG\r\n');
-    handlers.err = () => this.socket.destroy();
+    handlers.pong = () => {
+      this.pingsUnanswered = 0;
+    };
+    // A later INFO (cluster change, lame duck mode) changes nothing here: the handshake is done.
+    handlers.info = () => {};
+    handlers.err = (message) => {
+      this.report(`server error: ${message}`);
+      // A refused subject fails that read alone (its pull times out); anything else ends the connection.
+      if (!/^permissions violation/i.test(message)) this.socket.destroy();
+    };
     this.socket.on('data', (chunk: Buffer) => {
       try {
         parser.feed(chunk);
-      } catch {
+      } catch (err) {
+        this.report(String(err));
         this.socket.destroy();
       }
     });
@@ -123,14 +165,15 @@ export class HistoryConnection {
   private lose(): void {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.keepalive);
     const subs = [...this.subs.values()];
     this.subs.clear();
     for (const s of subs) s.onLost();
   }
 
   /** @internal handshake() builds the connection once the server has answered. */
-  static ready(socket: Socket, parser: WireParser, handlers: Handlers): HistoryConnection {
-    const c = new HistoryConnection(socket);
+  static ready(socket: Socket, parser: WireParser, handlers: Handlers, report: Report): HistoryConnection {
+    const c = new HistoryConnection(socket, report);
     c.attach(parser, handlers);
     return c;
   }
@@ -139,7 +182,7 @@ export class HistoryConnection {
 type Handlers = ConstructorParameters<typeof WireParser>[0];
 
 /** INFO → (TLS) → CONNECT + PING → PONG; rejects on -ERR, a closed socket or the timeout. */
-function handshake(url: URL, name: string, auth: HistoryAuth): Promise<HistoryConnection> {
+function handshake(url: URL, name: string, auth: HistoryAuth, report: Report): Promise<HistoryConnection> {
   return new Promise((resolve, reject) => {
     const plain = netConnect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 4222) });
     plain.setNoDelay(true);
@@ -182,7 +225,7 @@ function handshake(url: URL, name: string, auth: HistoryAuth): Promise<HistoryCo
           s.removeListener('close', onClose);
         }
         if (plain !== socket) plain.on('error', () => socket.destroy());
-        resolve(HistoryConnection.ready(socket, parser, handlers));
+        resolve(HistoryConnection.ready(socket, parser, handlers, report));
       },
       err: (message) => fail(new Error(`nats history connection: ${message}`)),
     };
@@ -249,15 +292,20 @@ export function historyConnections(url: string, name: string, log: Logger, auth:
     ...(auth.token !== undefined ? { token: auth.token } : {}),
     ...(tls ? { tls } : {}),
   };
+  const report: Report = (what) => log.warn({ nats: what }, 'nats history connection');
+  /** After a failed connect, reads take nats.js for a while instead of each trying (and waiting) again. */
+  let failedAt = Number.NEGATIVE_INFINITY;
   const connectOnce = () =>
-    HistoryConnection.open(url, `${name}-history`, wireAuth).catch((err) => {
+    HistoryConnection.open(url, `${name}-history`, wireAuth, report).catch((err) => {
       if (!warned)
         log.warn({ err: String(err) }, 'nats history connection failed; history reads use nats.js');
       warned = true;
+      failedAt = performance.now();
       return null;
     });
   const get = async (): Promise<HistoryConnection | null> => {
     for (let attempt = 0; attempt < 2 && !closed && !auth.authenticator; attempt++) {
+      if (current === null && performance.now() - failedAt < RETRY_AFTER_FAILURE_MS) return null;
       current ??= connectOnce();
       const pending = current;
       const c = await pending;

@@ -40,6 +40,10 @@ describe('readJsonNumber', () => {
       '0.000000000000000000009007199254740993',
       '12345678901234567890',
       '1234567890123456.7e5',
+      // 2^53 + 1 summed in doubles rounds to 2^53: no fast path at 2^53 itself
+      '0.9007199254740993',
+      '9007199254740993e-5',
+      '9.007199254740995',
     ];
     const rand = seededRandom(20261126);
     const digits = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 10)).join('');

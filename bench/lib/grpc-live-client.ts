@@ -1,0 +1,40 @@
+/**
+ * The live client of `npm run bench -- grpc` in a process of its own (`GRPC_BENCH_LIVE_CLIENT=1`,
+ * bench/lib/ipc.ts): one StreamEvents stream with the generated grpc-js client (decoding every
+ * FeedMessage), timing `publish_us` → receipt of each trade on the wall clock both processes
+ * share. As in production, where the client is on another machine, its decoding does not share
+ * the edge's event loop; the edge's side of the bench still runs in the bench process.
+ */
+import type { ClientReadableStream } from '@grpc/grpc-js';
+import { keyMetadata, priceClient } from '../../test/support/grpc.ts';
+import { Histogram, type SerializedHistogram } from './histogram.ts';
+import { serveWorker } from './ipc.ts';
+import { nowUs } from './live-latency.ts';
+
+let open: { client: ReturnType<typeof priceClient>; call: ClientReadableStream<unknown>; h: Histogram } | null =
+  null;
+
+/** Opens the stream on `target`; resolves once its headers are in (the edge has it). */
+async function start({ target }: { target: string }): Promise<void> {
+  const client = priceClient(target);
+  const call = client.StreamEvents({}, keyMetadata(null)) as ClientReadableStream<unknown>;
+  const h = new Histogram();
+  call.on('data', (m: { trade?: { publish_us: number } }) => {
+    if (m.trade) h.record(nowUs() - m.trade.publish_us);
+  });
+  call.on('error', () => {});
+  open = { client, call, h };
+  await new Promise((r) => call.once('metadata', r));
+}
+
+/** Ends the stream; its latencies (µs). */
+function stop(): SerializedHistogram {
+  if (!open) throw new Error('no stream open');
+  const { client, call, h } = open;
+  open = null;
+  call.cancel();
+  client.close();
+  return h.serialize();
+}
+
+if (process.env.GRPC_BENCH_LIVE_CLIENT === '1') serveWorker({ start, stop });
