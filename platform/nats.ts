@@ -66,8 +66,11 @@ export async function connectNats(
     }
   })().catch(() => {});
   const jsm = await jetstreamManager(nc, { timeout: 5_000 });
-  const history = historyConnections(url, name, log, auth);
+  // On the server nats.js is connected to (a node cut off from the cluster would answer no pull),
+  // and again on the one it reconnects to.
+  const history = historyConnections(url, name, log, auth, () => nc.getServer());
   nc.closed().then(() => history.close());
+  reconnectListeners.add(() => history.reset());
   return {
     history: history.get,
     nc,

@@ -281,7 +281,13 @@ function tlsOptionsOf(auth: HistoryAuth): TlsOptions {
 }
 
 /** The history connection of one nats.js connection: one at a time, a new one after it ends. */
-export function historyConnections(url: string, name: string, log: Logger, auth: Partial<ConnectionOptions>) {
+export function historyConnections(
+  url: string,
+  name: string,
+  log: Logger,
+  auth: Partial<ConnectionOptions>,
+  currentServer: () => string = () => '',
+) {
   let current: Promise<HistoryConnection | null> | null = null;
   let closed = false;
   let warned = false;
@@ -296,13 +302,15 @@ export function historyConnections(url: string, name: string, log: Logger, auth:
   /** After a failed connect, reads take nats.js for a while instead of each trying (and waiting) again. */
   let failedAt = Number.NEGATIVE_INFINITY;
   const connectOnce = () =>
-    HistoryConnection.open(url, `${name}-history`, wireAuth, report).catch((err) => {
-      if (!warned)
-        log.warn({ err: String(err) }, 'nats history connection failed; history reads use nats.js');
-      warned = true;
-      failedAt = performance.now();
-      return null;
-    });
+    HistoryConnection.open(serversFirst(currentServer(), url), `${name}-history`, wireAuth, report).catch(
+      (err) => {
+        if (!warned)
+          log.warn({ err: String(err) }, 'nats history connection failed; history reads use nats.js');
+        warned = true;
+        failedAt = performance.now();
+        return null;
+      },
+    );
   const get = async (): Promise<HistoryConnection | null> => {
     for (let attempt = 0; attempt < 2 && !closed && !auth.authenticator; attempt++) {
       if (current === null && performance.now() - failedAt < RETRY_AFTER_FAILURE_MS) return null;
@@ -317,10 +325,27 @@ export function historyConnections(url: string, name: string, log: Logger, auth:
   };
   return {
     get,
-    close() {
-      closed = true;
+    /** Ends the connection (its reads are lost and read on over the next one). */
+    reset() {
       current?.then((c) => c?.close());
       current = null;
     },
+    close() {
+      closed = true;
+      this.reset();
+    },
   };
+}
+
+/** `url`'s servers with `first` (host:port, as nats.js names the server it is on) first, keeping its scheme. */
+function serversFirst(first: string, url: string): string {
+  const servers = url
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!first) return servers.join(',');
+  const at = servers.findIndex((s) => s === first || s.endsWith(`//${first}`) || s.endsWith(`@${first}`));
+  if (at > 0) servers.unshift(...servers.splice(at, 1));
+  else if (at < 0) servers.unshift(first);
+  return servers.join(',');
 }
