@@ -11,8 +11,11 @@ import { Histogram, type SerializedHistogram } from './histogram.ts';
 import { serveWorker } from './ipc.ts';
 import { nowUs } from './live-latency.ts';
 
-let open: { client: ReturnType<typeof priceClient>; call: ClientReadableStream<unknown>; h: Histogram } | null =
-  null;
+let open: {
+  client: ReturnType<typeof priceClient>;
+  call: ClientReadableStream<unknown>;
+  h: Histogram;
+} | null = null;
 
 /** Opens the stream on `target`; resolves once its headers are in (the edge has it). */
 async function start({ target }: { target: string }): Promise<void> {
