@@ -48,6 +48,9 @@ const RETRY_AFTER_FAILURE_MS = 30_000;
 /** Where the connection says why it ended or what the server refused (no credential in it). */
 export type Report = (what: string) => void;
 
+/** `report`: see Report; `keepaliveMs`: how often it PINGs (KEEPALIVE_MS). */
+export type HistoryOptions = { report?: Report; keepaliveMs?: number };
+
 type Sub = { subject: string; onMessage: WireMessage; onLost: () => void };
 
 export class HistoryConnection {
@@ -57,10 +60,14 @@ export class HistoryConnection {
   private pingsUnanswered = 0;
   private readonly keepalive: ReturnType<typeof setInterval>;
 
+  private readonly report: Report;
+
   private constructor(
     private readonly socket: Socket,
-    private readonly report: Report,
+    opts: HistoryOptions,
   ) {
+    const report = opts.report ?? (() => {});
+    this.report = report;
     socket.once('close', () => this.lose());
     socket.on('error', (err) => {
       report(`socket error: ${err.message}`);
@@ -74,7 +81,7 @@ export class HistoryConnection {
       }
       this.pingsUnanswered++;
       socket.write('PING\r\n');
-    }, KEEPALIVE_MS);
+    }, opts.keepaliveMs ?? KEEPALIVE_MS);
     this.keepalive.unref();
   }
 
@@ -83,7 +90,7 @@ export class HistoryConnection {
     servers: string,
     name: string,
     auth: HistoryAuth,
-    report: Report = () => {},
+    opts: HistoryOptions = {},
   ): Promise<HistoryConnection> {
     let last: unknown = new Error('no NATS server given');
     for (const url of servers
@@ -91,7 +98,7 @@ export class HistoryConnection {
       .map((s) => s.trim())
       .filter(Boolean)) {
       try {
-        return await handshake(new URL(url.includes('://') ? url : `nats://${url}`), name, auth, report);
+        return await handshake(new URL(url.includes('://') ? url : `nats://${url}`), name, auth, opts);
       } catch (err) {
         last = err;
       }
@@ -172,8 +179,13 @@ export class HistoryConnection {
   }
 
   /** @internal handshake() builds the connection once the server has answered. */
-  static ready(socket: Socket, parser: WireParser, handlers: Handlers, report: Report): HistoryConnection {
-    const c = new HistoryConnection(socket, report);
+  static ready(
+    socket: Socket,
+    parser: WireParser,
+    handlers: Handlers,
+    opts: HistoryOptions,
+  ): HistoryConnection {
+    const c = new HistoryConnection(socket, opts);
     c.attach(parser, handlers);
     return c;
   }
@@ -182,7 +194,12 @@ export class HistoryConnection {
 type Handlers = ConstructorParameters<typeof WireParser>[0];
 
 /** INFO → (TLS) → CONNECT + PING → PONG; rejects on -ERR, a closed socket or the timeout. */
-function handshake(url: URL, name: string, auth: HistoryAuth, report: Report): Promise<HistoryConnection> {
+function handshake(
+  url: URL,
+  name: string,
+  auth: HistoryAuth,
+  opts: HistoryOptions,
+): Promise<HistoryConnection> {
   return new Promise((resolve, reject) => {
     const plain = netConnect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 4222) });
     plain.setNoDelay(true);
@@ -225,7 +242,7 @@ function handshake(url: URL, name: string, auth: HistoryAuth, report: Report): P
           s.removeListener('close', onClose);
         }
         if (plain !== socket) plain.on('error', () => socket.destroy());
-        resolve(HistoryConnection.ready(socket, parser, handlers, report));
+        resolve(HistoryConnection.ready(socket, parser, handlers, opts));
       },
       err: (message) => fail(new Error(`nats history connection: ${message}`)),
     };
@@ -302,7 +319,7 @@ export function historyConnections(
   /** After a failed connect, reads take nats.js for a while instead of each trying (and waiting) again. */
   let failedAt = Number.NEGATIVE_INFINITY;
   const connectOnce = () =>
-    HistoryConnection.open(serversFirst(currentServer(), url), `${name}-history`, wireAuth, report).catch(
+    HistoryConnection.open(serversFirst(currentServer(), url), `${name}-history`, wireAuth, { report }).catch(
       (err) => {
         if (!warned)
           log.warn({ err: String(err) }, 'nats history connection failed; history reads use nats.js');

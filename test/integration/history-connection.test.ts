@@ -2,7 +2,8 @@
  * The history connection (platform/nats-wire/history-connection.ts) in a 3-node nats-server
  * cluster: a node leaving and rejoining makes the server send the connection a new INFO (its
  * `connect_urls` change), which must change nothing: the same connection keeps serving history
- * reads, every sequence once, in order.
+ * reads, every sequence once, in order. A server that goes silent without closing the socket
+ * (SIGSTOP) is found by the connection's PINGs: it closes itself, and says so.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../platform/logger.ts';
 import { connectNats, type Nats } from '../../platform/nats.ts';
 import { type NatsCluster, startNatsCluster } from '../../platform/nats-cluster.ts';
+import { HistoryConnection } from '../../platform/nats-wire/history-connection.ts';
 import { eventually } from '../support/eventually.ts';
 import { readHistory } from '../support/history-read.ts';
 
@@ -53,3 +55,35 @@ it('keeps serving history reads on the same connection after the cluster changes
   expect(after.subscriptions).toBe(1);
   expect(after.seqs).toEqual(all);
 }, 180_000);
+
+it('closes itself when the server goes silent with the socket open, after two unanswered PINGs', async () => {
+  const node = cluster.nodes[1];
+  const reports: string[] = [];
+  const conn = await HistoryConnection.open(
+    node?.url as string,
+    'silent-test',
+    {},
+    {
+      report: (what) => reports.push(what),
+      keepaliveMs: 300,
+    },
+  );
+  await new Promise((r) => setTimeout(r, 1_000));
+  expect(conn.isClosed).toBe(false); // answered PINGs keep it open
+  let lost = false;
+  conn.subscribe(
+    '_INBOX.silent',
+    () => {},
+    () => {
+      lost = true;
+    },
+  );
+  node?.server?.process.kill('SIGSTOP');
+  try {
+    await eventually(() => conn.isClosed, 5_000, 'closed after unanswered PINGs');
+    expect(lost).toBe(true);
+    expect(reports.some((r) => r.includes('no PONG'))).toBe(true);
+  } finally {
+    node?.server?.process.kill('SIGCONT');
+  }
+});
