@@ -47,6 +47,12 @@ it('keeps serving history reads on the same connection after the cluster changes
   await cluster.kill(2);
   await cluster.start(2);
   await cluster.ready(cluster.nodes[0]?.url as string, 60_000);
+  // The stream answers again once its replicas have a leader (an election may follow the rejoin).
+  await eventually(
+    async () => Boolean((await nats.jsm.streams.info(STREAM).catch(() => null))?.cluster?.leader),
+    60_000,
+    'the stream has a leader',
+  );
   // The rejoined node's route is announced to clients in an INFO; give it time to arrive.
   await new Promise((r) => setTimeout(r, 2_000));
   expect(before.over?.isClosed).toBe(false);
