@@ -12,7 +12,8 @@ import {
 import { type ConnectionOptions, connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { StreamDefinition } from '../contracts/streams.ts';
 import type { Logger } from './logger.ts';
-import { type HistoryConnection, historyConnections } from './nats-wire/history-connection.ts';
+import type { HistoryConnection } from './nats-wire/history-connection.ts';
+import { historyConnections } from './nats-wire/history-connections.ts';
 
 export type Nats = {
   nc: NatsConnection;

@@ -16,7 +16,7 @@
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { createInbox, nanos, nuid } from '@nats-io/transport-node';
 import type { Nats } from './nats.ts';
-import type { WireSubscription } from './nats-wire/history-connection.ts';
+import type { HistoryConnection, WireSubscription } from './nats-wire/history-connection.ts';
 
 /** What a pulled message is to its reader: its subject and stored bytes. */
 export type PulledMsg = { readonly subject: string; readonly data: Uint8Array };
@@ -88,9 +88,11 @@ export type PullConsumerOptions = {
 
 type Pull = { left: number; resolve: (o: PullOutcome) => void };
 
+/** The consumer's inbox, and how it asks for messages to be sent there. */
+type Inbox = WireSubscription & { request(subject: string, payload: string): void };
+
 export class PullConsumer {
-  private sub: WireSubscription | null = null;
-  private publish: (subject: string, payload: string, reply: string) => void = () => {};
+  private inbox: Inbox | null = null;
   /** The history connection this consumer pulled over has ended. */
   private connectionLost = false;
   private delivered = 0;
@@ -143,33 +145,42 @@ export class PullConsumer {
     });
     const conn = (await nats.history?.()) ?? null;
     const consumer = new PullConsumer(nats, opts, name, onMessage);
-    if (conn) {
-      try {
-        consumer.sub = conn.subscribe(
-          createInbox(),
-          (subject, reply, status, data) => consumer.receive(reply, status, { subject, data }),
-          () => {
-            consumer.connectionLost = true;
-            consumer.endAll('lost');
-          },
-        );
-      } catch (err) {
-        consumer.close();
-        throw err;
-      }
-      consumer.publish = (subject, payload, reply) => conn.publish(subject, payload, reply);
-    } else {
-      const sub = nats.nc.subscribe(createInbox(), {
-        callback: (_err, msg) => consumer.receive(msg.reply ?? '', msg.headers?.code ?? 0, msg),
-      });
-      consumer.sub = {
-        subject: sub.getSubject(),
-        unsubscribe: () => sub.unsubscribe(),
-        isClosed: () => sub.isClosed(),
-      };
-      consumer.publish = (subject, payload, reply) => nats.nc.publish(subject, payload, { reply });
+    try {
+      consumer.inbox = conn ? consumer.inboxOn(conn) : consumer.inboxOnNatsJs();
+    } catch (err) {
+      consumer.close();
+      throw err;
     }
     return consumer;
+  }
+
+  /** An inbox on the history connection; its end is this consumer's loss. */
+  private inboxOn(conn: HistoryConnection): Inbox {
+    const sub = conn.subscribe(
+      createInbox(),
+      (subject, reply, status, data) => this.receive(reply, status, { subject, data }),
+      () => {
+        this.connectionLost = true;
+        this.endAll('lost');
+      },
+    );
+    return { ...sub, request: (subject, payload) => conn.publish(subject, payload, sub.subject) };
+  }
+
+  /** An inbox on the nats.js connection (no history connection to be had). */
+  private inboxOnNatsJs(): Inbox {
+    const nc = this.nats.nc;
+    const sub = nc.subscribe(createInbox(), {
+      // A status is a message without a reply subject: only those have their headers read.
+      callback: (_err, msg) => this.receive(msg.reply ?? '', msg.reply ? 0 : (msg.headers?.code ?? 0), msg),
+    });
+    const reply = sub.getSubject();
+    return {
+      subject: reply,
+      unsubscribe: () => sub.unsubscribe(),
+      isClosed: () => sub.isClosed(),
+      request: (subject, payload) => nc.publish(subject, payload, { reply }),
+    };
   }
 
   /**
@@ -178,10 +189,10 @@ export class PullConsumer {
    * they were asked.
    */
   pull(batch: number): Promise<PullOutcome> {
-    const sub = this.sub;
+    const inbox = this.inbox;
     // The history connection ended under the read: lost (read again from the next sequence), not stopped.
     if (this.connectionLost) return Promise.resolve('lost');
-    if (!sub || sub.isClosed()) return Promise.resolve('stopped');
+    if (!inbox || inbox.isClosed()) return Promise.resolve('stopped');
     return new Promise<PullOutcome>((resolve) => {
       this.pulls.push({ left: batch, resolve });
       const request = {
@@ -190,8 +201,7 @@ export class PullConsumer {
         idle_heartbeat: nanos(this.heartbeatMs),
       };
       try {
-        const subject = `$JS.API.CONSUMER.MSG.NEXT.${this.opts.stream}.${this.name}`;
-        this.publish(subject, JSON.stringify(request), sub.subject);
+        inbox.request(`$JS.API.CONSUMER.MSG.NEXT.${this.opts.stream}.${this.name}`, JSON.stringify(request));
       } catch {
         this.endAll('lost');
       }
@@ -207,8 +217,8 @@ export class PullConsumer {
   close(): void {
     this.stop();
     clearInterval(this.watchdog);
-    this.sub?.unsubscribe();
-    this.sub = null;
+    this.inbox?.unsubscribe();
+    this.inbox = null;
     this.nats.jsm.consumers.delete(this.opts.stream, this.name).catch(() => {});
   }
 

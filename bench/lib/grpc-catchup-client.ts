@@ -20,6 +20,7 @@ import {
   type MethodDefinition,
   makeGenericClientConstructor,
 } from '@grpc/grpc-js';
+import { BATCH_TAG, MESSAGE_TAG } from '../../gateways/grpc/batch-frames.ts';
 import { packageDefinition, SERVICE_NAME } from '../../gateways/grpc/proto.ts';
 import { serveWorker } from './ipc.ts';
 
@@ -51,10 +52,6 @@ function varintAt(b: Buffer, at: number): [number, number] {
     scale *= 128;
   }
 }
-
-/** FeedMessage.batch (field 7), FeedBatch.messages (field 1): both length-delimited. */
-const BATCH_TAG = 0x3a;
-const MESSAGE_TAG = 0x0a;
 
 /** Each message of a FeedMessage: the messages of its batch, else itself. */
 function messagesOf(b: Buffer): Buffer[] {

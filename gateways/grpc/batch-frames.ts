@@ -8,24 +8,29 @@
  * paid once per batch instead of once per event, which is what a catch-up of history is bound by.
  */
 
+import { varintLength, writeVarint } from './varint.ts';
+
 /** FeedMessage.batch: field 7, length-delimited. */
-const BATCH_TAG = 0x3a;
+export const BATCH_TAG = 0x3a;
 /** FeedBatch.messages: field 1, length-delimited. */
-const MESSAGE_TAG = 0x0a;
+export const MESSAGE_TAG = 0x0a;
 /** Most bytes of one batch's messages: below the sink's write pieces and any client's message cap. */
 export const MAX_BATCH_BYTES = 60 * 1024;
 
-const varintLength = (n: number): number =>
-  n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
+/**
+ * A shared chunk (the same Buffer written to every stream of one selection in a flush,
+ * gateways/core/flusher.ts) is folded once for all of its batching streams, not once per stream.
+ */
+const folded = new WeakMap<Buffer, Buffer>();
 
-function writeVarint(out: Buffer, at: number, n: number): number {
-  let v = n;
-  while (v >= 0x80) {
-    out[at++] = (v & 0x7f) | 0x80;
-    v >>>= 7;
+/** `batchFrames` of a chunk a flush shares between streams, folded once. */
+export function batchSharedFrames(wire: Buffer): Buffer {
+  let out = folded.get(wire);
+  if (!out) {
+    out = batchFrames(wire);
+    folded.set(wire, out);
   }
-  out[at++] = v;
-  return at;
+  return out;
 }
 
 /** The frames of `wire` (gRPC length-prefixed messages, uncompressed) with runs folded into batches. */

@@ -20,6 +20,7 @@
 
 import { readJsonNumber, scanned } from '../core/json-number.ts';
 import { packageDefinition } from './proto.ts';
+import { varintLength, writeVarint } from './varint.ts';
 
 const I64 = 0;
 const DBL = 1;
@@ -134,7 +135,7 @@ export function feedFrameOfJson(kind: string, json: string): string | null {
   const end = encodeObject(json, spec.table, b);
   if (end < 0) return null;
   const inner = end - HEAD;
-  const lenBytes = inner < 1 << 7 ? 1 : inner < 1 << 14 ? 2 : inner < 1 << 21 ? 3 : inner < 1 << 28 ? 4 : 5;
+  const lenBytes = varintLength(inner);
   const begin = HEAD - lenBytes - 1 - 5;
   b[begin] = 0;
   b.writeUInt32BE(1 + lenBytes + inner, begin + 1);
@@ -303,23 +304,6 @@ function skipScalar(t: string, at: number): number {
   if (t.startsWith('true', at) || t.startsWith('null', at)) return at + 4;
   if (t.startsWith('false', at)) return at + 5;
   return readJsonNumber(t, at);
-}
-
-/** A varint of a non-negative safe integer (low and high 32 bits, 7 bits a byte); the end. */
-function writeVarint(b: Buffer, pos: number, v: number): number {
-  let lo = v >>> 0;
-  let hi = (v - lo) / 4_294_967_296;
-  while (hi !== 0) {
-    b[pos++] = (lo & 127) | 128;
-    lo = ((lo >>> 7) | (hi << 25)) >>> 0;
-    hi >>>= 7;
-  }
-  while (lo > 127) {
-    b[pos++] = (lo & 127) | 128;
-    lo >>>= 7;
-  }
-  b[pos++] = lo;
-  return pos;
 }
 
 /** A negative int64: its 64-bit two's complement, 10 bytes, as protobufjs writes it. */

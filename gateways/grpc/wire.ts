@@ -15,7 +15,7 @@ import type { ServerDuplexStream, ServerWritableStream } from '@grpc/grpc-js';
 import { ApiError } from '../../contracts/errors.ts';
 import { DrainGate } from '../core/drain-gate.ts';
 import type { Wire } from '../core/sink-parts.ts';
-import { batchFrames } from './batch-frames.ts';
+import { batchFrames, batchSharedFrames } from './batch-frames.ts';
 import { http2StreamOf } from './call-http2-stream.ts';
 import { messagesOf, splitFrames } from './frames.ts';
 import { sendHeaders } from './headers.ts';
@@ -100,7 +100,12 @@ export class GrpcWire implements Wire {
 
   private sendBytes(chunk: string | Buffer): void {
     if (chunk.length === 0 || this.ended || this.call.cancelled) return;
-    const wireBytes = this.batch ? batchFrames(asBuffer(chunk)) : chunk;
+    // A string is this stream's own chunk; a Buffer is one the flush shares between streams.
+    const wireBytes = !this.batch
+      ? chunk
+      : typeof chunk === 'string'
+        ? batchFrames(Buffer.from(chunk, 'latin1'))
+        : batchSharedFrames(chunk);
     if (this.raw === undefined) this.raw = rawStreamOf(this.call);
     const raw = this.raw;
     if (raw) {

@@ -8,15 +8,13 @@
  *
  * It does not reconnect: when the socket ends, every subscription is told (`onLost`), its pull
  * consumer ends as `lost`, and the reader opens a new consumer, which asks for a connection again
- * (`historyConnection` makes one). Credentials it cannot present (a creds file: nkey signatures)
- * leave history reads on nats.js (nats.ts).
+ * (history-connections.ts makes one). Credentials it cannot present (a creds file: nkey
+ * signatures) leave history reads on nats.js.
  */
 
 import { readFileSync } from 'node:fs';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { type ConnectionOptions as TlsOptions, connect as tlsConnect } from 'node:tls';
-import type { ConnectionOptions } from '@nats-io/transport-node';
-import type { Logger } from '../logger.ts';
 import { WireParser } from './parser.ts';
 
 /** What a subscription receives; `status` is a status message's code (100, 404, 408, 409, 503), else 0. */
@@ -41,9 +39,6 @@ const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 /** A PING this often; a connection with KEEPALIVE_MISSES of them unanswered is dead (a silent peer). */
 const KEEPALIVE_MS = 10_000;
 const KEEPALIVE_MISSES = 2;
-
-/** How long history reads stay on nats.js after the history connection failed to connect. */
-const RETRY_AFTER_FAILURE_MS = 30_000;
 
 /** Where the connection says why it ended or what the server refused (no credential in it). */
 export type Report = (what: string) => void;
@@ -85,18 +80,15 @@ export class HistoryConnection {
     this.keepalive.unref();
   }
 
-  /** Connects to the first of `servers` (comma-separated URLs) that answers. */
+  /** Connects to the first of `servers` (URLs, or host:port) that answers. */
   static async open(
-    servers: string,
+    servers: readonly string[],
     name: string,
     auth: HistoryAuth,
     opts: HistoryOptions = {},
   ): Promise<HistoryConnection> {
     let last: unknown = new Error('no NATS server given');
-    for (const url of servers
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean)) {
+    for (const url of servers) {
       try {
         return await handshake(new URL(url.includes('://') ? url : `nats://${url}`), name, auth, opts);
       } catch (err) {
@@ -201,7 +193,8 @@ function handshake(
   opts: HistoryOptions,
 ): Promise<HistoryConnection> {
   return new Promise((resolve, reject) => {
-    const plain = netConnect({ host: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port || 4222) });
+    const host = url.hostname.replace(/^\[|\]$/g, ''); // an IPv6 address without its brackets
+    const plain = netConnect({ host, port: Number(url.port || 4222) });
     plain.setNoDelay(true);
     let socket: Socket = plain;
     const fail = (err: unknown) => {
@@ -220,7 +213,6 @@ function handshake(
           return;
         }
         socket.removeListener('data', onData);
-        const host = url.hostname.replace(/^\[|\]$/g, '');
         // SNI takes names only; the certificate is checked against `host` either way.
         socket = tlsConnect({
           ...tlsOptionsOf(auth),
@@ -295,74 +287,4 @@ function tlsOptionsOf(auth: HistoryAuth): TlsOptions {
     ...(t.keyFile ? { key: readFileSync(t.keyFile) } : {}),
     minVersion: 'TLSv1.2',
   };
-}
-
-/** The history connection of one nats.js connection: one at a time, a new one after it ends. */
-export function historyConnections(
-  url: string,
-  name: string,
-  log: Logger,
-  auth: Partial<ConnectionOptions>,
-  currentServer: () => string = () => '',
-) {
-  let current: Promise<HistoryConnection | null> | null = null;
-  let closed = false;
-  let warned = false;
-  const tls = auth.tls ? (auth.tls as HistoryAuth['tls']) : undefined;
-  const wireAuth: HistoryAuth = {
-    ...(auth.user !== undefined ? { user: auth.user } : {}),
-    ...(auth.pass !== undefined ? { pass: auth.pass } : {}),
-    ...(auth.token !== undefined ? { token: auth.token } : {}),
-    ...(tls ? { tls } : {}),
-  };
-  const report: Report = (what) => log.warn({ nats: what }, 'nats history connection');
-  /** After a failed connect, reads take nats.js for a while instead of each trying (and waiting) again. */
-  let failedAt = Number.NEGATIVE_INFINITY;
-  const connectOnce = () =>
-    HistoryConnection.open(serversFirst(currentServer(), url), `${name}-history`, wireAuth, { report }).catch(
-      (err) => {
-        if (!warned)
-          log.warn({ err: String(err) }, 'nats history connection failed; history reads use nats.js');
-        warned = true;
-        failedAt = performance.now();
-        return null;
-      },
-    );
-  const get = async (): Promise<HistoryConnection | null> => {
-    for (let attempt = 0; attempt < 2 && !closed && !auth.authenticator; attempt++) {
-      if (current === null && performance.now() - failedAt < RETRY_AFTER_FAILURE_MS) return null;
-      current ??= connectOnce();
-      const pending = current;
-      const c = await pending;
-      if (c && !c.isClosed) return closed ? null : c;
-      if (current === pending) current = null; // failed or ended: the next try makes a new one
-      if (c === null) return null; // failed: nats.js takes this read
-    }
-    return null;
-  };
-  return {
-    get,
-    /** Ends the connection (its reads are lost and read on over the next one). */
-    reset() {
-      current?.then((c) => c?.close());
-      current = null;
-    },
-    close() {
-      closed = true;
-      this.reset();
-    },
-  };
-}
-
-/** `url`'s servers with `first` (host:port, as nats.js names the server it is on) first, keeping its scheme. */
-function serversFirst(first: string, url: string): string {
-  const servers = url
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (!first) return servers.join(',');
-  const at = servers.findIndex((s) => s === first || s.endsWith(`//${first}`) || s.endsWith(`@${first}`));
-  if (at > 0) servers.unshift(...servers.splice(at, 1));
-  else if (at < 0) servers.unshift(first);
-  return servers.join(',');
 }

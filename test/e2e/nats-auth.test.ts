@@ -208,7 +208,7 @@ describe('NATS users per role', () => {
       await nats.nc.close();
     }
     await expect(
-      HistoryConnection.open(url, 'auth-history', { user: 'gateway', pass: 'wrong' }),
+      HistoryConnection.open([url], 'auth-history', { user: 'gateway', pass: 'wrong' }),
     ).rejects.toThrow(/authorization/i);
   });
 

@@ -66,7 +66,7 @@ it('closes itself when the server goes silent with the socket open, after two un
   const node = cluster.nodes[1];
   const reports: string[] = [];
   const conn = await HistoryConnection.open(
-    node?.url as string,
+    [node?.url as string],
     'silent-test',
     {},
     {

@@ -5,7 +5,7 @@
  * batch) keeps its own frame, byte for byte.
  */
 import { describe, expect, it } from 'vitest';
-import { batchFrames, MAX_BATCH_BYTES } from '../../gateways/grpc/batch-frames.ts';
+import { batchFrames, batchSharedFrames, MAX_BATCH_BYTES } from '../../gateways/grpc/batch-frames.ts';
 import { messageFrame } from '../../gateways/grpc/frames.ts';
 import { encodeFeedMessage, packageDefinition, SERVICE_NAME } from '../../gateways/grpc/proto.ts';
 
@@ -61,5 +61,12 @@ describe('batchFrames', () => {
     const out = unfold(batchFrames(framesOf([trade(1), big, trade(3), trade(4)])));
     expect(out.sizes).toEqual([1, 1, 2]);
     expect(out.messages).toEqual(unfold(framesOf([trade(1), big, trade(3), trade(4)])).messages);
+  });
+
+  it('folds a chunk shared between streams once: the same bytes for each', () => {
+    const shared = framesOf(Array.from({ length: 50 }, (_, i) => trade(i + 1)));
+    const first = batchSharedFrames(shared);
+    expect(batchSharedFrames(shared)).toBe(first);
+    expect(first.equals(batchFrames(shared))).toBe(true);
   });
 });
