@@ -19,6 +19,9 @@
  *   100 connections once (no goal; their JSON parsing shares this process's CPU with the edge).
  *   DISKSYNC_BENCH_ONLY=live runs the live phase alone, =catchup the catch-up alone.
  */
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
 import type { Encoding } from '../contracts/disksync.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
 import { disksyncSettings } from '../gateways/disksync/app.ts';
@@ -33,7 +36,7 @@ import { connect, edgeCatchUp, type Rate, rate, start } from './lib/disksync-cat
 import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
 import { Histogram } from './lib/histogram.ts';
 import { startWorker } from './lib/ipc.ts';
-import { nowUs, publishWindow, rawLive } from './lib/live-latency.ts';
+import { nowUs, publishWindow, type Relay, rawLive, relayedLive } from './lib/live-latency.ts';
 import { compareInRounds } from './lib/rounds.ts';
 
 const SECONDS = Number(process.env.DISKSYNC_BENCH_SECONDS ?? 5);
@@ -133,13 +136,36 @@ async function edgeLive(nats: Nats, config: Config, leases: KeyLeases, n: number
   return h;
 }
 
-/** One connection vs the raw consumer in rounds, then 100 connections once. */
+/** The floor: a bare `ws` server sending each stored event as a text frame, and its client. */
+async function bareWsRelay(received: (publishUs: number) => void): Promise<Relay> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await once(wss, 'listening');
+  const accepted = once(wss, 'connection') as Promise<[WebSocket]>;
+  const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`);
+  client.on('message', (data: Buffer) =>
+    received((JSON.parse(data.toString()) as { publish_us: number }).publish_us),
+  );
+  const [server] = await accepted;
+  return {
+    send: (json) => server.send(json, { binary: false }),
+    close: () => {
+      client.close();
+      wss.close();
+    },
+  };
+}
+
+/**
+ * One connection vs the raw consumer in rounds, beside the raw consumer relayed by a bare `ws`
+ * server (the transport's floor in this process); then 100 connections once.
+ */
 async function livePhase(nats: Nats, config: Config, leases: KeyLeases) {
   process.stderr.write('live latency…\n');
   const progress = (line: string) => process.stderr.write(`  ${line}\n`);
   const cmp = await compareInRounds(
     {
       raw_ordered_consumer: () => rawLive(nats, SECONDS, log),
+      raw_relayed_by_bare_ws: () => relayedLive(nats, SECONDS, log, bareWsRelay),
       connections_1: () => edgeLive(nats, config, leases, 1),
     },
     ROUNDS,

@@ -26,7 +26,7 @@
  *   first two kinds, both places; `here:batch`, `apart:batch` add the third), GRPC_BENCH_WINDOW
  *   sets the client's HTTP/2 receive window (bench/lib/grpc-catchup-client.ts).
  */
-import { Server, ServerCredentials, type ServiceError } from '@grpc/grpc-js';
+import { Server, ServerCredentials, type ServerWritableStream, type ServiceError } from '@grpc/grpc-js';
 import { openGuard } from '../gateways/core/guard.ts';
 import { LatestState } from '../gateways/core/latest-state.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
@@ -47,7 +47,7 @@ import {
 } from './lib/grpc-catchup-client.ts';
 import { Histogram, type SerializedHistogram } from './lib/histogram.ts';
 import { sleep, startWorker, type Worker } from './lib/ipc.ts';
-import { nowUs, publishWindow, rawLive } from './lib/live-latency.ts';
+import { nowUs, publishWindow, type Relay, rawLive, relayedLive } from './lib/live-latency.ts';
 import { compareInRounds } from './lib/rounds.ts';
 
 const SECONDS = Number(process.env.GRPC_BENCH_SECONDS ?? 5);
@@ -101,6 +101,34 @@ async function bareServer(mid: Record<string, unknown>): Promise<{ target: strin
     server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
   );
   return { target: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
+}
+
+/**
+ * The floor: a bare grpc-js server of the same service whose StreamEvents writes each stored event
+ * as a `FeedMessage{trade}` (grpc-js encoding it), and a grpc-js client decoding them.
+ */
+async function bareGrpcRelay(received: (publishUs: number) => void): Promise<Relay> {
+  const server = new Server();
+  const opened = new Promise<ServerWritableStream<unknown, unknown>>((resolve) =>
+    server.addService(packageDefinition[SERVICE_NAME] as never, { StreamEvents: resolve }),
+  );
+  const port = await new Promise<number>((r, j) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
+  );
+  const client = priceClient(`127.0.0.1:${port}`);
+  const stream = client.StreamEvents({}, keyMetadata(null));
+  stream.on('data', (m: { trade?: { publish_us: number } }) => m.trade && received(m.trade.publish_us));
+  stream.on('error', () => {});
+  const call = await opened;
+  const decoder = new TextDecoder();
+  return {
+    send: (json) => call.write({ trade: JSON.parse(decoder.decode(json)) }),
+    close: () => {
+      stream.cancel();
+      client.close();
+      server.forceShutdown();
+    },
+  };
 }
 
 /** publish_us → receipt on `streams` StreamEvents streams of a fresh edge while 1,000 events/s are published. */
@@ -280,7 +308,8 @@ async function edgeLiveApart(nats: Nats, config: Config, client: Worker): Promis
 
 /**
  * StreamEvents at 1 stream vs a raw ordered consumer, in rounds, with the client in the bench
- * process (sharing the edge's event loop) and in a process of its own; then 100 streams once.
+ * process (sharing the edge's event loop) and in a process of its own, beside the raw consumer
+ * relayed by a bare grpc-js server (the transport's floor in this process); then 100 streams once.
  */
 async function livePhase(nats: Nats, config: Config) {
   process.stderr.write('StreamEvents latency…\n');
@@ -289,6 +318,7 @@ async function livePhase(nats: Nats, config: Config) {
   const cmp = await compareInRounds(
     {
       raw_ordered_consumer: () => rawLive(nats, SECONDS, log),
+      raw_relayed_by_bare_grpc_js: () => relayedLive(nats, SECONDS, log, bareGrpcRelay),
       streams_1: () => edgeLive(nats, config, 1),
       streams_1_client_apart: () => edgeLiveApart(nats, config, apart),
     },

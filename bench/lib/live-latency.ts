@@ -2,7 +2,9 @@
  * The live-latency baseline and window shared by the edge benchmarks (gRPC, disk-sync): a raw
  * JetStream consumer of the kind every gateway's live tail is (`readOrdered`: an ordered pull
  * consumer, no acks), timing `publish_us` → its callback, and the 1,000 events/s window both the
- * raw side and the edge side are measured over.
+ * raw side and the edge side are measured over. Beside them, the transport's floor: the same raw
+ * consumer handing each message to a bare server of the edge's transport (a `ws` or grpc-js
+ * server with nothing else), timed at its client in this process, as the edge's client is.
  */
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -21,6 +23,36 @@ export async function publishWindow(nats: Nats, seconds: number): Promise<void> 
   await sleep(seconds * 1_000);
   await pub.stop();
   await sleep(200);
+}
+
+/** A bare server of one transport and its client: `send` one stored event; the client calls `received`. */
+export type Relay = {
+  send(json: Uint8Array): void;
+  close(): Promise<void> | void;
+};
+
+/**
+ * The floor: publish_us → receipt at the client of `open`'s bare relay, fed by a raw ordered
+ * consumer of MD from its end, over one window. What the edge adds above this is its own work.
+ */
+export async function relayedLive(
+  nats: Nats,
+  seconds: number,
+  log: Logger,
+  open: (received: (publishUs: number) => void) => Promise<Relay>,
+): Promise<Histogram> {
+  const h = new Histogram();
+  const relay = await open((publishUs) => h.record(nowUs() - publishUs));
+  const raw = readOrdered(
+    nats,
+    { stream: 'MD', filter: 'md.>', startSeq: (await nats.jsm.streams.info('MD')).state.last_seq + 1 },
+    (m) => relay.send(m.data),
+    log,
+  );
+  await publishWindow(nats, seconds);
+  raw.stop();
+  await relay.close();
+  return h;
 }
 
 /**
