@@ -9,12 +9,15 @@
  *   is against the faster raw run (goal ≥ 0.8×). The client does not decode the frames (it finds
  *   each frame's last `seq` by bytes), and runs twice: in the bench process (sharing the edge's
  *   event loop, as the raw consumer does) and in a process of its own (as in production).
+ *   Beside them, the edge's own work without its transport (`edge_work_without_transport`): the
+ *   same history read with each event's JSON and, for msgpack, its transcoding, and nothing else.
  * - Live: publish → client (`publish_us` → receipt) p50/p99 at 1,000 events/s, windows of
  *   DISKSYNC_BENCH_SECONDS (default 5), one `json` connection vs a raw consumer of the kind the
  *   edge's tail is (`readOrdered`: ordered pull consumer, no acks, on the publisher's connection,
  *   in this process) which parses each event's JSON as the client parses each data frame (goal
  *   ≤ 1.3×). The raw side runs with no edge at all: a fresh tail and edge are started for each
- *   edge window and stopped after. DISKSYNC_BENCH_ROUNDS rounds (default 5), order reversed every
+ *   edge window and stopped after; beside them the floor of the transport, the raw consumer relayed
+ *   by a bare `ws` server to a client in this process. DISKSYNC_BENCH_ROUNDS rounds (default 5), order reversed every
  *   other round, after a warm-up window of each (bench/lib/rounds.ts): medians over rounds. Then
  *   100 connections once (no goal; their JSON parsing shares this process's CPU with the edge).
  *   DISKSYNC_BENCH_ONLY=live runs the live phase alone, =catchup the catch-up alone.
@@ -23,8 +26,10 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Encoding } from '../contracts/disksync.ts';
+import { storedJsonWithSeq } from '../contracts/event-wire.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
 import { disksyncSettings } from '../gateways/disksync/app.ts';
+import { jsonToMsgpackLatin1 } from '../gateways/disksync/json-msgpack.ts';
 import { KeyLeases } from '../gateways/disksync/lease.ts';
 import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
@@ -64,6 +69,33 @@ function rawCatchUp(nats: Nats, last: number): Promise<Rate> {
         n++;
         bytes += m.data.length;
         if (m.info.streamSequence >= last) {
+          r.stop();
+          resolve(rate(n, bytes, t0));
+        }
+      },
+      log,
+    );
+  });
+}
+
+/**
+ * The edge's own work without its transport: the history read the edge's catch-up makes (paced,
+ * over the history connection), each event's JSON with its `seq`, and for msgpack its transcoding;
+ * no sink, no frame, no socket. What the edge takes above this is its transport's.
+ */
+function readAndEncode(nats: Nats, last: number, encoding: Encoding): Promise<Rate> {
+  const t0 = start();
+  let n = 0;
+  let bytes = 0;
+  return new Promise((resolve) => {
+    const r = readOrdered(
+      nats,
+      { stream: 'MD', filter: 'md.>', startSeq: 1, paced: true },
+      (m, seq) => {
+        n++;
+        const json = storedJsonWithSeq(m.data, seq);
+        bytes += encoding === 'msgpack' ? (jsonToMsgpackLatin1(json)?.length ?? 0) : json.length;
+        if (seq >= last) {
           r.stop();
           resolve(rate(n, bytes, t0));
         }
@@ -207,6 +239,8 @@ export async function run(): Promise<unknown> {
   const msgpack = await edgeCatchUp(url, 'msgpack', last);
   const jsonApart = await edgeCatchUpApart(url, 'json', last);
   const msgpackApart = await edgeCatchUpApart(url, 'msgpack', last);
+  const workJson = await readAndEncode(nats, last, 'json');
+  const workMsgpack = await readAndEncode(nats, last, 'msgpack');
   const rawAfter = await rawCatchUp(nats, last);
   const rawBest = Math.max(rawBefore.events_per_s, rawAfter.events_per_s);
 
@@ -225,6 +259,10 @@ export async function run(): Promise<unknown> {
       client_in_own_process: {
         json: { ...jsonApart, ratio_to_raw: round(jsonApart.events_per_s / rawBest) },
         msgpack: { ...msgpackApart, ratio_to_raw: round(msgpackApart.events_per_s / rawBest) },
+      },
+      edge_work_without_transport: {
+        json: { ...workJson, ratio_to_raw: round(workJson.events_per_s / rawBest) },
+        msgpack: { ...workMsgpack, ratio_to_raw: round(workMsgpack.events_per_s / rawBest) },
       },
       goal: '≥ 0.8× raw events/s',
     },
