@@ -16,9 +16,10 @@
  *   edge's tail is (`readOrdered`: ordered pull consumer, no acks, on the publisher's connection,
  *   in this process) which parses each event's JSON as the client parses each data frame (goal
  *   ≤ 1.3×). The raw side runs with no edge at all: a fresh tail and edge are started for each
- *   edge window and stopped after; beside them the floor of the transport, the raw consumer relayed
- *   by a bare `ws` server to a client in this process. DISKSYNC_BENCH_ROUNDS rounds (default 5), order reversed every
- *   other round, after a warm-up window of each (bench/lib/rounds.ts): medians over rounds. Then
+ *   edge window and stopped after; beside them the floor of the transport, the raw consumer
+ *   relayed by a bare `ws` server to a client in this process. DISKSYNC_BENCH_ROUNDS rounds
+ *   (default 5), order reversed every other round, after a warm-up window of each
+ *   (bench/lib/rounds.ts): medians over rounds. Then
  *   100 connections once (no goal; their JSON parsing shares this process's CPU with the edge).
  *   DISKSYNC_BENCH_ONLY=live runs the live phase alone, =catchup the catch-up alone.
  */
