@@ -57,54 +57,48 @@ const ms = (h: Histogram) => ({
   p99_ms: round(h.percentile(99) / 1_000),
   n: h.count,
 });
-/** The raw baseline: an ordered consumer reading MD from `startSeq` to `last`. */
-function rawCatchUp(nats: Nats, last: number): Promise<Rate> {
+/**
+ * Reads MD from sequence 1 to `last`, counting `bytesOf` each message: with nats.js's consume (the
+ * raw baseline) or paced over the history connection (the edge's catch-up read).
+ */
+function readMd(
+  nats: Nats,
+  last: number,
+  paced: boolean,
+  bytesOf: (data: Uint8Array, seq: number) => number,
+): Promise<Rate> {
   const t0 = start();
   let n = 0;
   let bytes = 0;
   return new Promise((resolve) => {
-    const r = readOrdered(
-      nats,
-      { stream: 'MD', filter: 'md.>', startSeq: 1 },
-      (m) => {
-        n++;
-        bytes += m.data.length;
-        if (m.info.streamSequence >= last) {
-          r.stop();
-          resolve(rate(n, bytes, t0));
-        }
-      },
-      log,
-    );
+    const onMessage = (m: { data: Uint8Array }, seq: number) => {
+      n++;
+      bytes += bytesOf(m.data, seq);
+      if (seq >= last) {
+        r.stop();
+        resolve(rate(n, bytes, t0));
+      }
+    };
+    const from = { stream: 'MD', filter: 'md.>', startSeq: 1 };
+    const r = paced
+      ? readOrdered(nats, { ...from, paced: true }, onMessage, log)
+      : readOrdered(nats, from, onMessage, log);
   });
 }
+
+/** The raw baseline: an ordered consumer reading MD's stored bytes. */
+const rawCatchUp = (nats: Nats, last: number) => readMd(nats, last, false, (data) => data.length);
 
 /**
  * The edge's own work without its transport: the history read the edge's catch-up makes (paced,
  * over the history connection), each event's JSON with its `seq`, and for msgpack its transcoding;
  * no sink, no frame, no socket. What the edge takes above this is its transport's.
  */
-function readAndEncode(nats: Nats, last: number, encoding: Encoding): Promise<Rate> {
-  const t0 = start();
-  let n = 0;
-  let bytes = 0;
-  return new Promise((resolve) => {
-    const r = readOrdered(
-      nats,
-      { stream: 'MD', filter: 'md.>', startSeq: 1, paced: true },
-      (m, seq) => {
-        n++;
-        const json = storedJsonWithSeq(m.data, seq);
-        bytes += encoding === 'msgpack' ? (jsonToMsgpackLatin1(json)?.length ?? 0) : json.length;
-        if (seq >= last) {
-          r.stop();
-          resolve(rate(n, bytes, t0));
-        }
-      },
-      log,
-    );
+const readAndEncode = (nats: Nats, last: number, encoding: Encoding) =>
+  readMd(nats, last, true, (data, seq) => {
+    const json = storedJsonWithSeq(data, seq);
+    return encoding === 'msgpack' ? (jsonToMsgpackLatin1(json)?.length ?? 0) : json.length;
   });
-}
 
 /**
  * The same catch-up with the client in a process of its own (bench/lib/disksync-catchup-client.ts

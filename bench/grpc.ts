@@ -36,7 +36,7 @@ import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { readOrdered } from '../platform/ordered-reader.ts';
-import { collect, keyMetadata, priceClient } from '../test/support/grpc.ts';
+import { keyMetadata, priceClient } from '../test/support/grpc.ts';
 import { benchConfig } from './lib/config.ts';
 import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
 import {
@@ -45,6 +45,7 @@ import {
   type ClientKind,
   catchUp as catchUpClient,
 } from './lib/grpc-catchup-client.ts';
+import { streamTrades } from './lib/grpc-live-client.ts';
 import { Histogram, type SerializedHistogram } from './lib/histogram.ts';
 import { sleep, startWorker, type Worker } from './lib/ipc.ts';
 import { nowUs, publishWindow, type Relay, rawLive, relayedLive } from './lib/live-latency.ts';
@@ -93,14 +94,19 @@ const unaryCall = (client: ReturnType<typeof priceClient>) => () =>
     ),
   );
 
+/** Binds a bare server on a free loopback port, in plaintext; its target. */
+async function bindLocal(server: Server): Promise<string> {
+  const port = await new Promise<number>((r, j) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
+  );
+  return `127.0.0.1:${port}`;
+}
+
 async function bareServer(mid: Record<string, unknown>): Promise<{ target: string; stop(): void }> {
   const server = new Server();
   const def = packageDefinition[SERVICE_NAME] as never;
   server.addService(def, { GetMidPrice: (_c: unknown, cb: (e: null, r: unknown) => void) => cb(null, mid) });
-  const port = await new Promise<number>((r, j) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
-  );
-  return { target: `127.0.0.1:${port}`, stop: () => server.forceShutdown() };
+  return { target: await bindLocal(server), stop: () => server.forceShutdown() };
 }
 
 /**
@@ -112,13 +118,8 @@ async function bareGrpcRelay(received: (publishUs: number) => void): Promise<Rel
   const opened = new Promise<ServerWritableStream<unknown, unknown>>((resolve) =>
     server.addService(packageDefinition[SERVICE_NAME] as never, { StreamEvents: resolve }),
   );
-  const port = await new Promise<number>((r, j) =>
-    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
-  );
-  const client = priceClient(`127.0.0.1:${port}`);
-  const stream = client.StreamEvents({}, keyMetadata(null));
-  stream.on('data', (m: { trade?: { publish_us: number } }) => m.trade && received(m.trade.publish_us));
-  stream.on('error', () => {});
+  const client = priceClient(await bindLocal(server));
+  const stream = streamTrades(client, received);
   const call = await opened;
   const decoder = new TextDecoder();
   return {
@@ -136,17 +137,14 @@ async function edgeLive(nats: Nats, config: Config, streams: number): Promise<Hi
   const h = new Histogram();
   const edge = await startEdge(nats, config);
   const clients = Array.from({ length: Math.min(streams, 10) }, () => priceClient(edge.target));
-  const calls = Array.from({ length: streams }, (_, i) => {
-    const s = collect(clients[i % clients.length]?.StreamEvents({}, keyMetadata(null)));
-    s.call.removeAllListeners('data');
-    s.call.on('data', (m: { trade?: { publish_us: number } }) => {
-      if (m.trade) h.record(nowUs() - m.trade.publish_us);
-    });
-    return s;
-  });
-  await Promise.all(calls.map((s) => new Promise((r) => s.call.once('metadata', r))));
+  const calls = Array.from({ length: streams }, (_, i) =>
+    streamTrades(clients[i % clients.length] as ReturnType<typeof priceClient>, (publishUs) =>
+      h.record(nowUs() - publishUs),
+    ),
+  );
+  await Promise.all(calls.map((call) => new Promise((r) => call.once('metadata', r))));
   await publishWindow(nats, SECONDS);
-  for (const c of calls) c.call.cancel();
+  for (const call of calls) call.cancel();
   for (const c of clients) c.close();
   await edge.stop();
   return h;

@@ -11,6 +11,19 @@ import { Histogram, type SerializedHistogram } from './histogram.ts';
 import { serveWorker } from './ipc.ts';
 import { nowUs } from './live-latency.ts';
 
+/** A StreamEvents stream (no filter) calling `received` with each trade's `publish_us`. */
+export function streamTrades(
+  client: ReturnType<typeof priceClient>,
+  received: (publishUs: number) => void,
+): ClientReadableStream<unknown> {
+  const call = client.StreamEvents({}, keyMetadata(null)) as ClientReadableStream<unknown>;
+  call.on('data', (m: { trade?: { publish_us: number } }) => {
+    if (m.trade) received(m.trade.publish_us);
+  });
+  call.on('error', () => {});
+  return call;
+}
+
 let open: {
   client: ReturnType<typeof priceClient>;
   call: ClientReadableStream<unknown>;
@@ -20,12 +33,8 @@ let open: {
 /** Opens the stream on `target`; resolves once its headers are in (the edge has it). */
 async function start({ target }: { target: string }): Promise<void> {
   const client = priceClient(target);
-  const call = client.StreamEvents({}, keyMetadata(null)) as ClientReadableStream<unknown>;
   const h = new Histogram();
-  call.on('data', (m: { trade?: { publish_us: number } }) => {
-    if (m.trade) h.record(nowUs() - m.trade.publish_us);
-  });
-  call.on('error', () => {});
+  const call = streamTrades(client, (publishUs) => h.record(nowUs() - publishUs));
   open = { client, call, h };
   await new Promise((r) => call.once('metadata', r));
 }
