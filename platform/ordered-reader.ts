@@ -103,9 +103,12 @@ export function readOrdered(
   // Messages arrive by callback (no promise per message: this is the catch-up hot path). While a
   // promise returned by `onMessage` is pending, they wait in `held`: within the batch fetched
   // (paced), or, with `consume`, up to one batch, past which the consumer is stopped and reopened
-  // from `next` once `held` is processed.
+  // from `next` once `held` is processed. Taken from `heldAt` on, not by `shift` (which moves
+  // every message after it: a batch's worth per message taken).
   const held: StoredMsg[] = [];
   const heldSeqs: number[] = [];
+  let heldAt = 0;
+  const COMPACT_AT = 4_096;
   let busy: Promise<void> | null = null;
   let failures = 0;
   const handle = (msg: StoredMsg, seq: number): Promise<void> | undefined => {
@@ -116,8 +119,20 @@ export function readOrdered(
   const drain = async (first: Promise<void>): Promise<void> => {
     try {
       await first;
-      while (held.length > 0 && !stopped) {
-        const pending = handle(held.shift() as StoredMsg, heldSeqs.shift() as number);
+      while (heldAt < held.length && !stopped) {
+        const msg = held[heldAt] as StoredMsg;
+        const seq = heldSeqs[heldAt] as number;
+        if (++heldAt === held.length) {
+          held.length = 0;
+          heldSeqs.length = 0;
+          heldAt = 0;
+        } else if (heldAt >= COMPACT_AT) {
+          // A long drain that arrivals keep fed: what was taken is let go.
+          held.splice(0, heldAt);
+          heldSeqs.splice(0, heldAt);
+          heldAt = 0;
+        }
+        const pending = handle(msg, seq);
         if (pending) await pending;
       }
     } catch (err) {
@@ -125,6 +140,7 @@ export function readOrdered(
     } finally {
       held.length = 0;
       heldSeqs.length = 0;
+      heldAt = 0;
       busy = null;
     }
   };
@@ -157,7 +173,7 @@ export function readOrdered(
       expires: EXPIRES_MS,
       callback: (msg) => {
         take(msg, msg.info.streamSequence);
-        if (held.length >= batch && !paused) {
+        if (held.length - heldAt >= batch && !paused) {
           paused = true;
           messages?.stop();
         }

@@ -17,6 +17,7 @@ import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { createInbox, nanos, nuid } from '@nats-io/transport-node';
 import type { Nats } from './nats.ts';
 import type { HistoryConnection, WireSubscription } from './nats-wire/history-connection.ts';
+import { type ReplyView, replyViewOf } from './nats-wire/parser.ts';
 
 /** What a pulled message is to its reader: its subject and stored bytes. */
 export type PulledMsg = { readonly subject: string; readonly data: Uint8Array };
@@ -29,53 +30,52 @@ export const LOST_AFTER_MISSED_HEARTBEATS = 2;
 /** Longest sequence parsed by hand: 15 digits stay below 2^53, so the loop is exact. */
 const MAX_DIGITS = 15;
 
+const ACK_PREFIX = Buffer.from('$JS.ACK.');
+/** Dots after the prefix in the longest reply form (12 tokens). */
+const MAX_DOTS = 9;
+/** Where the dots of the reply being read are (`replySequences`'s scratch). */
+const dots = new Int32Array(MAX_DOTS);
+
 /**
  * The stream and delivery sequences of a reply subject, `$JS.ACK.<stream>.<consumer>.<delivered>.
- * <stream seq>.<delivery seq>.<ts>.<pending>` (nats-server 2.9), or with domain and account hash
- * after `ACK` and a random token at the end; stream and consumer names hold no dots. Written into
- * `out`; false for anything else.
+ * <stream seq>.<delivery seq>.<ts>.<pending>` (nats-server 2.9: 9 tokens), or with domain and
+ * account hash after `ACK` (11) and a random token at the end (12); stream and consumer names hold
+ * no dots. Read off the bytes, no string made. Written into `out`; false for anything else.
  */
-export function replySequences(reply: string, out: { stream: number; delivery: number }): boolean {
-  if (!reply.startsWith('$JS.ACK.')) return false;
-  // The dot before the stream sequence: the 5th (9 tokens) or the 7th (11 or 12 tokens); counted
-  // from the end it is the 4th (9, 11) or the 5th (12). Native indexOf calls, no loop per char.
-  let dot = 7; // `$JS.ACK.` holds the 2nd dot at 7
-  for (let k = 2; k < 5 && dot >= 0; k++) dot = reply.indexOf('.', dot + 1);
-  const fromEnd4 = nthDotFromEnd(reply, 4);
-  if (dot < 0 || fromEnd4 < 0) return false;
-  let before = -1;
-  if (dot === fromEnd4) before = dot;
-  else {
-    const seventh = reply.indexOf('.', reply.indexOf('.', dot + 1) + 1);
-    if (seventh === fromEnd4 || seventh === reply.lastIndexOf('.', fromEnd4 - 1)) before = seventh;
-  }
-  if (before < 0) return false;
-  const stream = digitsAt(reply, before + 1);
-  if (stream < 0) return false;
-  const delivery = digitsAt(reply, reply.indexOf('.', before + 1) + 1);
-  if (delivery < 0) return false;
+export function replySequences(r: ReplyView, out: { stream: number; delivery: number }): boolean {
+  const b = r.bytes;
+  const from = r.from;
+  const to = r.to;
+  if (to - from <= ACK_PREFIX.length) return false;
+  for (let i = 0; i < ACK_PREFIX.length; i++) if (b[from + i] !== ACK_PREFIX[i]) return false;
+  let n = 0;
+  for (let i = from + ACK_PREFIX.length; i < to; i++)
+    if (b[i] === 0x2e) {
+      if (n === MAX_DOTS) return false;
+      dots[n++] = i;
+    }
+  // n counts the dots after the prefix's two: 6 (9 tokens), 8 (11) or 9 (12). The stream
+  // sequence is the 4th token after the prefix (9) or the 6th (11, 12), the delivery one the next.
+  const at = n === 6 ? 2 : n === 8 || n === 9 ? 4 : -1;
+  if (at < 0) return false;
+  const stream = digitsIn(b, (dots[at] as number) + 1, dots[at + 1] as number);
+  const delivery = digitsIn(b, (dots[at + 1] as number) + 1, dots[at + 2] as number);
+  if (stream < 0 || delivery < 0) return false;
   out.stream = stream;
   out.delivery = delivery;
   return true;
 }
 
-function nthDotFromEnd(s: string, n: number): number {
-  let at = s.length;
-  for (let k = 0; k < n && at >= 0; k++) at = s.lastIndexOf('.', at - 1);
-  return at;
-}
-
-/** The number of the digits at `at` up to the next dot; -1 unless 1 to 15 digits and a dot. */
-function digitsAt(s: string, at: number): number {
+/** The number written in `b[from, to)`; -1 unless 1 to 15 digits. */
+function digitsIn(b: Buffer, from: number, to: number): number {
+  if (to <= from || to - from > MAX_DIGITS) return -1;
   let v = 0;
-  let i = at;
-  for (; i < s.length; i++) {
-    const c = s.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) break;
+  for (let i = from; i < to; i++) {
+    const c = (b[i] as number) - 0x30;
+    if (c < 0 || c > 9) return -1;
     v = v * 10 + c;
   }
-  const n = i - at;
-  return n > 0 && n <= MAX_DIGITS && s.charCodeAt(i) === 46 ? v : -1;
+  return v;
 }
 
 export type PullConsumerOptions = {
@@ -172,7 +172,8 @@ export class PullConsumer {
     const nc = this.nats.nc;
     const sub = nc.subscribe(createInbox(), {
       // A status is a message without a reply subject: only those have their headers read.
-      callback: (_err, msg) => this.receive(msg.reply ?? '', msg.reply ? 0 : (msg.headers?.code ?? 0), msg),
+      callback: (_err, msg) =>
+        this.receive(replyViewOf(msg.reply ?? ''), msg.reply ? 0 : (msg.headers?.code ?? 0), msg),
     });
     const reply = sub.getSubject();
     return {
@@ -231,11 +232,11 @@ export class PullConsumer {
     this.pulls.shift()?.resolve(o);
   }
 
-  private receive(reply: string, status: number, msg: PulledMsg): void {
+  private receive(reply: ReplyView, status: number, msg: PulledMsg): void {
     this.seen++;
     const pull = this.pulls[0];
     if (!pull) return;
-    if (reply) {
+    if (reply.to > reply.from) {
       const s = this.sequences;
       if (!replySequences(reply, s) || s.delivery !== this.delivered + 1) {
         this.endAll('lost');

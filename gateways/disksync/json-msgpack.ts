@@ -26,6 +26,8 @@
  * 1 MiB for a big event is let go after it.
  */
 import { Packr } from 'msgpackr';
+import { jsonUtf8 } from '../../contracts/event-wire.ts';
+import { isFalseAt, isNullAt, isTrueAt } from '../core/json-literals.ts';
 import { readJsonNumber, scanned } from '../core/json-number.ts';
 import { header, type RawBuffer, strHeader, writeNumber, writeToken } from './msgpack-formats.ts';
 
@@ -62,11 +64,13 @@ const keyHash: number[] = [];
  * is not valid JSON (or packr itself would throw on it): then the caller skips the record.
  */
 export function jsonToMsgpackLatin1(json: string): string | null {
-  // Each input char yields at most 3 bytes (a 3-char float token yields 9; a char ≥ U+0800 yields 3).
-  const need = json.length * 3 + 64;
+  const text = jsonUtf8(json);
+  if (text === null) return viaPackr(json);
+  // Each input byte yields at most 3 (a 3-byte float token yields 9; an invalid UTF-8 byte, U+FFFD).
+  const need = text.length * 3 + 64;
   if (out.length < need) out = alloc(need);
   try {
-    const n = transcode(json, out);
+    const n = transcode(text.bytes as RawBuffer, text.length, out);
     if (n === INVALID) return null;
     if (n === DEFER) return viaPackr(json);
     return out.latin1Slice(0, n);
@@ -83,10 +87,10 @@ function viaPackr(json: string): string | null {
   }
 }
 
-function skipWhitespace(s: string, i: number): number {
-  let c = s.charCodeAt(i);
+function skipWhitespace(s: RawBuffer, i: number): number {
+  let c = s[i] as number;
   if (c > 0x20) return i; // compact JSON: no call past this line
-  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = s.charCodeAt(++i);
+  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = s[++i] as number;
   return i;
 }
 
@@ -94,14 +98,14 @@ function skipWhitespace(s: string, i: number): number {
  * One pass over `s`, writing into `o` (room for 3 bytes per char): the byte count, INVALID or
  * DEFER. A loop with an explicit stack of open containers; all state in locals (the hot path).
  */
-function transcode(s: string, o: RawBuffer): number {
+function transcode(s: RawBuffer, size: number, o: RawBuffer): number {
   let i = skipWhitespace(s, 0);
   let p = 0;
   let sp = 0; // open containers
   let keyTop = 0;
   let wantKey = false; // the next token is an object's key
   for (;;) {
-    let c = s.charCodeAt(i);
+    let c = s[i] as number;
     // A value, or an object's key when wantKey.
     if (c === 0x22) {
       const from = p;
@@ -110,7 +114,7 @@ function transcode(s: string, o: RawBuffer): number {
       let h = 0;
       let j = i + 1;
       for (;;) {
-        const d = s.charCodeAt(j);
+        const d = s[j] as number;
         if (d === 0x22) break;
         // Not printable ASCII (a control char, past the end: NaN), or a backslash.
         if (!(d >= 0x20 && d < 0x80) || d === 0x5c) {
@@ -172,7 +176,7 @@ function transcode(s: string, o: RawBuffer): number {
           seen.add(key);
         }
         i = skipWhitespace(s, i);
-        if (s.charCodeAt(i) !== 0x3a) return INVALID;
+        if (s[i] !== 0x3a) return INVALID;
         i = skipWhitespace(s, i + 1);
         continue;
       }
@@ -185,10 +189,10 @@ function transcode(s: string, o: RawBuffer): number {
       keySets[sp] = null;
       sp++;
       i = skipWhitespace(s, i + 1);
-      if (s.charCodeAt(i) !== c + 2) {
+      if (s[i] !== c + 2) {
         // '}' and ']' are their openers + 2
         if (c === OPEN_OBJECT) {
-          if (s.charCodeAt(i) !== 0x22) return INVALID;
+          if (s[i] !== 0x22) return INVALID;
           wantKey = true;
         }
         continue;
@@ -200,30 +204,30 @@ function transcode(s: string, o: RawBuffer): number {
       i = readJsonNumber(s, i);
       if (i < 0) return INVALID;
       p = writeNumber(o, p, scanned.value);
-    } else if (c === 0x74 && s.startsWith('true', i)) {
+    } else if (c === 0x74 && isTrueAt(s, i)) {
       o[p++] = 0xc3;
       i += 4;
-    } else if (c === 0x66 && s.startsWith('false', i)) {
+    } else if (c === 0x66 && isFalseAt(s, i)) {
       o[p++] = 0xc2;
       i += 5;
-    } else if (c === 0x6e && s.startsWith('null', i)) {
+    } else if (c === 0x6e && isNullAt(s, i)) {
       o[p++] = 0xc0;
       i += 4;
     } else return INVALID;
 
     // A value has ended: close the containers it ends, or go on to the next member.
     for (;;) {
-      if (sp === 0) return skipWhitespace(s, i) === s.length ? p : INVALID;
+      if (sp === 0) return skipWhitespace(s, i) === size ? p : INVALID;
       const top = sp - 1;
       const n = (counts[top] as number) + 1;
       counts[top] = n;
       i = skipWhitespace(s, i);
-      c = s.charCodeAt(i++);
+      c = s[i++] as number;
       const kind = kinds[top] as number;
       if (c === 0x2c) {
         i = skipWhitespace(s, i);
         if (kind === OPEN_OBJECT) {
-          if (s.charCodeAt(i) !== 0x22) return INVALID;
+          if (s[i] !== 0x22) return INVALID;
           wantKey = true;
         }
         break;
@@ -260,10 +264,10 @@ function sameBytes(o: RawBuffer, a: number, aEnd: number, b: number, bEnd: numbe
 }
 
 /** The index after the closing quote of the string token at `i`, or INVALID. */
-function stringEnd(s: string, i: number): number {
+function stringEnd(s: RawBuffer, i: number): number {
   let j = i + 1;
   for (;;) {
-    const c = s.charCodeAt(j);
+    const c = s[j] as number;
     if (c === 0x22) return j + 1;
     if (!(c >= 0x20)) return INVALID; // a control char, or the text ends inside the string (NaN)
     j += c === 0x5c ? 2 : 1;

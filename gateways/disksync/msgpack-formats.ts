@@ -7,6 +7,7 @@
 
 export type RawBuffer = Buffer & {
   latin1Slice(start: number, end: number): string;
+  utf8Slice(start: number, end: number): string;
   utf8Write(s: string, offset: number, length: number): number;
 };
 
@@ -60,13 +61,15 @@ export function strHeader(o: RawBuffer, p: number, len: number, hdr: number): nu
 }
 
 /**
- * A string token with escapes or non-ASCII chars, decoded (and validated) by JSON.parse alone and
- * written at p as packr writes it: its own loop under 64 UTF-16 units, else utf8Write. Byte count, or -1 for a token JSON.parse refuses.
+ * A string token with escapes or non-ASCII chars (`s[from, to)`, UTF-8, quotes included), decoded
+ * as the event's JSON text was (`utf8Slice`: invalid UTF-8 becomes U+FFFD) and validated by
+ * JSON.parse alone, and written at p as packr writes it: its own loop under 64 UTF-16 units, else
+ * utf8Write. Byte count, or -1 for a token JSON.parse refuses.
  */
-export function writeToken(s: string, from: number, to: number, o: RawBuffer, p: number): number {
+export function writeToken(s: RawBuffer, from: number, to: number, o: RawBuffer, p: number): number {
   let v: string;
   try {
-    v = JSON.parse(s.slice(from, to)) as string;
+    v = JSON.parse(s.utf8Slice(from, to)) as string;
   } catch {
     return -1;
   }

@@ -18,6 +18,8 @@
  * to the parsed JSON, field by field.
  */
 
+import { jsonUtf8 } from '../../contracts/event-wire.ts';
+import { isFalseAt, isNullAt, isTrueAt } from '../core/json-literals.ts';
 import { readJsonNumber, scanned } from '../core/json-number.ts';
 import { packageDefinition } from './proto.ts';
 import { varintLength, writeVarint } from './varint.ts';
@@ -129,10 +131,12 @@ let levelsEnd = 0;
 export function feedFrameOfJson(kind: string, json: string): string | null {
   const spec = KINDS[kind];
   if (!spec) return null;
-  const need = HEAD + 2 * json.length + 64;
+  const text = jsonUtf8(json);
+  if (text === null) return null;
+  const need = HEAD + 2 * text.length + 64;
   if (buf.length < need) buf = Buffer.allocUnsafe(Math.max(need, buf.length * 2));
   const b = buf;
-  const end = encodeObject(json, spec.table, b);
+  const end = encodeObject(text.bytes, text.length, spec.table, b);
   if (end < 0) return null;
   const inner = end - HEAD;
   const lenBytes = varintLength(inner);
@@ -145,16 +149,16 @@ export function feedFrameOfJson(kind: string, json: string): string | null {
 }
 
 /** The members of the event object `t`, written from HEAD on; the end, or -1 if not handled. */
-function encodeObject(t: string, table: Table, b: Buffer): number {
+function encodeObject(t: Buffer, n: number, table: Table, b: Buffer): number {
   const { slots, next } = table;
   let at = 1;
   let pos = HEAD;
   let seen = 0;
   let previous = 0;
-  if (t.charCodeAt(0) !== 123) return -1; // {
-  if (t.charCodeAt(at) === 125) return at + 1 === t.length ? pos : -1;
+  if (t[0] !== 123) return -1; // {
+  if (t[at] === 125) return at + 1 === n ? pos : -1;
   for (;;) {
-    if (t.charCodeAt(at) !== 34) return -1; // "
+    if (t[at] !== 34) return -1; // "
     const keyStart = ++at;
     const guess = next[previous];
     let field: Field | undefined;
@@ -163,7 +167,7 @@ function encodeObject(t: string, table: Table, b: Buffer): number {
       at = keyStart + guess.name.length + 1;
     } else {
       let h = 0;
-      for (let c = t.charCodeAt(at); c !== 34; c = t.charCodeAt(++at)) {
+      for (let c = t[at] as number; c !== 34; c = t[++at] as number) {
         if (!(c >= 32 && c < 128) || c === 92) return -1; // control, non-ASCII, escape, end
         h = (Math.imul(h, 31) + c) | 0;
       }
@@ -172,15 +176,15 @@ function encodeObject(t: string, table: Table, b: Buffer): number {
       field = slot !== undefined && isKey(t, keyStart, keyEnd, slot.name) ? slot : undefined;
       if (field !== undefined) next[previous] = field;
     }
-    if (t.charCodeAt(at++) !== 58) return -1; // :
+    if (t[at++] !== 58) return -1; // :
     if (field !== undefined) previous = field.id;
-    const c = t.charCodeAt(at);
+    const c = t[at];
     if (field === undefined) at = skipScalar(t, at);
     else if (seen & (1 << field.id)) return -1;
     else {
       seen |= 1 << field.id;
       const id = field.id;
-      if (c === 110) at = t.startsWith('null', at) ? at + 4 : -1;
+      if (c === 110) at = isNullAt(t, at) ? at + 4 : -1;
       else if (field.kind === DBL) {
         at = readJsonNumber(t, at);
         if (at < 0) return -1;
@@ -196,18 +200,18 @@ function encodeObject(t: string, table: Table, b: Buffer): number {
       } else if (field.kind === STR) {
         if (c !== 34) return -1;
         const start = ++at;
-        for (let d = t.charCodeAt(at); d !== 34; d = t.charCodeAt(++at))
+        for (let d = t[at] as number; d !== 34; d = t[++at] as number)
           if (!(d >= 32 && d < 128) || d === 92) return -1;
         const len = at++ - start;
         pos = writeVarint(b, pos, (id << 3) | 2);
         pos = writeVarint(b, pos, len);
-        for (let i = start; i < start + len; i++) b[pos++] = t.charCodeAt(i);
+        for (let i = start; i < start + len; i++) b[pos++] = t[i] as number;
       } else if (field.kind === BOOL) {
-        if (t.startsWith('true', at)) {
+        if (isTrueAt(t, at)) {
           b[pos++] = id << 3;
           b[pos++] = 1;
           at += 4;
-        } else if (t.startsWith('false', at)) {
+        } else if (isFalseAt(t, at)) {
           b[pos++] = id << 3;
           b[pos++] = 0;
           at += 5;
@@ -219,8 +223,8 @@ function encodeObject(t: string, table: Table, b: Buffer): number {
       }
     }
     if (at < 0) return -1;
-    const d = t.charCodeAt(at++);
-    if (d === 125) return at === t.length ? pos : -1; // }
+    const d = t[at++];
+    if (d === 125) return at === n ? pos : -1; // }
     if (d !== 44) return -1; // ,
   }
 }
@@ -229,35 +233,35 @@ function encodeObject(t: string, table: Table, b: Buffer): number {
  * `[{"price":p,"size":q},…]` at `at`: one length-delimited Level per element (at most 18 bytes,
  * so its length is one byte). Returns the end of the output (-1: not handled); `levelsEnd` = the text's.
  */
-function writeLevels(t: string, at: number, b: Buffer, pos: number, tag: number): number {
-  if (t.charCodeAt(at++) !== 91) return -1; // [
-  if (t.charCodeAt(at) === 93) {
+function writeLevels(t: Buffer, at: number, b: Buffer, pos: number, tag: number): number {
+  if (t[at++] !== 91) return -1; // [
+  if (t[at] === 93) {
     levelsEnd = at + 1; // ]
     return pos;
   }
   for (;;) {
-    if (t.charCodeAt(at++) !== 123) return -1; // {
+    if (t[at++] !== 123) return -1; // {
     b[pos++] = tag;
     const lenAt = pos++;
     let seen = 0;
-    if (t.charCodeAt(at) === 125) at++;
+    if (t[at] === 125) at++;
     else
       for (;;) {
-        if (t.charCodeAt(at) !== 34) return -1;
+        if (t[at] !== 34) return -1;
         const keyStart = ++at;
         let h = 0;
-        for (let c = t.charCodeAt(at); c !== 34; c = t.charCodeAt(++at)) {
+        for (let c = t[at] as number; c !== 34; c = t[++at] as number) {
           if (!(c >= 32 && c < 128) || c === 92) return -1;
           h = (Math.imul(h, 31) + c) | 0;
         }
         const keyEnd = at++;
-        if (t.charCodeAt(at++) !== 58) return -1;
+        if (t[at++] !== 58) return -1;
         const f = LEVEL_SLOTS[slotOf(h)];
         if (f === undefined || !isKey(t, keyStart, keyEnd, f.name)) return -1;
         if (seen & f.id) return -1;
         seen |= f.id;
-        if (t.charCodeAt(at) === 110) {
-          if (!t.startsWith('null', at)) return -1;
+        if (t[at] === 110) {
+          if (!isNullAt(t, at)) return -1;
           at += 4;
         } else {
           at = readJsonNumber(t, at);
@@ -266,12 +270,12 @@ function writeLevels(t: string, at: number, b: Buffer, pos: number, tag: number)
           b.writeDoubleLE(scanned.value, pos + 1);
           pos += 9;
         }
-        const d = t.charCodeAt(at++);
+        const d = t[at++];
         if (d === 125) break;
         if (d !== 44) return -1;
       }
     b[lenAt] = pos - lenAt - 1;
-    const d = t.charCodeAt(at++);
+    const d = t[at++];
     if (d === 93) {
       levelsEnd = at; // ]
       return pos;
@@ -281,28 +285,28 @@ function writeLevels(t: string, at: number, b: Buffer, pos: number, tag: number)
 }
 
 /** Whether `t` holds the key `name` from `start` on, closed by its quote. */
-function isKeyAt(t: string, start: number, name: string): boolean {
-  for (let i = 0; i < name.length; i++) if (t.charCodeAt(start + i) !== name.charCodeAt(i)) return false;
-  return t.charCodeAt(start + name.length) === 34;
+function isKeyAt(t: Buffer, start: number, name: string): boolean {
+  for (let i = 0; i < name.length; i++) if (t[start + i] !== name.charCodeAt(i)) return false;
+  return t[start + name.length] === 34;
 }
 
 /** Whether `t` holds `name` from `start` to `end` (char by char: inlined, unlike startsWith). */
-function isKey(t: string, start: number, end: number, name: string): boolean {
+function isKey(t: Buffer, start: number, end: number, name: string): boolean {
   if (end - start !== name.length) return false;
-  for (let i = 0; i < name.length; i++) if (t.charCodeAt(start + i) !== name.charCodeAt(i)) return false;
+  for (let i = 0; i < name.length; i++) if (t[start + i] !== name.charCodeAt(i)) return false;
   return true;
 }
 
 /** The value of a key the message has no field for: a scalar is skipped (its end), anything else -1. */
-function skipScalar(t: string, at: number): number {
-  const c = t.charCodeAt(at);
+function skipScalar(t: Buffer, at: number): number {
+  const c = t[at];
   if (c === 34) {
-    for (let d = t.charCodeAt(++at); d !== 34; d = t.charCodeAt(++at))
+    for (let d = t[++at] as number; d !== 34; d = t[++at] as number)
       if (!(d >= 32 && d < 128) || d === 92) return -1;
     return at + 1;
   }
-  if (t.startsWith('true', at) || t.startsWith('null', at)) return at + 4;
-  if (t.startsWith('false', at)) return at + 5;
+  if (isTrueAt(t, at) || isNullAt(t, at)) return at + 4;
+  if (isFalseAt(t, at)) return at + 5;
   return readJsonNumber(t, at);
 }
 

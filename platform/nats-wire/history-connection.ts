@@ -15,10 +15,13 @@
 import { readFileSync } from 'node:fs';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { type ConnectionOptions as TlsOptions, connect as tlsConnect } from 'node:tls';
-import { WireParser } from './parser.ts';
+import { type ReplyView, WireParser } from './parser.ts';
 
-/** What a subscription receives; `status` is a status message's code (100, 404, 408, 409, 503), else 0. */
-export type WireMessage = (subject: string, reply: string, status: number, payload: Buffer) => void;
+/**
+ * What a subscription receives; `status` is a status message's code (100, 404, 408, 409, 503),
+ * else 0. `reply` and `payload` are views of the bytes read, valid during the call.
+ */
+export type WireMessage = (subject: string, reply: ReplyView, status: number, payload: Buffer) => void;
 
 export type WireSubscription = { readonly subject: string; unsubscribe(): void; isClosed(): boolean };
 

@@ -2,14 +2,33 @@
  * The server → client half of the NATS client protocol (https://docs.nats.io/reference/reference-
  * protocols/nats-protocol), for the history connection (history-connection.ts): `INFO`, `MSG`,
  * `HMSG`, `PING`, `PONG`, `+OK`, `-ERR`. Control lines are found with Buffer's native `indexOf`,
- * not byte by byte, and a payload is handed over as a view of the bytes read (never copied); the
- * reply subject and a status header's code come as they are. A message split across reads waits
- * until its last byte is in: the pieces are joined once, not at every read.
+ * not byte by byte, and a payload is handed over as a view of the bytes read (never copied), the
+ * reply subject as a range of them (a pull consumer reads sequences off it: no string per
+ * message), a status header's code as a number. A message split across reads waits until its
+ * last byte is in: the pieces are joined once, not at every read.
  */
+
+/**
+ * A message's reply subject: `bytes[from, to)`, empty when it has none. One object, reused: valid
+ * only during the `msg` call it is given to.
+ */
+export type ReplyView = { bytes: Buffer; from: number; to: number };
+
+/** The reply subject as text (off the hot path: tests, logs). */
+export const replyText = (r: ReplyView): string => r.bytes.toString('latin1', r.from, r.to);
+
+/** A reply subject given as text, viewed as ReplyView (a message that did not come through the parser). */
+export const replyViewOf = (reply: string): ReplyView => ({
+  bytes: Buffer.from(reply, 'latin1'),
+  from: 0,
+  to: reply.length,
+});
+
+type LatinBuffer = Buffer & { latin1Slice(start: number, end: number): string };
 
 /** What the parser hands over. `status`: an HMSG's status code (`NATS/1.0 408 …`), else 0. */
 export type WireHandlers = {
-  msg(sid: number, subject: string, reply: string, status: number, payload: Buffer): void;
+  msg(sid: number, subject: string, reply: ReplyView, status: number, payload: Buffer): void;
   info(json: string): void;
   ping(): void;
   pong(): void;
@@ -29,6 +48,7 @@ export class WireParser {
   private held = 0;
   /** Bytes the message at the start of `pieces` needs in all (0: unknown, join at the next read). */
   private need = 0;
+  private readonly reply: ReplyView = { bytes: Buffer.alloc(0), from: 0, to: 0 };
 
   constructor(private readonly on: WireHandlers) {}
 
@@ -105,11 +125,14 @@ export class WireParser {
       this.need = end - at;
       return -1;
     }
-    const reply = argsEnd > sidEnd ? data.toString('latin1', sidEnd + 1, argsEnd) : '';
+    const reply = this.reply;
+    reply.bytes = data;
+    reply.from = argsEnd > sidEnd ? sidEnd + 1 : 0;
+    reply.to = argsEnd > sidEnd ? argsEnd : 0;
     const status = headers ? statusOf(data, bodyAt, bodyAt + headerSize) : 0;
     this.on.msg(
       sid,
-      data.toString('latin1', subjectAt, subjectEnd),
+      (data as LatinBuffer).latin1Slice(subjectAt, subjectEnd),
       reply,
       status,
       data.subarray(bodyAt + headerSize, bodyAt + size),

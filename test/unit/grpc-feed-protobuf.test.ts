@@ -7,6 +7,7 @@
  * repeated keys, not JSON) is left to the general path, which the framer then uses.
  */
 import { describe, expect, it } from 'vitest';
+import { encodeStoredEvent, storedJsonWithSeq } from '../../contracts/event-wire.ts';
 import { feedEvent } from '../../gateways/core/feed-event.ts';
 import { feedFrameOfJson } from '../../gateways/grpc/feed-protobuf.ts';
 import { feedFramer } from '../../gateways/grpc/framer.ts';
@@ -184,5 +185,18 @@ describe('feed-protobuf: FeedMessage bytes from event JSON', () => {
     const msg = decode(payload(framer.event(ev(unicode)) as string));
     expect((msg.trade as Record<string, unknown>).venue_trade_id).toBe('ü€😀 "q" \\ \n');
     expect(() => framer.event(ev('not json'))).toThrow();
+  });
+
+  it('encodes the JSON a catch-up has just read from the stored bytes in place', () => {
+    // storedJsonWithSeq's last JSON is read from its scratch (contracts/event-wire.ts jsonUtf8).
+    for (let i = 0; i < 50; i++) {
+      const t = storedJsonWithSeq(encodeStoredEvent(trade('BTC', i), { ingest_us: i, publish_us: i }), i + 1);
+      expectSameAsJson('trade', t);
+      const b = storedJsonWithSeq(encodeStoredEvent(book('ETH', i, 1 + (i % 30))), i + 2);
+      expectSameAsJson('book', b);
+    }
+    // Invalid UTF-8 in a stored string is left to the general path, as its U+FFFD is.
+    const bad = Buffer.from(`{"price":1,"venue_trade_id":"a\xffb"}`, 'latin1');
+    expect(feedFrameOfJson('trade', storedJsonWithSeq(bad, 3))).toBeNull();
   });
 });

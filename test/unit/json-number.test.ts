@@ -3,8 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { readJsonNumber, scanned } from '../../gateways/core/json-number.ts';
 import { seededRandom } from '../support/rate-limit-reference.ts';
 
+/** The token's bytes, then a 0 (as jsonUtf8 gives them). */
+const bytes = (token: string): Buffer => Buffer.from(`${token}\0`, 'latin1');
+
 const read = (token: string): number | null => {
-  const end = readJsonNumber(`${token},`, 0);
+  const end = readJsonNumber(bytes(`${token},`), 0);
   return end === token.length ? scanned.value : null;
 };
 
@@ -58,8 +61,8 @@ describe('readJsonNumber', () => {
 
   it('refuses what JSON refuses', () => {
     for (const t of ['+1', '.5', '-', '1.', '1e', '1e+', '-.1', 'x'])
-      expect(readJsonNumber(t, 0), t).toBe(-1);
+      expect(readJsonNumber(bytes(t), 0), t).toBe(-1);
     // `01` is `0` followed by something that is no number: the caller's grammar refuses the rest.
-    expect(readJsonNumber('01', 0)).toBe(1);
+    expect(readJsonNumber(bytes('01'), 0)).toBe(1);
   });
 });

@@ -4,14 +4,14 @@
  * headers; a malformed line is an error, never a wrong message.
  */
 import { describe, expect, it } from 'vitest';
-import { WireParser } from '../../platform/nats-wire/parser.ts';
+import { replyText, WireParser } from '../../platform/nats-wire/parser.ts';
 
 type Call = [string, ...unknown[]];
 
 function parserInto(calls: Call[]): WireParser {
   return new WireParser({
     msg: (sid, subject, reply, status, payload) =>
-      calls.push(['msg', sid, subject, reply, status, payload.toString('latin1')]),
+      calls.push(['msg', sid, subject, replyText(reply), status, payload.toString('latin1')]),
     info: (json) => calls.push(['info', JSON.parse(json)]),
     ping: () => calls.push(['ping']),
     pong: () => calls.push(['pong']),

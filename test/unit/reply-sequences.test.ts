@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { replyViewOf } from '../../platform/nats-wire/parser.ts';
 import { replySequences } from '../../platform/pull-consumer.ts';
 
+/** Read from inside a larger buffer, as the parser hands a reply over. */
 const read = (reply: string) => {
   const out = { stream: -1, delivery: -1 };
-  return replySequences(reply, out) ? out : null;
+  const inside = replyViewOf(`MSG x 1 ${reply} 0`);
+  return replySequences({ ...inside, from: 8, to: 8 + reply.length }, out) ? out : null;
 };
 
 describe('replySequences', () => {
@@ -32,6 +35,10 @@ describe('replySequences', () => {
       '$JS.ACK.MD.c.1.1234567890123456.1.1.0',
       '$JS.ACK.MD.c.1..1.1.0',
       '$JS.ACK.MD.c.1.5.y.1.0',
+      '$JS.ACK.',
+      '$JS.ACK.MD.c.1.2.3.4.5.6',
+      '$JS.ACK.a.b.MD.c.1.2.3.4.5.6.7',
+      '$JS.NAK.MD.c.1.1.1.1.0',
     ])
       expect(read(reply)).toBeNull();
   });
