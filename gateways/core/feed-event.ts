@@ -30,13 +30,31 @@ export type FeedEvent = {
   readonly owner: string | null;
   /** The event JSON with `seq` first: what SSE, JSON-RPC and WebSocket clients receive. */
   readonly json: string;
-  /** `process.hrtime` (ns, as a number) when the gateway received it; for latency measurement. */
+  /** `process.hrtime` (ns, as a number) when the gateway received it (`taskNowNs`); for latency measurement. */
   readonly receivedAtNs: number;
   /** Per-transport encodings, memoised by the transport that needs them. */
   wire: FeedEventWire;
 };
 
 export const nowNs = (): number => Number(process.hrtime.bigint());
+
+let taskNs = 0;
+const endTask = (): void => {
+  taskNs = 0;
+};
+
+/**
+ * `nowNs` when the current task (one read of NATS bytes, however many messages it holds) began:
+ * when its events were received. Read once per task, not once per event (a catch-up's clock
+ * reads were 2 % of its CPU).
+ */
+export function taskNowNs(): number {
+  if (taskNs === 0) {
+    taskNs = nowNs();
+    queueMicrotask(endTask);
+  }
+  return taskNs;
+}
 
 /** Routing parts of a subject; null when the subject is not one of the stream's events. */
 export type SubjectParser = (subject: string) => MdSubjectParts | FeedSubjectParts | null;
@@ -70,7 +88,7 @@ export type StoredMessage = Pick<JsMsg, 'subject' | 'data'>;
 export function decodeFeedEvent(
   msg: StoredMessage,
   seq: number,
-  receivedAtNs = nowNs(),
+  receivedAtNs = taskNowNs(),
   parse: SubjectParser = parseFeedSubject,
 ): FeedEvent | null {
   const parts = partsOf(msg.subject, parse);

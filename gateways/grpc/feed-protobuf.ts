@@ -30,8 +30,9 @@ const STR = 2;
 const BOOL = 3;
 const LEVELS = 4;
 type Kind = typeof I64 | typeof DBL | typeof STR | typeof BOOL | typeof LEVELS;
-type Field = { id: number; kind: Kind; name: string };
-type FieldSpec = Omit<Field, 'name'>;
+/** `key`: the name's bytes, then its closing quote (what `isKeyAt` compares the text with). */
+type Field = { id: number; kind: Kind; name: string; key: Uint8Array };
+type FieldSpec = Omit<Field, 'name' | 'key'>;
 
 type DescriptorField = { name: string; number: number; type: string; typeName: string };
 
@@ -85,7 +86,7 @@ function slotsOf(table: Record<string, FieldSpec>): (Field | undefined)[] {
   for (const [name, f] of Object.entries(table)) {
     const slot = slotOf(hashOf(name));
     if (slots[slot]) throw new Error(`feed-protobuf: two keys share a slot (${name})`);
-    slots[slot] = { ...f, name };
+    slots[slot] = { ...f, name, key: Buffer.from(`${name}"`, 'latin1') };
   }
   return slots;
 }
@@ -162,9 +163,9 @@ function encodeObject(t: Buffer, n: number, table: Table, b: Buffer): number {
     const keyStart = ++at;
     const guess = next[previous];
     let field: Field | undefined;
-    if (guess !== undefined && isKeyAt(t, keyStart, guess.name)) {
+    if (guess !== undefined && isKeyAt(t, keyStart, guess.key)) {
       field = guess;
-      at = keyStart + guess.name.length + 1;
+      at = keyStart + guess.key.length;
     } else {
       let h = 0;
       for (let c = t[at] as number; c !== 34; c = t[++at] as number) {
@@ -284,10 +285,10 @@ function writeLevels(t: Buffer, at: number, b: Buffer, pos: number, tag: number)
   }
 }
 
-/** Whether `t` holds the key `name` from `start` on, closed by its quote. */
-function isKeyAt(t: Buffer, start: number, name: string): boolean {
-  for (let i = 0; i < name.length; i++) if (t[start + i] !== name.charCodeAt(i)) return false;
-  return t[start + name.length] === 34;
+/** Whether `t` holds `key` (a key's bytes and closing quote) from `start` on. */
+function isKeyAt(t: Buffer, start: number, key: Uint8Array): boolean {
+  for (let i = 0; i < key.length; i++) if (t[start + i] !== key[i]) return false;
+  return true;
 }
 
 /** Whether `t` holds `name` from `start` to `end` (char by char: inlined, unlike startsWith). */
