@@ -1,6 +1,7 @@
 /**
  * Stored event JSON → MessagePack in one scan, for the disk-sync edge's msgpack encoding (the
- * catch-up hot path). The bytes are exactly what `JSON.parse` then msgpackr's
+ * catch-up hot path). The scan reads the JSON's UTF-8 bytes (contracts/event-wire.ts `jsonUtf8`:
+ * at catch-up the stored bytes themselves), not its chars. The bytes are exactly what `JSON.parse` then msgpackr's
  * `Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true })` would give, so clients
  * see no difference; only the intermediate objects are gone (about 2.2 µs per event before).
  *
@@ -22,7 +23,9 @@
  * depth, the text is handed to `JSON.parse` + packr themselves (`DEFER`): those rules are theirs,
  * not restated here. Anything the scanner does not expect is invalid JSON: null, never bytes.
  *
- * Output goes to one module-level buffer (3 bytes per input char at most), reused; one grown past
+ * A JSON with no UTF-8 form (a raw lone surrogate, which no stream gives) is `DEFER`red whole.
+ *
+ * Output goes to one module-level buffer (3 bytes per input byte at most), reused; one grown past
  * 1 MiB for a big event is let go after it.
  */
 import { Packr } from 'msgpackr';

@@ -1,6 +1,7 @@
 /**
  * The gRPC frame of a trade or book event straight from its JSON text (`ev.json`, compact JSON as
- * the producers store it, `seq` spliced in front): one scan of the text writes the `FeedMessage`
+ * the producers store it, `seq` spliced in front): one scan of its UTF-8 bytes (contracts/
+ * event-wire.ts `jsonUtf8`: at catch-up the stored bytes themselves) writes the `FeedMessage`
  * protobuf bytes into a scratch buffer, with no JSON.parse, no message object and no protobufjs
  * writer. At catch-up this was the edge's largest own cost per event (parse + fromObject + encode,
  * and the garbage they leave), for bytes every client of the process then shares.
