@@ -17,7 +17,7 @@ import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { createInbox, nanos, nuid } from '@nats-io/transport-node';
 import type { Nats } from './nats.ts';
 import type { HistoryConnection, WireSubscription } from './nats-wire/history-connection.ts';
-import { type ReplyView, replyViewOf } from './nats-wire/parser.ts';
+import { digits, type ReplyView, replyViewOf } from './nats-wire/parser.ts';
 
 /** What a pulled message is to its reader: its subject and stored bytes. */
 export type PulledMsg = { readonly subject: string; readonly data: Uint8Array };
@@ -27,8 +27,6 @@ export type PullOutcome = 'full' | 'expired' | 'lost' | 'stopped';
 
 /** Heartbeats missed in a row after which a consumer counts as lost (here and in ordered-reader.ts). */
 export const LOST_AFTER_MISSED_HEARTBEATS = 2;
-/** Longest sequence parsed by hand: 15 digits stay below 2^53, so the loop is exact. */
-const MAX_DIGITS = 15;
 
 const ACK_PREFIX = Buffer.from('$JS.ACK.');
 /** Dots after the prefix in the longest reply form (12 tokens). */
@@ -58,24 +56,12 @@ export function replySequences(r: ReplyView, out: { stream: number; delivery: nu
   // sequence is the 4th token after the prefix (9) or the 6th (11, 12), the delivery one the next.
   const at = n === 6 ? 2 : n === 8 || n === 9 ? 4 : -1;
   if (at < 0) return false;
-  const stream = digitsIn(b, (dots[at] as number) + 1, dots[at + 1] as number);
-  const delivery = digitsIn(b, (dots[at + 1] as number) + 1, dots[at + 2] as number);
+  const stream = digits(b, (dots[at] as number) + 1, dots[at + 1] as number);
+  const delivery = digits(b, (dots[at + 1] as number) + 1, dots[at + 2] as number);
   if (stream < 0 || delivery < 0) return false;
   out.stream = stream;
   out.delivery = delivery;
   return true;
-}
-
-/** The number written in `b[from, to)`; -1 unless 1 to 15 digits. */
-function digitsIn(b: Buffer, from: number, to: number): number {
-  if (to <= from || to - from > MAX_DIGITS) return -1;
-  let v = 0;
-  for (let i = from; i < to; i++) {
-    const c = (b[i] as number) - 0x30;
-    if (c < 0 || c > 9) return -1;
-    v = v * 10 + c;
-  }
-  return v;
 }
 
 export type PullConsumerOptions = {

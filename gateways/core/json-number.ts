@@ -1,11 +1,12 @@
 /**
  * A JSON number token read in place from UTF-8 bytes, for the scanners that turn stored event JSON
  * straight into a wire format without `JSON.parse` (gateways/grpc/feed-protobuf.ts, gateways/
- * disksync/json-msgpack.ts; contracts/event-wire.ts `jsonUtf8` gives them the bytes). The value is `JSON.parse`'s: the digits are summed as they are read and
- * scaled by one power of ten where that is exact (Clinger's fast path: digits that sum to less
- * than 2^53 and a power up to 1e22, each exact in a double, so one IEEE multiply or divide rounds
- * correctly); anything else is `Number` of the token, which rounds as `JSON.parse` does. JSON's
- * grammar is checked here (`Number` alone also takes `+1`, `.5`, `01`, `0x1`).
+ * disksync/json-msgpack.ts; contracts/event-wire.ts `jsonUtf8` gives them the bytes). The value
+ * is `JSON.parse`'s: the digits are summed as they are read and scaled by one power of ten where
+ * that is exact (Clinger's fast path: digits that sum to less than 2^53 and a power up to 1e22,
+ * each exact in a double, so one IEEE multiply or divide rounds correctly); anything else is
+ * `Number` of the token, which rounds as `JSON.parse` does. JSON's grammar is checked here
+ * (`Number` alone also takes `+1`, `.5`, `01`, `0x1`).
  */
 
 /** The value of the number read last: a second return value, without an object per call. */

@@ -173,9 +173,9 @@ function encodeObject(t: Buffer, n: number, table: Table, b: Buffer): number {
         if (!(c >= 32 && c < 128) || c === 92) return -1; // control, non-ASCII, escape, end
         h = (Math.imul(h, 31) + c) | 0;
       }
-      const keyEnd = at++;
+      at++; // "
       const slot = slots[slotOf(h)];
-      field = slot !== undefined && isKey(t, keyStart, keyEnd, slot.name) ? slot : undefined;
+      field = slot !== undefined && isKeyAt(t, keyStart, slot.key) ? slot : undefined;
       if (field !== undefined) next[previous] = field;
     }
     if (t[at++] !== 58) return -1; // :
@@ -256,10 +256,10 @@ function writeLevels(t: Buffer, at: number, b: Buffer, pos: number, tag: number)
           if (!(c >= 32 && c < 128) || c === 92) return -1;
           h = (Math.imul(h, 31) + c) | 0;
         }
-        const keyEnd = at++;
+        at++; // "
         if (t[at++] !== 58) return -1;
         const f = LEVEL_SLOTS[slotOf(h)];
-        if (f === undefined || !isKey(t, keyStart, keyEnd, f.name)) return -1;
+        if (f === undefined || !isKeyAt(t, keyStart, f.key)) return -1;
         if (seen & f.id) return -1;
         seen |= f.id;
         if (t[at] === 110) {
@@ -286,16 +286,9 @@ function writeLevels(t: Buffer, at: number, b: Buffer, pos: number, tag: number)
   }
 }
 
-/** Whether `t` holds `key` (a key's bytes and closing quote) from `start` on. */
+/** Whether `t` holds `key` (a key's bytes and closing quote) from `start` on (byte by byte: inlined). */
 function isKeyAt(t: Buffer, start: number, key: Uint8Array): boolean {
   for (let i = 0; i < key.length; i++) if (t[start + i] !== key[i]) return false;
-  return true;
-}
-
-/** Whether `t` holds `name` from `start` to `end` (char by char: inlined, unlike startsWith). */
-function isKey(t: Buffer, start: number, end: number, name: string): boolean {
-  if (end - start !== name.length) return false;
-  for (let i = 0; i < name.length; i++) if (t[start + i] !== name.charCodeAt(i)) return false;
   return true;
 }
 

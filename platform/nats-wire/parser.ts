@@ -141,8 +141,11 @@ export class WireParser {
   }
 }
 
-/** The decimal number in `data[from, to)`; -1 if empty or not all digits. */
-function digits(data: Buffer, from: number, to: number): number {
+/**
+ * The decimal number in `data[from, to)`; -1 if empty, not all digits, or past 15 digits (below
+ * 2^53, so the sum is exact).
+ */
+export function digits(data: Buffer, from: number, to: number): number {
   if (to <= from || to - from > 15) return -1;
   let v = 0;
   for (let i = from; i < to; i++) {
