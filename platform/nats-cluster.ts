@@ -28,6 +28,8 @@ export type NatsClusterOptions = {
   extraArgs?: string[];
   /** Credentials of the readiness check when `extraArgs` requires them. */
   auth?: { user: string; pass: string };
+  /** Nodes started at once (default: all); the others join with `start(i)`, as a late node does. */
+  startNodes?: number;
 };
 
 export type ClusterNode = {
@@ -120,7 +122,7 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
     },
   };
   try {
-    await Promise.all(nodes.map((_, i) => start(i)));
+    await Promise.all(nodes.slice(0, opts.startNodes ?? size).map((_, i) => start(i)));
     await cluster.ready();
   } catch (err) {
     await Promise.all(nodes.map((n) => n.server?.kill('SIGKILL')));

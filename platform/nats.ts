@@ -11,6 +11,7 @@ import {
 } from '@nats-io/jetstream';
 import { type ConnectionOptions, connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { StreamDefinition } from '../contracts/streams.ts';
+import { sleepBackoff } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import type { HistoryConnection } from './nats-wire/history-connection.ts';
 import { historyConnections } from './nats-wire/history-connections.ts';
@@ -99,20 +100,42 @@ function toStreamConfig(def: StreamDefinition) {
   };
 }
 
-/** Creates each stream, or updates it to the definition; safe to run from many processes at once. */
+/**
+ * How long a stream is retried while the cluster cannot place it: a cluster that has just elected
+ * its meta leader may not know its other servers yet ("no suitable peers for placement").
+ */
+const PLACEMENT_WAIT_MS = 30_000;
+
+/**
+ * Creates each stream, or updates it to the definition; safe to run from many processes at once,
+ * and against a cluster still forming (see PLACEMENT_WAIT_MS).
+ */
 export async function ensureStreams(jsm: JetStreamManager, defs: StreamDefinition[]): Promise<void> {
   for (const def of defs) {
-    const cfg = toStreamConfig(def);
-    try {
-      await jsm.streams.add(cfg);
-    } catch (err) {
-      // Exists already (or a concurrent creator won): bring it to the definition.
-      const { retention: _r, storage: _s, ...updatable } = cfg;
+    const deadline = Date.now() + PLACEMENT_WAIT_MS;
+    for (let attempt = 0; ; attempt++) {
       try {
-        await jsm.streams.update(def.name, updatable);
-      } catch (updateErr) {
-        throw new Error(`stream ${def.name}: ${String(err)}; update: ${String(updateErr)}`);
+        await addOrUpdate(jsm, def);
+        break;
+      } catch (err) {
+        if (!/no suitable peers/i.test(String(err)) || Date.now() > deadline) throw err;
+        await sleepBackoff(attempt, { maxMs: 1_000 });
       }
+    }
+  }
+}
+
+async function addOrUpdate(jsm: JetStreamManager, def: StreamDefinition): Promise<void> {
+  const cfg = toStreamConfig(def);
+  try {
+    await jsm.streams.add(cfg);
+  } catch (err) {
+    // Exists already (or a concurrent creator won): bring it to the definition.
+    const { retention: _r, storage: _s, ...updatable } = cfg;
+    try {
+      await jsm.streams.update(def.name, updatable);
+    } catch (updateErr) {
+      throw new Error(`stream ${def.name}: ${String(err)}; update: ${String(updateErr)}`);
     }
   }
 }
