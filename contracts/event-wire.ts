@@ -11,6 +11,7 @@
  * producer stores was validated by the contracts before it was published.
  */
 import type { MarketEvent } from './events.ts';
+import type { RawBuffer } from './raw-buffer.ts';
 
 /** Producer timestamps carried on live events, µs since the Unix epoch (latency measurement). */
 export type EventStamps = { ingest_us?: number; publish_us?: number };
@@ -31,7 +32,7 @@ export function isStoredEvent(bytes: Uint8Array): boolean {
 }
 
 /** Where `{"seq":N,` and the stored bytes are put together; grown to the largest event seen. */
-let scratch = Buffer.allocUnsafe(4096);
+let scratch = Buffer.allocUnsafe(4096) as RawBuffer;
 /** The JSON `storedJsonWithSeq` made last, whose bytes `scratch` still holds, and their count. */
 let lastJson: string | null = null;
 let lastBytes = 0;
@@ -51,7 +52,7 @@ export function storedJsonWithSeq(bytes: Uint8Array, seq: number): string {
     return `{"seq":${seq}}`;
   }
   const need = MAX_HEAD + bytes.length;
-  if (scratch.length < need) scratch = Buffer.allocUnsafe(Math.max(need, scratch.length * 2));
+  if (scratch.length < need) scratch = Buffer.allocUnsafe(Math.max(need, scratch.length * 2)) as RawBuffer;
   const b = scratch;
   SEQ_HEAD.copy(b, 0);
   let at = SEQ_HEAD.length + b.write(String(seq), SEQ_HEAD.length, 'latin1');
@@ -60,17 +61,15 @@ export function storedJsonWithSeq(bytes: Uint8Array, seq: number): string {
   // Buffer's own UTF-8 slice costs about 60 % of TextDecoder's on event-sized input; both replace
   // invalid UTF-8 alike. Called directly: `toString` checks its arguments and looks up the encoding.
   lastBytes = at + bytes.length - 1;
-  lastJson = (b as Utf8Buffer).utf8Slice(0, lastBytes);
+  lastJson = b.utf8Slice(0, lastBytes);
   return lastJson;
 }
 
-type Utf8Buffer = Buffer & { utf8Slice(start: number, end: number): string };
-
 /** An event JSON's UTF-8 bytes: `bytes[0, length)`, then a 0 byte (no JSON token runs past it). */
-export type JsonUtf8 = { bytes: Buffer; length: number };
+export type JsonUtf8 = { bytes: RawBuffer; length: number };
 
 const utf8: JsonUtf8 = { bytes: scratch, length: 0 };
-let copy = Buffer.allocUnsafe(4096);
+let copy = Buffer.allocUnsafe(4096) as RawBuffer;
 
 /**
  * The UTF-8 bytes of an event JSON, for the scanners that encode it straight into a wire format
@@ -90,13 +89,9 @@ export function jsonUtf8(json: string): JsonUtf8 | null {
   } else {
     if (!(json as string & { isWellFormed(): boolean }).isWellFormed()) return null;
     const need = json.length * 3 + 1;
-    if (copy.length < need) copy = Buffer.allocUnsafe(Math.max(need, copy.length * 2));
+    if (copy.length < need) copy = Buffer.allocUnsafe(Math.max(need, copy.length * 2)) as RawBuffer;
     utf8.bytes = copy;
-    utf8.length = (copy as Buffer & { utf8Write(s: string, at: number, n: number): number }).utf8Write(
-      json,
-      0,
-      copy.length,
-    );
+    utf8.length = copy.utf8Write(json, 0, copy.length);
   }
   utf8.bytes[utf8.length] = 0;
   return utf8;

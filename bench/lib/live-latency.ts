@@ -43,14 +43,7 @@ export async function relayedLive(
 ): Promise<Histogram> {
   const h = new Histogram();
   const relay = await open((publishUs) => h.record(nowUs() - publishUs));
-  const raw = readOrdered(
-    nats,
-    { stream: 'MD', filter: 'md.>', startSeq: (await nats.jsm.streams.info('MD')).state.last_seq + 1 },
-    (m) => relay.send(m.data),
-    log,
-  );
-  await publishWindow(nats, seconds);
-  raw.stop();
+  await readWindow(nats, seconds, log, (m) => relay.send(m.data));
   await relay.close();
   return h;
 }
@@ -62,19 +55,29 @@ export async function relayedLive(
  */
 export async function rawLive(nats: Nats, seconds: number, log: Logger): Promise<Histogram> {
   const h = new Histogram();
+  await readWindow(nats, seconds, log, (m) => {
+    const t = nowUs();
+    const o = JSON.parse(new TextDecoder().decode(m.data.subarray(m.data.indexOf(123)))) as {
+      publish_us?: number;
+    };
+    if (o.publish_us) h.record(t - o.publish_us);
+  });
+  return h;
+}
+
+/** A raw ordered consumer of MD from its end, handing `onMessage` every event of one window. */
+async function readWindow(
+  nats: Nats,
+  seconds: number,
+  log: Logger,
+  onMessage: (m: { data: Uint8Array }) => void,
+): Promise<void> {
   const raw = readOrdered(
     nats,
     { stream: 'MD', filter: 'md.>', startSeq: (await nats.jsm.streams.info('MD')).state.last_seq + 1 },
-    (m) => {
-      const t = nowUs();
-      const o = JSON.parse(new TextDecoder().decode(m.data.subarray(m.data.indexOf(123)))) as {
-        publish_us?: number;
-      };
-      if (o.publish_us) h.record(t - o.publish_us);
-    },
+    onMessage,
     log,
   );
   await publishWindow(nats, seconds);
   raw.stop();
-  return h;
 }

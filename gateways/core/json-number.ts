@@ -9,6 +9,8 @@
  * (`Number` alone also takes `+1`, `.5`, `01`, `0x1`).
  */
 
+import type { RawBuffer } from '../../contracts/raw-buffer.ts';
+
 /** The value of the number read last: a second return value, without an object per call. */
 export const scanned = { value: 0 };
 
@@ -17,14 +19,12 @@ const MAX_EXACT = 2 ** 53;
 
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
 
-type LatinBytes = Buffer & { latin1Slice(start: number, end: number): string };
-
 /**
  * Reads the number at `start` of `s` into `scanned.value`; its end, or -1 when it is not a JSON
  * number. The token must be followed by a byte that is not part of a number (`jsonUtf8` ends its
  * bytes with 0).
  */
-export function readJsonNumber(s: Buffer, start: number): number {
+export function readJsonNumber(s: RawBuffer, start: number): number {
   let i = start;
   let c = s[i] as number;
   const negative = c === 0x2d;
@@ -65,7 +65,7 @@ export function readJsonNumber(s: Buffer, start: number): number {
   // m is exact when it is below 2^53: it only grows, so no sum on the way was rounded (a sum that
   // was, 2^53 + 1, may round down to 2^53 itself).
   if (m >= MAX_EXACT || expDigits > 4 || exp > 22 || exp < -22)
-    scanned.value = Number((s as LatinBytes).latin1Slice(start, i));
+    scanned.value = Number(s.latin1Slice(start, i));
   else {
     const v = exp === 0 ? m : exp > 0 ? m * (POW10[exp] as number) : m / (POW10[-exp] as number);
     scanned.value = negative ? -v : v;

@@ -31,9 +31,10 @@
  */
 import { Packr } from 'msgpackr';
 import { jsonUtf8 } from '../../contracts/event-wire.ts';
+import type { RawBuffer } from '../../contracts/raw-buffer.ts';
 import { isFalseAt, isNullAt, isTrueAt } from '../core/json-literals.ts';
 import { readJsonNumber, scanned } from '../core/json-number.ts';
-import { header, type RawBuffer, strHeader, writeNumber, writeToken } from './msgpack-formats.ts';
+import { header, strHeader, writeNumber, writeToken } from './msgpack-formats.ts';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
 
@@ -74,7 +75,7 @@ export function jsonToMsgpackLatin1(json: string): string | null {
   const need = text.length * 3 + 64;
   if (out.length < need) out = alloc(need);
   try {
-    const n = transcode(text.bytes as RawBuffer, text.length, out);
+    const n = transcode(text.bytes, text.length, out);
     if (n === INVALID) return null;
     if (n === DEFER) return viaPackr(json);
     return out.latin1Slice(0, n);

@@ -4,12 +4,7 @@
  * scanner. Each returns the position after what it wrote (see json-msgpack.ts's file comment
  * for the format choices).
  */
-
-export type RawBuffer = Buffer & {
-  latin1Slice(start: number, end: number): string;
-  utf8Slice(start: number, end: number): string;
-  utf8Write(s: string, offset: number, length: number): number;
-};
+import type { RawBuffer } from '../../contracts/raw-buffer.ts';
 
 // float64 big-endian through a scratch double (Buffer's writeDoubleBE checks its arguments each call).
 const f64 = new Float64Array(1);

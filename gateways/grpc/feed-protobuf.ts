@@ -20,6 +20,7 @@
  */
 
 import { jsonUtf8 } from '../../contracts/event-wire.ts';
+import type { RawBuffer } from '../../contracts/raw-buffer.ts';
 import { isFalseAt, isNullAt, isTrueAt } from '../core/json-literals.ts';
 import { readJsonNumber, scanned } from '../core/json-number.ts';
 import { packageDefinition } from './proto.ts';
@@ -32,8 +33,8 @@ const BOOL = 3;
 const LEVELS = 4;
 type Kind = typeof I64 | typeof DBL | typeof STR | typeof BOOL | typeof LEVELS;
 /** `key`: the name's bytes, then its closing quote (what `isKeyAt` compares the text with). */
-type Field = { id: number; kind: Kind; name: string; key: Uint8Array };
-type FieldSpec = Omit<Field, 'name' | 'key'>;
+type Field = { id: number; kind: Kind; key: Uint8Array };
+type FieldSpec = Omit<Field, 'key'>;
 
 type DescriptorField = { name: string; number: number; type: string; typeName: string };
 
@@ -87,7 +88,7 @@ function slotsOf(table: Record<string, FieldSpec>): (Field | undefined)[] {
   for (const [name, f] of Object.entries(table)) {
     const slot = slotOf(hashOf(name));
     if (slots[slot]) throw new Error(`feed-protobuf: two keys share a slot (${name})`);
-    slots[slot] = { ...f, name, key: Buffer.from(`${name}"`, 'latin1') };
+    slots[slot] = { ...f, key: Buffer.from(`${name}"`, 'latin1') };
   }
   return slots;
 }
@@ -151,7 +152,7 @@ export function feedFrameOfJson(kind: string, json: string): string | null {
 }
 
 /** The members of the event object `t`, written from HEAD on; the end, or -1 if not handled. */
-function encodeObject(t: Buffer, n: number, table: Table, b: Buffer): number {
+function encodeObject(t: RawBuffer, n: number, table: Table, b: Buffer): number {
   const { slots, next } = table;
   let at = 1;
   let pos = HEAD;
@@ -235,7 +236,7 @@ function encodeObject(t: Buffer, n: number, table: Table, b: Buffer): number {
  * `[{"price":p,"size":q},…]` at `at`: one length-delimited Level per element (at most 18 bytes,
  * so its length is one byte). Returns the end of the output (-1: not handled); `levelsEnd` = the text's.
  */
-function writeLevels(t: Buffer, at: number, b: Buffer, pos: number, tag: number): number {
+function writeLevels(t: RawBuffer, at: number, b: Buffer, pos: number, tag: number): number {
   if (t[at++] !== 91) return -1; // [
   if (t[at] === 93) {
     levelsEnd = at + 1; // ]
@@ -287,13 +288,13 @@ function writeLevels(t: Buffer, at: number, b: Buffer, pos: number, tag: number)
 }
 
 /** Whether `t` holds `key` (a key's bytes and closing quote) from `start` on (byte by byte: inlined). */
-function isKeyAt(t: Buffer, start: number, key: Uint8Array): boolean {
+function isKeyAt(t: RawBuffer, start: number, key: Uint8Array): boolean {
   for (let i = 0; i < key.length; i++) if (t[start + i] !== key[i]) return false;
   return true;
 }
 
 /** The value of a key the message has no field for: a scalar is skipped (its end), anything else -1. */
-function skipScalar(t: Buffer, at: number): number {
+function skipScalar(t: RawBuffer, at: number): number {
   const c = t[at];
   if (c === 34) {
     for (let d = t[++at] as number; d !== 34; d = t[++at] as number)

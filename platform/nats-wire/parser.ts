@@ -8,6 +8,8 @@
  * last byte is in: the pieces are joined once, not at every read.
  */
 
+import type { RawBuffer } from '../../contracts/raw-buffer.ts';
+
 /**
  * A message's reply subject: `bytes[from, to)`, empty when it has none. One object, reused: valid
  * only during the `msg` call it is given to.
@@ -23,8 +25,6 @@ export const replyViewOf = (reply: string): ReplyView => ({
   from: 0,
   to: reply.length,
 });
-
-type LatinBuffer = Buffer & { latin1Slice(start: number, end: number): string };
 
 /** What the parser hands over. `status`: an HMSG's status code (`NATS/1.0 408 …`), else 0. */
 export type WireHandlers = {
@@ -132,7 +132,7 @@ export class WireParser {
     const status = headers ? statusOf(data, bodyAt, bodyAt + headerSize) : 0;
     this.on.msg(
       sid,
-      (data as LatinBuffer).latin1Slice(subjectAt, subjectEnd),
+      (data as RawBuffer).latin1Slice(subjectAt, subjectEnd),
       reply,
       status,
       data.subarray(bodyAt + headerSize, bodyAt + size),

@@ -1,10 +1,11 @@
 /** `readJsonNumber` reads a JSON number token as `JSON.parse` does, and refuses what JSON refuses. */
 import { describe, expect, it } from 'vitest';
+import type { RawBuffer } from '../../contracts/raw-buffer.ts';
 import { readJsonNumber, scanned } from '../../gateways/core/json-number.ts';
 import { seededRandom } from '../support/rate-limit-reference.ts';
 
 /** The token's bytes, then a 0 (as jsonUtf8 gives them). */
-const bytes = (token: string): Buffer => Buffer.from(`${token}\0`, 'latin1');
+const bytes = (token: string) => Buffer.from(`${token}\0`, 'latin1') as RawBuffer;
 
 const read = (token: string): number | null => {
   const end = readJsonNumber(bytes(`${token},`), 0);
