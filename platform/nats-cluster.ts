@@ -6,11 +6,17 @@
  * partitions). A node keeps its ports and store across a kill and a restart, so the platform's
  * comma-separated NATS_URL stays valid. Clustering is nats-server's own; nothing here replicates.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { freePort, type NatsServerHandle, startNatsServer } from './nats-server.ts';
+import {
+  freePort,
+  type NatsServerHandle,
+  PortTakenError,
+  startError,
+  startNatsServer,
+} from './nats-server.ts';
 
 export type NatsClusterOptions = {
   /** Each node stores under `<baseDir>/<node name>`. */
@@ -59,22 +65,27 @@ export type NatsCluster = {
   stop(): Promise<void>;
 };
 
+const PORT_ATTEMPTS = 3;
+
 export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCluster> {
   const size = opts.size ?? 3;
   const clusterName = opts.name ?? 'mdp';
   const nodes: ClusterNode[] = [];
-  for (let i = 1; i <= size; i++) {
-    const clientPort = await freePort();
-    const name = `${clusterName}-${i}`;
-    nodes.push({
-      name,
-      storeDir: join(opts.baseDir, name),
-      clientPort,
-      routePort: await freePort(),
-      url: `nats://127.0.0.1:${clientPort}`,
-      server: null,
-    });
-  }
+  const pickPorts = async () => {
+    nodes.length = 0;
+    for (let i = 1; i <= size; i++) {
+      const clientPort = await freePort();
+      const name = `${clusterName}-${i}`;
+      nodes.push({
+        name,
+        storeDir: join(opts.baseDir, name),
+        clientPort,
+        routePort: await freePort(),
+        url: `nats://127.0.0.1:${clientPort}`,
+        server: null,
+      });
+    }
+  };
 
   const start = async (i: number, startOpts: { isolated?: boolean } = {}) => {
     const node = nodes[i];
@@ -107,7 +118,7 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
 
   const cluster: NatsCluster = {
     nodes,
-    url: nodes.map((n) => n.url).join(','),
+    url: '',
     start,
     async kill(i, signal = 'SIGKILL') {
       const node = nodes[i];
@@ -121,14 +132,25 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
       for (const n of nodes) n.server = null;
     },
   };
-  try {
-    await Promise.all(nodes.slice(0, opts.startNodes ?? size).map((_, i) => start(i)));
-    await cluster.ready();
-  } catch (err) {
-    await Promise.all(nodes.map((n) => n.server?.kill('SIGKILL')));
-    throw err;
+  // A node whose port was taken between picking and binding (PortTakenError, or a node that died
+  // of it after its client port opened) restarts the whole first start on fresh ports and stores.
+  for (let attempt = 1; ; attempt++) {
+    await pickPorts();
+    cluster.url = nodes.map((n) => n.url).join(',');
+    try {
+      await Promise.all(nodes.slice(0, opts.startNodes ?? size).map((_, i) => start(i)));
+      await cluster.ready();
+      for (const n of nodes) {
+        if (n.server && n.server.process.exitCode !== null)
+          throw startError(`${n.name} exited`, n.server.log());
+      }
+      return cluster;
+    } catch (err) {
+      await Promise.all(nodes.map((n) => n.server?.kill('SIGKILL')));
+      if (!(err instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw err;
+      for (const n of nodes) rmSync(n.storeDir, { recursive: true, force: true });
+    }
   }
-  return cluster;
 }
 
 /** Polls JetStream's account info through `url` until it answers (meta leader elected). */

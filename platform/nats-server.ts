@@ -34,6 +34,8 @@ export type NatsServerHandle = {
   stop(): Promise<void>;
   /** Sends a signal and resolves on exit (`SIGKILL` simulates a crash). */
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** The last 4 KB the server wrote to stderr (its log). */
+  log(): string;
 };
 
 export class NatsServerNotFoundError extends Error {
@@ -91,9 +93,33 @@ function killAllOnExit(): void {
   });
 }
 
+/**
+ * A port picked free can be taken before the server binds it (the OS hands the same ephemeral
+ * range to outgoing connections, e.g. one cluster node's route dial to another): such a start is
+ * worth one more try on fresh ports.
+ */
+export class PortTakenError extends Error {}
+
+/** The error of a server that did not start (or died starting), given what it logged. */
+export function startError(what: string, log: string): Error {
+  const said = `${what}: ${log.trim() || 'no output'}`;
+  return log.includes('address already in use') ? new PortTakenError(said) : new Error(said);
+}
+
+const PORT_ATTEMPTS = 3;
+
 export async function startNatsServer(opts: NatsServerOptions): Promise<NatsServerHandle> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await launch(opts, opts.port || (await freePort()));
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || opts.port || attempt >= PORT_ATTEMPTS) throw err;
+    }
+  }
+}
+
+async function launch(opts: NatsServerOptions, port: number): Promise<NatsServerHandle> {
   const binary = findNatsServer(opts.binary);
-  const port = opts.port || (await freePort());
   mkdirSync(opts.storeDir, { recursive: true });
   const args = [
     '-a',
@@ -118,11 +144,18 @@ export async function startNatsServer(opts: NatsServerOptions): Promise<NatsServ
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   exited.then(() => live.delete(child));
 
+  // Ready when the server says it listens on each of its ports (a connection alone could reach
+  // another process on a taken port) and still runs (the route listener starts after the client's).
+  const clustered = args.includes('--cluster');
+  const listening = () =>
+    stderr.includes(`Listening for client connections on 127.0.0.1:${port}`) &&
+    (!clustered || stderr.includes('Listening for route connections')) &&
+    child.exitCode === null;
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 10_000);
-  while (!(await canConnect(port))) {
+  while (!listening() || !(await canConnect(port))) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`nats-server did not start on port ${port}: ${stderr.trim() || 'no output'}`);
+      throw startError(`nats-server did not start on port ${port}`, stderr);
     }
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -136,5 +169,13 @@ export async function startNatsServer(opts: NatsServerOptions): Promise<NatsServ
     await kill('SIGTERM');
     clearTimeout(timer);
   };
-  return { url: `nats://127.0.0.1:${port}`, port, storeDir: opts.storeDir, process: child, stop, kill };
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir: opts.storeDir,
+    process: child,
+    stop,
+    kill,
+    log: () => stderr,
+  };
 }
