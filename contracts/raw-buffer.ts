@@ -7,4 +7,5 @@ export type RawBuffer = Buffer & {
   latin1Slice(start: number, end: number): string;
   utf8Slice(start: number, end: number): string;
   utf8Write(s: string, offset: number, length: number): number;
+  latin1Write(s: string, offset: number, length: number): number;
 };

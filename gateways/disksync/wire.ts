@@ -8,8 +8,15 @@
  * once it is down to the sink's DRAIN_MARK (gateways/core/drain-gate.ts, as on the gRPC wire).
  */
 import type { WebSocket } from 'ws';
-import { closeCodeOf, closeReason, DISKSYNC_CLOSES, MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
+import {
+  closeCodeOf,
+  closeReason,
+  DISKSYNC_CLOSES,
+  type Encoding,
+  MAX_FRAME_BYTES,
+} from '../../contracts/disksync.ts';
 import { type ApiError, ERROR_CATALOGUE, type ErrorCode, publicMessage } from '../../contracts/errors.ts';
+import type { RawBuffer } from '../../contracts/raw-buffer.ts';
 import { DrainGate } from '../core/drain-gate.ts';
 import type { Wire } from '../core/sink-parts.ts';
 import type { FramerState } from './framer.ts';
@@ -21,10 +28,53 @@ import { eachFrame } from './frames.ts';
  */
 const FRAME_CHARS = { msgpack: MAX_FRAME_BYTES - 16, json: Math.floor(MAX_FRAME_BYTES / 3) - 16 };
 
-function msgpackArrayHeader(n: number): string {
-  if (n < 16) return String.fromCharCode(0x90 | n);
-  if (n < 65_536) return String.fromCharCode(0xdc, n >>> 8, n & 255);
-  return String.fromCharCode(0xdd, (n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255);
+/** The MessagePack array header of `n` items written at `b[0]`; returns its length. */
+function msgpackArrayHeader(b: Buffer, n: number): number {
+  if (n < 16) {
+    b[0] = 0x90 | n;
+    return 1;
+  }
+  if (n < 65_536) {
+    b[0] = 0xdc;
+    b.writeUInt16BE(n, 1);
+    return 3;
+  }
+  b[0] = 0xdd;
+  b.writeUInt32BE(n, 1);
+  return 5;
+}
+
+/**
+ * A data frame's payload, written straight into one Buffer (no joined string for `ws` to encode
+ * again): `[` body `,` … `]` in UTF-8 (json), or the array header and the bodies' bytes (msgpack,
+ * one char per byte).
+ */
+let scratch = Buffer.allocUnsafe(64 * 1024) as RawBuffer;
+
+function dataPayload(bodies: string[], chars: number, encoding: Encoding): Buffer {
+  const n = bodies.length;
+  if (encoding === 'msgpack') {
+    const b = Buffer.allocUnsafe(5 + chars) as RawBuffer;
+    let at = msgpackArrayHeader(b, n);
+    for (let i = 0; i < n; i++) {
+      const body = bodies[i] as string;
+      at += b.latin1Write(body, at, body.length);
+    }
+    return b.subarray(0, at);
+  }
+  // UTF-8 takes up to 3 bytes per char: written into a scratch that room, then copied out exact,
+  // so a queued frame never holds twice its size.
+  if (scratch.length < chars * 3 + 2) scratch = Buffer.allocUnsafe(chars * 3 + 2) as RawBuffer;
+  const b = scratch;
+  b[0] = 0x5b; // [
+  let at = 1;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) b[at++] = 0x2c; // ,
+    const body = bodies[i] as string;
+    at += b.utf8Write(body, at, b.length - at);
+  }
+  b[at++] = 0x5d; // ]
+  return Buffer.from(b.subarray(0, at));
 }
 
 export class WsWire implements Wire {
@@ -32,6 +82,7 @@ export class WsWire implements Wire {
   /** Unsent: what the socket holds, while a send is not yet called back. */
   private readonly drain = new DrainGate(() => (this.sending === 0 ? 0 : this.ws.bufferedAmount));
   private batch: string[] = [];
+  /** Chars of the batch's bodies, and a comma each (FRAME_CHARS). */
   private batchBytes = 0;
   private ended = false;
 
@@ -120,18 +171,16 @@ export class WsWire implements Wire {
   private sendBatch(): void {
     const n = this.batch.length;
     if (n === 0) return;
-    const bodies = this.batch;
+    const payload = dataPayload(this.batch, this.batchBytes, this.state.encoding);
     this.batch = [];
     this.batchBytes = 0;
-    if (this.state.encoding === 'msgpack')
-      this.send(Buffer.from(msgpackArrayHeader(n) + bodies.join(''), 'latin1'));
-    else this.send(`[${bodies.join(',')}]`);
+    this.send(payload, this.state.encoding === 'msgpack');
   }
 
-  private send(data: string | Buffer): void {
+  private send(data: string | Buffer, binary = false): void {
     if (this.ended || this.ws.readyState !== this.ws.OPEN) return;
     this.sending++;
-    this.ws.send(data, this.sent);
+    this.ws.send(data, { binary }, this.sent);
   }
 
   private readonly sent = (): void => {

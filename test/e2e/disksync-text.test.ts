@@ -1,0 +1,77 @@
+/**
+ * Event text beyond ASCII through the disk-sync edge, as its data frames are written (gateways/
+ * disksync/wire.ts: straight into bytes, UTF-8 for json, the transcoded bytes for msgpack): trades
+ * whose `trade_id` holds two-, three- and four-byte UTF-8 characters reach a json and a msgpack
+ * client exactly as published, from history (many events to a frame) and live (one event to a
+ * frame, written at once as its task's first event), on a private nats-server and the real `ws`
+ * client.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Encoding } from '../../contracts/disksync.ts';
+import { encodeStoredEvent } from '../../contracts/event-wire.ts';
+import { mdSubject } from '../../contracts/subjects.ts';
+import type { Nats } from '../../platform/nats.ts';
+import {
+  connectSync,
+  type InProcessDisksync,
+  type SyncClient,
+  startInProcessDisksync,
+} from '../support/disksync.ts';
+import { eventually } from '../support/eventually.ts';
+import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { startTestNats, type TestNats } from '../support/nats.ts';
+import { trade } from '../support/publisher.ts';
+
+const TEXTS = ['é', 'naïve café', '日本円', '🚀 to the moon', 'a\u00a0b\u2028c', '"quoted" \\ back'];
+let server: TestNats;
+let nats: Nats;
+let edge: InProcessDisksync;
+const clients: SyncClient[] = [];
+/** What was published, by sequence. */
+const published = new Map<number, Record<string, unknown>>();
+let n = 0;
+
+async function publish(count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const ev = { ...trade('BTC', n), trade_id: `${TEXTS[n % TEXTS.length]} #${n}` };
+    n++;
+    const ack = await nats.js.publish(mdSubject('synthetic', 'BTC', 'trade'), encodeStoredEvent(ev));
+    published.set(ack.seq, ev);
+  }
+}
+
+beforeAll(async () => {
+  server = await startTestNats();
+  nats = await connectTestNats(server.url, testConfig());
+  await publish(60);
+  edge = await startInProcessDisksync(server.url);
+}, 60_000);
+
+afterAll(async () => {
+  for (const c of clients) c.ws.terminate();
+  await edge?.close();
+  await nats?.nc.close();
+  await server?.cleanup();
+});
+
+it.each(['json', 'msgpack'] as Encoding[])(
+  '%s: multi-byte text arrives as published, from history and live',
+  async (encoding) => {
+    const c = connectSync(edge.url);
+    clients.push(c);
+    c.send({ op: 'subscribe', id: 's', from_seq: 0, encoding });
+    await c.control('caught_up');
+    const live = 12;
+    for (let i = 0; i < live; i++) await publish(1);
+    await eventually(() => c.events.length >= published.size || null, 15_000, 'every event');
+    expect(c.events.map((e) => e.seq)).toEqual([...published.keys()]);
+    for (const e of c.events) {
+      const { seq, ...rest } = e;
+      expect(rest).toEqual(published.get(seq));
+    }
+    // History came many to a frame; live events one to a frame.
+    expect(c.frameBytes.length).toBeLessThan(c.events.length);
+    expect(c.frameBytes.length).toBeGreaterThanOrEqual(live);
+    await c.close();
+  },
+);
