@@ -3,9 +3,9 @@
  * Frames queue in a bounded OutboundQueue and are written once per task (Flusher; a task's first
  * event at once), respecting the wire's backpressure. Overflow policy (ARCHITECTURE.md, slow
  * clients): while the wire is blocked and the backlog passes the bound, book frames are conflated
- * to the newest per coin and a non-terminal `upstream_lag` is queued; if that does not bring the backlog under ¾ of
- * the bound, what is queued is written and a terminal `reconnect` ends the stream, and the client
- * resumes from the log.
+ * to the newest per coin and a non-terminal `upstream_lag` is queued; if that does not bring the
+ * backlog under ¾ of the bound, what is queued is written and a terminal `reconnect` ends the
+ * stream, and the client resumes from the log.
  *
  * A transport supplies two small parts (sink-parts.ts): a Framer (how an event, a notice, a
  * warning and a terminal error are written) and a Wire (write, buffered bytes, drain, end).
