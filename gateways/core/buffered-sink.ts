@@ -1,11 +1,11 @@
 /**
  * One client's outbound stream, whatever the transport: the slow-client policy written once.
- * Frames queue in a bounded OutboundQueue and are written once per task (Flusher; a task's first
- * event at once), respecting the wire's backpressure. Overflow policy (ARCHITECTURE.md, slow
- * clients): while the wire is blocked and the backlog passes the bound, book frames are conflated
- * to the newest per coin and a non-terminal `upstream_lag` is queued; if that does not bring the
- * backlog under ¾ of the bound, what is queued is written and a terminal `reconnect` ends the
- * stream, and the client resumes from the log.
+ * Frames queue in a bounded OutboundQueue and are written once per event-loop turn (Flusher),
+ * respecting the wire's backpressure. Overflow policy (ARCHITECTURE.md, slow clients): while the
+ * wire is blocked and the backlog passes the bound, book frames are conflated to the newest per
+ * coin and a non-terminal `upstream_lag` is queued; if that does not bring the backlog under ¾ of
+ * the bound, what is queued is written and a terminal `reconnect` ends the stream, and the client
+ * resumes from the log.
  *
  * A transport supplies two small parts (sink-parts.ts): a Framer (how an event, a notice, a
  * warning and a terminal error are written) and a Wire (write, buffered bytes, drain, end).
@@ -95,7 +95,6 @@ export class BufferedSink implements FeedSink {
   event(ev: FeedEvent): void {
     if (this.opts.onEventWritten) this.pendingLatency.push(ev.receivedAtNs);
     this.enqueue(this.framer.event(ev), ev.eventType === 'book' ? ev.symbol : null, ev.seq);
-    if (this.flusher.firstOfTask(ev)) this.flush();
   }
 
   notice(n: Notice | Record<string, unknown>): void {

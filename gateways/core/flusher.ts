@@ -10,7 +10,6 @@
  * which runs before the JS ones) the bytes then wait one more whole event-loop iteration before
  * they reach the socket. Written at the end of the task, they leave in the same iteration.
  * (Measured by the live phases of bench/grpc.ts and bench/disksync.ts.)
- * A task's first event is the exception (`firstOfTask`): written at once, before the task's end.
  * Within one flush, connections whose queues hold the same frames share one encoded Buffer
  * (`shared`): with many clients on one selection the chunk is joined and encoded once, not once
  * per socket.
@@ -30,27 +29,6 @@ export class Flusher {
       this.turn.set(key, buf);
     }
     return buf;
-  }
-
-  private first: object | null = null;
-  private readonly endTask = (): void => {
-    this.first = null;
-  };
-
-  /**
-   * True for the first event the current task offers to sinks (to every sink it is offered to),
-   * false for every later one in the task. A sink writes that one at once: a lone live event (one
-   * read of NATS bytes holding one message, the common case below thousands of events per
-   * second) leaves without waiting for the task's end, where the rest of the read's handling,
-   * the consumer's bookkeeping, would come first. The events after it in a task still go out
-   * together at the task's end.
-   */
-  firstOfTask(ev: object): boolean {
-    if (this.first === null) {
-      this.first = ev;
-      queueMicrotask(this.endTask);
-    }
-    return this.first === ev;
   }
 
   schedule(c: Flushable): void {

@@ -3,8 +3,7 @@
  * disksync/wire.ts: straight into bytes, UTF-8 for json, the transcoded bytes for msgpack): trades
  * whose `trade_id` holds two-, three- and four-byte UTF-8 characters reach a json and a msgpack
  * client exactly as published, from history (many events to a frame) and live (one event to a
- * frame, written at once as its task's first event), on a private nats-server and the real `ws`
- * client.
+ * frame), on a private nats-server and the real `ws` client.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Encoding } from '../../contracts/disksync.ts';
