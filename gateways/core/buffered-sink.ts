@@ -19,7 +19,7 @@
 import type { ErrorCode } from '../../contracts/errors.ts';
 import { feedRecovered, type Notice } from '../../contracts/notices.ts';
 import { type FeedEvent, nowNs } from './feed-event.ts';
-import type { Flusher } from './flusher.ts';
+import type { ChunkEncoding, Flusher } from './flusher.ts';
 import { OutboundQueue } from './outbound-queue.ts';
 import type { FeedSink } from './replay-source.ts';
 import type { Framer, Wire } from './sink-parts.ts';
@@ -30,8 +30,11 @@ export type BufferedSinkOptions = {
   closeGraceMs: number;
   /** Identifies the client's selection: clients with equal keys share encoded chunks (see Flusher). */
   selectionKey?: string;
-  /** How queued strings become bytes when a chunk is shared: utf8 (text) or latin1 (binary frames). */
-  chunkEncoding?: 'utf8' | 'latin1';
+  /**
+   * How queued strings become bytes when a chunk is shared: utf8 (text), latin1 (binary frames), or
+   * the transport's encoder (the wire is then given that Buffer).
+   */
+  chunkEncoding?: ChunkEncoding;
   /** Called with the in-gateway latency (ns) of each event as it is written (benchmarks). */
   onEventWritten?: (latencyNs: number) => void;
 };
@@ -80,8 +83,11 @@ export class BufferedSink implements FeedSink {
     wire.onClose(() => this.markClosed());
   }
 
-  /** Shares encoded chunks with every sink of the process that says the same key (its framer and selection). */
-  shareChunksAs(key: string): void {
+  /**
+   * Shares encoded chunks with every sink of the process that says the same key (its framer and
+   * selection); undefined: shares none.
+   */
+  shareChunksAs(key: string | undefined): void {
     this.shareKey = key;
   }
 

@@ -16,16 +16,22 @@
  */
 export type Flushable = { flush(): void };
 
+/** How a shared chunk's string becomes bytes: a Buffer encoding, or a transport's encoder. */
+export type ChunkEncoding = 'utf8' | 'latin1' | ((chunk: string) => Buffer);
+
 export class Flusher {
   private dirty = new Set<Flushable>();
   private scheduled = false;
   private readonly turn = new Map<string, Buffer>();
 
-  /** The Buffer for `key` in this flush, made by `make` the first time it is asked for. */
-  shared(key: string, make: () => string, encoding: BufferEncoding = 'utf8'): Buffer {
+  /**
+   * The Buffer for `key` in this flush, made the first time it is asked for: the string `make`
+   * gives, in `encoding` or through the transport's own encoder.
+   */
+  shared(key: string, make: () => string, encoding: ChunkEncoding = 'utf8'): Buffer {
     let buf = this.turn.get(key);
     if (!buf) {
-      buf = Buffer.from(make(), encoding);
+      buf = typeof encoding === 'function' ? encoding(make()) : Buffer.from(make(), encoding);
       this.turn.set(key, buf);
     }
     return buf;

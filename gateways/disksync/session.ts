@@ -16,6 +16,7 @@ import type { BufferedSink } from '../core/buffered-sink.ts';
 import type { Principal } from '../core/guard.ts';
 import type { LiveTail } from '../core/live-tail.ts';
 import { type FeedSubscription, openFeed } from '../core/replay-source.ts';
+import { type Selection, selectionKey } from '../core/selection.ts';
 import { initialStale, subscribe } from '../core/subscribe.ts';
 import type { FramerState } from './framer.ts';
 
@@ -42,6 +43,7 @@ class MessageRate {
 
 export class Session {
   private readonly feeds = new Map<string, FeedSubscription | null>();
+  private readonly selections = new Map<string, Selection>();
   private readonly rate: MessageRate;
   private encodingFixed = false;
 
@@ -91,6 +93,8 @@ export class Session {
     if (!this.feeds.has(id)) throw new ApiError('invalid_params', `no subscription ${id}`);
     this.feeds.get(id)?.close();
     this.feeds.delete(id);
+    this.selections.delete(id);
+    this.shareChunks();
     control(this.sink, { type: 'unsubscribed', id });
   }
 
@@ -104,6 +108,8 @@ export class Session {
     this.feeds.set(m.id, null);
     const subscribed = await subscribe(this.deps, toSubscription(m), this.principal);
     if (!this.feeds.has(m.id) || this.sink.closed) return;
+    this.selections.set(m.id, subscribed.selection);
+    this.shareChunks();
     const { tail } = this.deps;
     const after = subscribed.lastEventId ?? tail.lastSeq;
     control(this.sink, { type: 'subscribed', id: m.id, after_seq: after, encoding: this.state.encoding });
@@ -124,6 +130,19 @@ export class Session {
     }
     this.feeds.set(m.id, feed);
     for (const c of initialStale(tail, subscribed.selection)) sink.feedStale(c, 0);
+  }
+
+  /**
+   * With one subscription, the connection's queued events are exactly that selection's, in order:
+   * its chunks are shared with every connection of the same encoding and selection (viewer
+   * included: accounts never share), cut into messages once (messages.ts). With more, events of
+   * several feeds interleave, so it shares none. A change takes effect with a control message
+   * (`subscribed`, `unsubscribed`) in the queue, which no shared chunk holds: no chunk mixes the
+   * two.
+   */
+  private shareChunks(): void {
+    const only = this.selections.size === 1 ? [...this.selections.values()][0] : undefined;
+    this.sink.shareChunksAs(only && `disksync|${this.state.encoding}|${selectionKey(only)}`);
   }
 
   private fixEncoding(m: SubscribeMessage): void {
