@@ -21,7 +21,10 @@ export type NatsServerOptions = {
    * has used NATS. Still killed when this process exits.
    */
   ownProcessGroup?: boolean;
-  /** More command-line flags (cluster membership: `--server_name`, `--cluster`, `--routes`). */
+  /**
+   * More command-line flags (cluster membership: `--server_name`, `--cluster`, `--routes`). The log
+   * must stay on stderr (no `-l`, `--syslog`): readiness is read off it.
+   */
   extraArgs?: string[];
 };
 
@@ -137,20 +140,23 @@ async function launch(opts: NatsServerOptions, port: number): Promise<NatsServer
   });
   live.add(child);
   killAllOnExit();
+  // Ready when the server says it listens on each of its ports (a connection alone could reach
+  // another process on a taken port) and still runs (the route listener starts after the client's).
+  // Read off the whole output as it comes, not the tail kept for errors (a restored store's lines
+  // could push them out of it).
+  let clientListening = false;
+  let routesListening = !args.includes('--cluster');
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4_000);
+    const text = stderr + chunk.toString();
+    clientListening ||= text.includes(`Listening for client connections on 127.0.0.1:${port}`);
+    routesListening ||= text.includes('Listening for route connections');
+    stderr = text.slice(-4_000);
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   exited.then(() => live.delete(child));
 
-  // Ready when the server says it listens on each of its ports (a connection alone could reach
-  // another process on a taken port) and still runs (the route listener starts after the client's).
-  const clustered = args.includes('--cluster');
-  const listening = () =>
-    stderr.includes(`Listening for client connections on 127.0.0.1:${port}`) &&
-    (!clustered || stderr.includes('Listening for route connections')) &&
-    child.exitCode === null;
+  const listening = () => clientListening && routesListening && child.exitCode === null;
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 10_000);
   while (!listening() || !(await canConnect(port))) {
     if (child.exitCode !== null || Date.now() > deadline) {
