@@ -13,6 +13,7 @@ import { connect } from '@nats-io/transport-node';
 import {
   freePort,
   type NatsServerHandle,
+  PORT_ATTEMPTS,
   PortTakenError,
   startError,
   startNatsServer,
@@ -64,8 +65,6 @@ export type NatsCluster = {
   /** Stops every node (SIGTERM, SIGKILL after 5 s). */
   stop(): Promise<void>;
 };
-
-const PORT_ATTEMPTS = 3;
 
 export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCluster> {
   const size = opts.size ?? 3;
@@ -132,8 +131,8 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
       for (const n of nodes) n.server = null;
     },
   };
-  // A node whose port was taken between picking and binding (PortTakenError, or a node that died
-  // of it after its client port opened) restarts the whole first start on fresh ports and stores.
+  // A node whose port was taken between picking and binding (PortTakenError) restarts the whole
+  // first start on fresh ports and stores. A node that died after starting is said with its log.
   for (let attempt = 1; ; attempt++) {
     await pickPorts();
     cluster.url = nodes.map((n) => n.url).join(',');

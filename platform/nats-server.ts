@@ -109,7 +109,8 @@ export function startError(what: string, log: string): Error {
   return log.includes('address already in use') ? new PortTakenError(said) : new Error(said);
 }
 
-const PORT_ATTEMPTS = 3;
+/** Tries of a start whose port was taken (here, and a cluster's first start). */
+export const PORT_ATTEMPTS = 3;
 
 export async function startNatsServer(opts: NatsServerOptions): Promise<NatsServerHandle> {
   for (let attempt = 1; ; attempt++) {

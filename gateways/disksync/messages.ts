@@ -12,6 +12,7 @@
 import { type Encoding, MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
 import type { RawBuffer } from '../../contracts/raw-buffer.ts';
 import { eachFrame } from './frames.ts';
+import { header } from './msgpack-formats.ts';
 
 export const TEXT = 1;
 export const BINARY = 2;
@@ -30,7 +31,7 @@ let scratch = Buffer.allocUnsafe(64 * 1024) as RawBuffer;
 
 /** The messages of a flushed chunk, for a connection of `encoding`. */
 export function wsMessages(chunk: string, encoding: Encoding): Buffer {
-  // Each frame's 5-char header (×3) covers its message's header, brackets and comma.
+  // Each frame's 5-char header (×3) covers its message's header, brackets or array header, comma.
   const bound = chunk.length * 3 + 16;
   if (scratch.length < bound) scratch = Buffer.allocUnsafe(bound) as RawBuffer;
   const b = scratch;
@@ -43,15 +44,9 @@ export function wsMessages(chunk: string, encoding: Encoding): Buffer {
   let chars = 0;
   const close = (): void => {
     if (open < 0) return;
-    if (msgpack) {
-      // Room for the longest array header was left; a shorter one moves the bodies back.
-      const head = count < 16 ? 1 : count < 65_536 ? 3 : 5;
-      if (head < 5) {
-        b.copyWithin(open + 5 + head, open + 10, at);
-        at -= 5 - head;
-      }
-      writeArrayHeader(b, open + 5, count);
-    } else b[at++] = 0x5d; // ]
+    // msgpack: the array header was given one byte; a longer one moves the bodies on.
+    if (msgpack) at = header(b, open + 5, count, at, 0x90, 0xdc, 0xdd);
+    else b[at++] = 0x5d; // ]
     b.writeUInt32BE(at - open - 5, open + 1);
     open = -1;
   };
@@ -61,9 +56,8 @@ export function wsMessages(chunk: string, encoding: Encoding): Buffer {
       if (open < 0) {
         open = at;
         b[at] = msgpack ? BINARY : TEXT;
-        at += 5;
-        if (msgpack) at += 5;
-        else b[at++] = 0x5b; // [
+        at += 6; // kind, length, then `[` or the array header's first byte
+        if (!msgpack) b[at - 1] = 0x5b; // [
         count = 0;
         chars = 0;
       } else if (!msgpack) b[at++] = 0x2c; // ,
@@ -89,17 +83,5 @@ export function eachMessage(list: Buffer, visit: (kind: MessageKind, payload: Bu
     const len = list.readUInt32BE(at + 1);
     visit(list[at] as MessageKind, list.subarray(at + 5, at + 5 + len));
     at += 5 + len;
-  }
-}
-
-/** A MessagePack array header of `n` items at `b[at]` (the shortest form). */
-function writeArrayHeader(b: Buffer, at: number, n: number): void {
-  if (n < 16) b[at] = 0x90 | n;
-  else if (n < 65_536) {
-    b[at] = 0xdc;
-    b.writeUInt16BE(n, at + 1);
-  } else {
-    b[at] = 0xdd;
-    b.writeUInt32BE(n, at + 1);
   }
 }

@@ -12,7 +12,7 @@ import { type ApiError, ERROR_CATALOGUE, type ErrorCode, publicMessage } from '.
 import { DrainGate } from '../core/drain-gate.ts';
 import type { Wire } from '../core/sink-parts.ts';
 import type { FramerState } from './framer.ts';
-import { BINARY, END, eachMessage, wsMessages } from './messages.ts';
+import { BINARY, END, eachMessage, type MessageKind, wsMessages } from './messages.ts';
 
 export class WsWire implements Wire {
   private sending = 0;
@@ -31,11 +31,13 @@ export class WsWire implements Wire {
   /** A chunk as it was flushed, or its messages (`wsMessages`) when the flush shared them. */
   write(chunk: string | Buffer): void {
     const list = typeof chunk === 'string' ? wsMessages(chunk, this.state.encoding) : chunk;
-    eachMessage(list, (kind, payload) => {
-      if (kind === END) this.close(JSON.parse(payload.toString()));
-      else this.send(payload, kind === BINARY);
-    });
+    eachMessage(list, this.sendMessage);
   }
+
+  private readonly sendMessage = (kind: MessageKind, payload: Buffer): void => {
+    if (kind === END) this.close(JSON.parse(payload.toString()));
+    else this.send(payload, kind === BINARY);
+  };
 
   get bufferedBytes(): number {
     return this.ws.bufferedAmount;
