@@ -13,9 +13,10 @@
  *   same history read with each event's JSON and, for msgpack, its transcoding, and nothing else.
  * - Live: publish → client (`publish_us` → receipt) p50/p99 at 1,000 events/s, windows of
  *   DISKSYNC_BENCH_SECONDS (default 5), one `json` connection vs a raw consumer of the kind the
- *   edge's tail is (`readOrdered`: ordered pull consumer, no acks, on the publisher's connection,
- *   in this process) which parses each event's JSON as the client parses each data frame (goal
- *   ≤ 1.3×). The raw side runs with no edge at all: a fresh tail and edge are started for each
+ *   edge's tail is (`readOrdered`: ordered pull consumer, no acks, on the tail's connection, in
+ *   this process) which parses each event's JSON as the client parses each data frame (goal
+ *   ≤ 1.3×). The events are published from a process of their own, as the platform's producers
+ *   publish (LIVE_BENCH_PUBLISHER=bench: from this one; bench/lib/live-latency.ts). The raw side runs with no edge at all: a fresh tail and edge are started for each
  *   edge window and stopped after; beside them the floor of the transport, the raw consumer
  *   relayed by a bare `ws` server to a client in this process. DISKSYNC_BENCH_ROUNDS rounds
  *   (default 5), order reversed every other round, after a warm-up window of each
@@ -39,10 +40,10 @@ import { readOrdered } from '../platform/ordered-reader.ts';
 import { listenOpenDisksync } from '../test/support/disksync.ts';
 import { benchConfig } from './lib/config.ts';
 import { connect, edgeCatchUp, type Rate, rate, start } from './lib/disksync-catchup-client.ts';
-import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
+import { type BenchNats, fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
 import { Histogram } from './lib/histogram.ts';
 import { startWorker } from './lib/ipc.ts';
-import { nowUs, publishWindow, type Relay, rawLive, relayedLive } from './lib/live-latency.ts';
+import { type LiveFeed, type Relay, rawLive, relayedLive, startLiveFeed } from './lib/live-latency.ts';
 import { compareInRounds } from './lib/rounds.ts';
 
 const SECONDS = Number(process.env.DISKSYNC_BENCH_SECONDS ?? 5);
@@ -138,7 +139,13 @@ async function startEdge(nats: Nats, config: Config, leases: KeyLeases) {
 }
 
 /** publish_us → receipt on `n` live connections of a fresh edge while 1,000 events/s are published. */
-async function edgeLive(nats: Nats, config: Config, leases: KeyLeases, n: number): Promise<Histogram> {
+async function edgeLive(
+  feed: LiveFeed,
+  nats: Nats,
+  config: Config,
+  leases: KeyLeases,
+  n: number,
+): Promise<Histogram> {
   const h = new Histogram();
   const edge = await startEdge(nats, config, leases);
   const sockets = await Promise.all(Array.from({ length: n }, () => connect(edge.url)));
@@ -148,7 +155,7 @@ async function edgeLive(nats: Nats, config: Config, leases: KeyLeases, n: number
         new Promise<void>((resolve) => {
           ws.on('message', (data: Buffer) => {
             if (data[0] === 0x5b) {
-              const t = nowUs();
+              const t = feed.now();
               for (const e of JSON.parse(data.toString()) as { publish_us?: number }[])
                 if (e.publish_us) h.record(t - e.publish_us);
             } else if ((JSON.parse(data.toString()) as { type: string }).type === 'caught_up') resolve();
@@ -157,7 +164,7 @@ async function edgeLive(nats: Nats, config: Config, leases: KeyLeases, n: number
         }),
     ),
   );
-  await publishWindow(nats, SECONDS);
+  await feed.window();
   for (const ws of sockets) ws.close();
   await edge.stop();
   return h;
@@ -186,25 +193,32 @@ async function bareWsRelay(received: (publishUs: number) => void): Promise<Relay
  * One connection vs the raw consumer in rounds, beside the raw consumer relayed by a bare `ws`
  * server (the transport's floor in this process); then 100 connections once.
  */
-async function livePhase(nats: Nats, config: Config, leases: KeyLeases) {
+async function livePhase(bench: BenchNats, config: Config, leases: KeyLeases) {
   process.stderr.write('live latency…\n');
   const progress = (line: string) => process.stderr.write(`  ${line}\n`);
-  const cmp = await compareInRounds(
-    {
-      raw_ordered_consumer: () => rawLive(nats, SECONDS, log),
-      raw_relayed_by_bare_ws: () => relayedLive(nats, SECONDS, log, bareWsRelay),
-      connections_1: () => edgeLive(nats, config, leases, 1),
-    },
-    ROUNDS,
-    progress,
-  );
-  const connections100 = ms(await edgeLive(nats, config, leases, 100));
-  return {
-    seconds: SECONDS,
-    ...cmp,
-    connections_100_once: connections100,
-    goal: '≤ 1.3× raw at 1 connection',
-  };
+  const { nats } = bench;
+  const feed = await startLiveFeed(nats, bench.url, SECONDS);
+  try {
+    const cmp = await compareInRounds(
+      {
+        raw_ordered_consumer: () => rawLive(feed, nats, log),
+        raw_relayed_by_bare_ws: () => relayedLive(feed, nats, log, bareWsRelay),
+        connections_1: () => edgeLive(feed, nats, config, leases, 1),
+      },
+      ROUNDS,
+      progress,
+    );
+    const connections100 = ms(await edgeLive(feed, nats, config, leases, 100));
+    return {
+      seconds: SECONDS,
+      publisher: feed.publisher,
+      ...cmp,
+      connections_100_once: connections100,
+      goal: '≤ 1.3× raw at 1 connection',
+    };
+  } finally {
+    await feed.close();
+  }
 }
 
 export async function run(): Promise<unknown> {
@@ -214,7 +228,7 @@ export async function run(): Promise<unknown> {
   if (ONLY === 'live') {
     await resetMdStream(nats);
     const leases = await KeyLeases.open(nats, config.DISKSYNC_LEASE_TTL_MS);
-    const live = await livePhase(nats, config, leases);
+    const live = await livePhase(bench, config, leases);
     await bench.cleanup();
     return { live_1000_ev_per_s: live };
   }
@@ -240,7 +254,7 @@ export async function run(): Promise<unknown> {
   const rawBest = Math.max(rawBefore.events_per_s, rawAfter.events_per_s);
 
   await edge.stop();
-  const live = ONLY === 'catchup' ? null : await livePhase(nats, config, leases);
+  const live = ONLY === 'catchup' ? null : await livePhase(bench, config, leases);
   await bench.cleanup();
   return {
     catch_up: {

@@ -7,8 +7,9 @@
  *   same client code, metadata and pacing for both (goal ≤ 1.5×; spec target p50 < 10 ms).
  * - StreamEvents publish → client (publish_us → receipt) p50/p99 with 1 stream at 1,000 events/s
  *   vs a raw JetStream consumer of the kind the edge's tail is (`readOrdered`: ordered pull
- *   consumer, no acks, on the publisher's connection, in this process), which decodes each JSON
- *   payload as the client decodes each protobuf message (goal ≤ 1.3×); the edge's client runs in
+ *   consumer, no acks, on the tail's connection, in this process), which decodes each JSON
+ *   payload as the client decodes each protobuf message (goal ≤ 1.3×), the events published from
+ *   a process of their own (LIVE_BENCH_PUBLISHER=bench: from this one; bench/lib/live-latency.ts); the edge's client runs in
  *   the bench process and, as a third side, in a process of its own (bench/lib/grpc-live-client.ts,
  *   where its decoding does not share the edge's event loop, as in production). The raw side runs with no
  *   edge at all (the edge, with its own tail, is started for each of its windows and stopped
@@ -38,7 +39,7 @@ import type { Nats } from '../platform/nats.ts';
 import { readOrdered } from '../platform/ordered-reader.ts';
 import { keyMetadata, priceClient } from '../test/support/grpc.ts';
 import { benchConfig } from './lib/config.ts';
-import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
+import { type BenchNats, fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
 import {
   type CatchUpRequest,
   type CatchUpResult,
@@ -48,7 +49,7 @@ import {
 import { streamTrades } from './lib/grpc-live-client.ts';
 import { Histogram, type SerializedHistogram } from './lib/histogram.ts';
 import { sleep, startWorker, type Worker } from './lib/ipc.ts';
-import { nowUs, publishWindow, type Relay, rawLive, relayedLive } from './lib/live-latency.ts';
+import { type LiveFeed, type Relay, rawLive, relayedLive, startLiveFeed } from './lib/live-latency.ts';
 import { compareInRounds } from './lib/rounds.ts';
 
 const SECONDS = Number(process.env.GRPC_BENCH_SECONDS ?? 5);
@@ -133,17 +134,17 @@ async function bareGrpcRelay(received: (publishUs: number) => void): Promise<Rel
 }
 
 /** publish_us → receipt on `streams` StreamEvents streams of a fresh edge while 1,000 events/s are published. */
-async function edgeLive(nats: Nats, config: Config, streams: number): Promise<Histogram> {
+async function edgeLive(feed: LiveFeed, nats: Nats, config: Config, streams: number): Promise<Histogram> {
   const h = new Histogram();
   const edge = await startEdge(nats, config);
   const clients = Array.from({ length: Math.min(streams, 10) }, () => priceClient(edge.target));
   const calls = Array.from({ length: streams }, (_, i) =>
     streamTrades(clients[i % clients.length] as ReturnType<typeof priceClient>, (publishUs) =>
-      h.record(nowUs() - publishUs),
+      h.record(feed.now() - publishUs),
     ),
   );
   await Promise.all(calls.map((call) => new Promise((r) => call.once('metadata', r))));
-  await publishWindow(nats, SECONDS);
+  await feed.window();
   for (const call of calls) call.cancel();
   for (const c of clients) c.close();
   await edge.stop();
@@ -295,10 +296,11 @@ async function unaryPhase(nats: Nats, config: Config) {
 }
 
 /** One stream of a fresh edge, its client in a process of its own (bench/lib/grpc-live-client.ts). */
-async function edgeLiveApart(nats: Nats, config: Config, client: Worker): Promise<Histogram> {
+async function edgeLiveApart(feed: LiveFeed, nats: Nats, config: Config, client: Worker): Promise<Histogram> {
   const edge = await startEdge(nats, config);
-  await client.call('start', { target: edge.target });
-  await publishWindow(nats, SECONDS);
+  const offsetUs = feed.offsetFor(await client.call<number>('skew'));
+  await client.call('start', { target: edge.target, offsetUs });
+  await feed.window();
   const h = Histogram.from(await client.call<SerializedHistogram>('stop'));
   await edge.stop();
   return h;
@@ -309,22 +311,35 @@ async function edgeLiveApart(nats: Nats, config: Config, client: Worker): Promis
  * process (sharing the edge's event loop) and in a process of its own, beside the raw consumer
  * relayed by a bare grpc-js server (the transport's floor in this process); then 100 streams once.
  */
-async function livePhase(nats: Nats, config: Config) {
+async function livePhase(bench: BenchNats, config: Config) {
   process.stderr.write('StreamEvents latency…\n');
+  const { nats } = bench;
   await resetMdStream(nats);
+  const feed = await startLiveFeed(nats, bench.url, SECONDS);
   const apart = await startWorker('grpc-live-client', { env: { GRPC_BENCH_LIVE_CLIENT: '1' } });
-  const cmp = await compareInRounds(
-    {
-      raw_ordered_consumer: () => rawLive(nats, SECONDS, log),
-      raw_relayed_by_bare_grpc_js: () => relayedLive(nats, SECONDS, log, bareGrpcRelay),
-      streams_1: () => edgeLive(nats, config, 1),
-      streams_1_client_apart: () => edgeLiveApart(nats, config, apart),
-    },
-    ROUNDS,
-    progress,
-  ).finally(() => apart.close());
-  const streams100 = ms(await edgeLive(nats, config, 100));
-  return { seconds: SECONDS, ...cmp, streams_100_once: streams100, goal: '≤ 1.3× raw at 1 stream' };
+  try {
+    const cmp = await compareInRounds(
+      {
+        raw_ordered_consumer: () => rawLive(feed, nats, log),
+        raw_relayed_by_bare_grpc_js: () => relayedLive(feed, nats, log, bareGrpcRelay),
+        streams_1: () => edgeLive(feed, nats, config, 1),
+        streams_1_client_apart: () => edgeLiveApart(feed, nats, config, apart),
+      },
+      ROUNDS,
+      progress,
+    );
+    const streams100 = ms(await edgeLive(feed, nats, config, 100));
+    return {
+      seconds: SECONDS,
+      publisher: feed.publisher,
+      ...cmp,
+      streams_100_once: streams100,
+      goal: '≤ 1.3× raw at 1 stream',
+    };
+  } finally {
+    await apart.close();
+    await feed.close();
+  }
 }
 
 export async function run(): Promise<unknown> {
@@ -338,7 +353,7 @@ export async function run(): Promise<unknown> {
   }
   const out: Record<string, unknown> = {};
   if (!ONLY || ONLY === 'unary') out.get_mid_price_1000_per_s = await unaryPhase(nats, config);
-  if (!ONLY || ONLY === 'live') out.stream_events_1000_ev_per_s = await livePhase(nats, config);
+  if (!ONLY || ONLY === 'live') out.stream_events_1000_ev_per_s = await livePhase(bench, config);
   if (ONLY === 'unary' || ONLY === 'live') {
     await bench.cleanup();
     return out;

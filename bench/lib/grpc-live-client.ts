@@ -1,15 +1,15 @@
 /**
  * The live client of `npm run bench -- grpc` in a process of its own (`GRPC_BENCH_LIVE_CLIENT=1`,
  * bench/lib/ipc.ts): one StreamEvents stream with the generated grpc-js client (decoding every
- * FeedMessage), timing `publish_us` → receipt of each trade on the wall clock both processes
- * share. As in production, where the client is on another machine, its decoding does not share
- * the edge's event loop; the edge's side of the bench still runs in the bench process.
+ * FeedMessage), timing `publish_us` → receipt of each trade on the publisher's clock. As in
+ * production, where the client is on another machine, its decoding does not share the edge's
+ * event loop; the edge's side of the bench still runs in the bench process.
  */
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import { keyMetadata, priceClient } from '../../test/support/grpc.ts';
 import { Histogram, type SerializedHistogram } from './histogram.ts';
 import { serveWorker } from './ipc.ts';
-import { nowUs } from './live-latency.ts';
+import { clockSkewUs, nowUs } from './live-latency.ts';
 
 /** A StreamEvents stream (no filter) calling `received` with each trade's `publish_us`. */
 export function streamTrades(
@@ -30,11 +30,14 @@ let open: {
   h: Histogram;
 } | null = null;
 
-/** Opens the stream on `target`; resolves once its headers are in (the edge has it). */
-async function start({ target }: { target: string }): Promise<void> {
+/**
+ * Opens the stream on `target`; resolves once its headers are in (the edge has it). `offsetUs`
+ * turns this process's clock into the publisher's (LiveFeed `offsetFor` this process's `skew`).
+ */
+async function start({ target, offsetUs }: { target: string; offsetUs: number }): Promise<void> {
   const client = priceClient(target);
   const h = new Histogram();
-  const call = streamTrades(client, (publishUs) => h.record(nowUs() - publishUs));
+  const call = streamTrades(client, (publishUs) => h.record(nowUs() + offsetUs - publishUs));
   open = { client, call, h };
   await new Promise((r) => call.once('metadata', r));
 }
@@ -49,4 +52,4 @@ function stop(): SerializedHistogram {
   return h.serialize();
 }
 
-if (process.env.GRPC_BENCH_LIVE_CLIENT === '1') serveWorker({ start, stop });
+if (process.env.GRPC_BENCH_LIVE_CLIENT === '1') serveWorker({ start, stop, skew: clockSkewUs });

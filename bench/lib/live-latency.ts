@@ -5,24 +5,70 @@
  * raw side and the edge side are measured over. Beside them, the transport's floor: the same raw
  * consumer handing each message to a bare server of the edge's transport (a `ws` or grpc-js
  * server with nothing else), timed at its client in this process, as the edge's client is.
+ *
+ * The events come from a LiveFeed: by default a publisher in a process of its own
+ * (bench/lib/live-publisher.ts), as the platform's producers are; LIVE_BENCH_PUBLISHER=bench
+ * publishes from the bench process instead, whose event loop then also handles every JetStream
+ * ack, between a reader's callback and its client's read.
  */
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { readOrdered } from '../../platform/ordered-reader.ts';
 import { publishAtRate } from './feed.ts';
 import { Histogram } from './histogram.ts';
-import { sleep } from './ipc.ts';
+import { sleep, startWorker } from './ipc.ts';
 
 /** Wall-clock µs, comparable with the producer's `publish_us`. */
 export const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1_000;
 
-/** 1,000 events/s for `seconds`, once the reader is in place; then the last events settle. */
-export async function publishWindow(nats: Nats, seconds: number): Promise<void> {
-  await sleep(300);
-  const pub = publishAtRate(nats, 1_000);
-  await sleep(seconds * 1_000);
-  await pub.stop();
-  await sleep(200);
+/** This process's wall clock minus the machine's monotonic clock (µs): fixed for a process's life. */
+export const clockSkewUs = (): number => nowUs() - Number(process.hrtime.bigint()) / 1_000;
+
+/** Where the live events come from, and how a `publish_us` stamp is read on this process's clock. */
+export type LiveFeed = {
+  /** `own process` (the default) or `bench process`. */
+  readonly publisher: string;
+  /** One window: 300 ms for the readers to settle, the events, 200 ms for the last to arrive. */
+  window(): Promise<void>;
+  /** Now, in µs on the publisher's clock (`publish_us` stamps' own). */
+  now(): number;
+  /** What a process of skew `skewUs` adds to its `nowUs() - publish_us` (its `since`). */
+  offsetFor(skewUs: number): number;
+  close(): Promise<void>;
+};
+
+/** 1,000 events/s for `seconds` a window, from a worker process or (LIVE_BENCH_PUBLISHER=bench) this one. */
+export async function startLiveFeed(nats: Nats, natsUrl: string, seconds: number): Promise<LiveFeed> {
+  if (process.env.LIVE_BENCH_PUBLISHER === 'bench')
+    return {
+      publisher: 'bench process',
+      async window() {
+        await sleep(300);
+        const pub = publishAtRate(nats, 1_000);
+        await sleep(seconds * 1_000);
+        await pub.stop();
+        await sleep(200);
+      },
+      now: nowUs,
+      offsetFor: (skewUs) => clockSkewUs() - skewUs,
+      close: async () => {},
+    };
+  const worker = await startWorker('live-publisher');
+  await worker.call('connect', { url: natsUrl });
+  const theirs = await worker.call<number>('skew');
+  // publish_us (their wall clock) → this process's: both clocks are the monotonic clock plus a skew.
+  const offset = theirs - clockSkewUs();
+  return {
+    publisher: 'own process',
+    async window() {
+      await sleep(300);
+      await worker.call('publish', { seconds }, seconds * 1_000 + 30_000);
+      await sleep(200);
+    },
+    now: () => nowUs() + offset,
+    offsetFor: (skewUs) => theirs - skewUs,
+    close: () => worker.close(),
+  };
 }
 
 /** A bare server of one transport and its client: `send` one stored event; the client calls `received`. */
@@ -36,14 +82,14 @@ export type Relay = {
  * consumer of MD from its end, over one window. What the edge adds above this is its own work.
  */
 export async function relayedLive(
+  feed: LiveFeed,
   nats: Nats,
-  seconds: number,
   log: Logger,
   open: (received: (publishUs: number) => void) => Promise<Relay>,
 ): Promise<Histogram> {
   const h = new Histogram();
-  const relay = await open((publishUs) => h.record(nowUs() - publishUs));
-  await readWindow(nats, seconds, log, (m) => relay.send(m.data));
+  const relay = await open((publishUs) => h.record(feed.now() - publishUs));
+  await readWindow(feed, nats, log, (m) => relay.send(m.data));
   await relay.close();
   return h;
 }
@@ -53,10 +99,10 @@ export async function relayedLive(
  * window. Nothing else reads the stream meanwhile; each payload's JSON is parsed, as a client
  * decodes each message.
  */
-export async function rawLive(nats: Nats, seconds: number, log: Logger): Promise<Histogram> {
+export async function rawLive(feed: LiveFeed, nats: Nats, log: Logger): Promise<Histogram> {
   const h = new Histogram();
-  await readWindow(nats, seconds, log, (m) => {
-    const t = nowUs();
+  await readWindow(feed, nats, log, (m) => {
+    const t = feed.now();
     const o = JSON.parse(new TextDecoder().decode(m.data.subarray(m.data.indexOf(123)))) as {
       publish_us?: number;
     };
@@ -67,8 +113,8 @@ export async function rawLive(nats: Nats, seconds: number, log: Logger): Promise
 
 /** A raw ordered consumer of MD from its end, handing `onMessage` every event of one window. */
 async function readWindow(
+  feed: LiveFeed,
   nats: Nats,
-  seconds: number,
   log: Logger,
   onMessage: (m: { data: Uint8Array }) => void,
 ): Promise<void> {
@@ -78,6 +124,6 @@ async function readWindow(
     onMessage,
     log,
   );
-  await publishWindow(nats, seconds);
+  await feed.window();
   raw.stop();
 }
