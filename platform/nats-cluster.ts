@@ -10,8 +10,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { freePort } from './free-port.ts';
 import {
-  freePort,
   type NatsServerHandle,
   PORT_ATTEMPTS,
   PortTakenError,

@@ -4,8 +4,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer, connect as tcpConnect } from 'node:net';
+import { connect as tcpConnect } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { freePort } from './free-port.ts';
 
 export type NatsServerOptions = {
   /** Store directory for JetStream; created if missing. */
@@ -61,19 +62,6 @@ export function findNatsServer(explicit?: string): string {
   const found = candidates.find((p) => p && existsSync(p));
   if (!found) throw new NatsServerNotFoundError();
   return found;
-}
-
-/** A port that was free a moment ago (bind to 0, read it, release it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 function canConnect(port: number): Promise<boolean> {

@@ -9,10 +9,10 @@
  * logout elsewhere ends its stream.
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { freePort } from '../../platform/free-port.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { type ServiceProcess, startService } from '../support/process.ts';
@@ -27,14 +27,6 @@ const procs: ServiceProcess[] = [];
 let base = '';
 let unifiedUrl = '';
 let httpEnv: Record<string, string> = {};
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 async function startHttp(): Promise<ServiceProcess> {
   const p = startService(['gateway', 'http'], httpEnv);

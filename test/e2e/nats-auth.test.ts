@@ -18,10 +18,10 @@ import { JOB_SUBJECT, type JobRecord, newJobId, queuedJob } from '../../contract
 import { normalizeManifest } from '../../contracts/manifest.ts';
 import { KV_BUCKETS, OBJECT_STORES, STREAMS } from '../../contracts/streams.ts';
 import { decode, encode } from '../../platform/codec.ts';
+import { freePort } from '../../platform/free-port.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { connectNats } from '../../platform/nats.ts';
 import { natsAuthOptions } from '../../platform/nats-auth.ts';
-import { freePort } from '../../platform/nats-server.ts';
 import { HistoryConnection } from '../../platform/nats-wire/history-connection.ts';
 import { eventually } from '../support/eventually.ts';
 import { readHistory } from '../support/history-read.ts';

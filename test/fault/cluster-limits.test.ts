@@ -24,7 +24,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kvm } from '@nats-io/kv';
+import { type KV, Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { stateKey } from '../../gateways/core/rate-limit/leased-rate-limiter.ts';
@@ -259,15 +259,34 @@ async function install(url: string, key: string, ms = FAILOVER_MS, misses: strin
   });
 }
 
-/** The key's filters in the bucket (its slots `<key_id>.<slot>`), once the bucket answers. */
-async function storedFilters(keyId: string): Promise<number> {
+/** The filter bucket, opened while its stream has a leader (its reads are then direct gets). */
+const filterBucket = () => new Kvm(nats.js).open(KV_BUCKETS.jsonrpcFilters);
+
+/**
+ * The key's live filters in the bucket: its slots `<key_id>.<slot>` (past the cap too) read with
+ * direct gets, which any replica answers, so the count needs no leader while one is being elected
+ * (a key listing is a new consumer, which waits for it: 5-17 s).
+ */
+async function storedFilters(kv: KV, keyId: string, cap: number): Promise<number> {
+  const tries: string[] = [];
+  const t0 = Date.now();
   const count = async () => {
-    const kv = await new Kvm(nats.js).open(KV_BUCKETS.jsonrpcFilters);
-    let n = 0;
-    for await (const _ of await kv.keys(`${keyId}.*`)) n++;
-    return { n };
+    const slots = await Promise.all(Array.from({ length: 2 * cap }, (_, i) => kv.get(`${keyId}.${i}`)));
+    return { n: slots.filter((e) => e?.operation === 'PUT').length };
   };
-  return (await eventually(() => count().catch(() => null), FAILOVER_MS, 'filter bucket read', 250)).n;
+  const read = await eventually(
+    () =>
+      count().catch((err: Error) => {
+        tries.push(`${Date.now() - t0} ms: ${err.message}`);
+        return null;
+      }),
+    FAILOVER_MS,
+    'filter bucket read',
+    250,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}; ${JSON.stringify(tries.slice(-8))}`);
+  });
+  return read.n;
 }
 
 const installed = (answers: Install[]) => answers.flatMap((a) => (a === 'capped' ? [] : [a.id]));
@@ -283,45 +302,55 @@ it('the JSON-RPC filter cap across both replicas, before and after the leader of
   expect(new Set(ids).size).toBe(10);
   expect(first.filter((a) => a === 'capped')).toHaveLength(4);
   const stream = `KV_${KV_BUCKETS.jsonrpcFilters}`;
+  const kv = await filterBucket();
   const victim = await killLeaderOf(stream);
   const misses: string[] = [];
   let decidedMs = 0;
   let freshMs = 0;
+  // What the run saw, printed whether it passes or fails: a failed attempt says why.
+  const report = () => {
+    const failed = processes.flatMap((p) =>
+      p
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('json-rpc call failed') && l.includes('md_newFilter'))
+        .map((l) => l.slice(0, 400)),
+    );
+    console.log(
+      JSON.stringify({
+        filters: { killed: cluster.nodes[victim]?.name, decidedMs, freshMs, misses, failed },
+      }),
+    );
+  };
   try {
-    // With its leader's node down, both replicas still refuse an 11th filter, and another key's
-    // first filter (a write: the new leader) is installed, each within the failover bound.
-    const killedMs = Date.now();
-    const since = <T>(p: Promise<T>) => p.then((v) => ({ v, ms: Date.now() - killedMs }));
-    const [during, first] = await Promise.all([
-      since(Promise.all([0, 1].map((i) => install(at(i), key, FAILOVER_MS, misses)))),
-      since(install(at(1), fresh.key, FAILOVER_MS, misses)),
-    ]);
-    decidedMs = during.ms;
-    freshMs = first.ms;
-    expect(during.v).toEqual(['capped', 'capped']);
-    expect(first.v).toMatchObject({ id: expect.any(String) });
-    expect(decidedMs).toBeLessThanOrEqual(FAILOVER_MS);
-    expect(freshMs).toBeLessThanOrEqual(FAILOVER_MS);
-    expect(await storedFilters(keyId)).toBe(10);
+    try {
+      // With its leader's node down, both replicas still refuse an 11th filter, and another key's
+      // first filter (a write: the new leader) is installed, each within the failover bound.
+      const killedMs = Date.now();
+      const since = <T>(p: Promise<T>) => p.then((v) => ({ v, ms: Date.now() - killedMs }));
+      const [during, first] = await Promise.all([
+        since(Promise.all([0, 1].map((i) => install(at(i), key, FAILOVER_MS, misses)))),
+        since(install(at(1), fresh.key, FAILOVER_MS, misses)),
+      ]);
+      decidedMs = during.ms;
+      freshMs = first.ms;
+      expect(during.v).toEqual(['capped', 'capped']);
+      expect(first.v).toMatchObject({ id: expect.any(String) });
+      expect(decidedMs).toBeLessThanOrEqual(FAILOVER_MS);
+      expect(freshMs).toBeLessThanOrEqual(FAILOVER_MS);
+      expect(await storedFilters(kv, keyId, 10)).toBe(10);
+    } finally {
+      await restart(victim);
+    }
+    // One uninstalled on one replica: of 3 installs racing over both, exactly one gets the slot.
+    expect((await callWith(at(1), key, 'md_uninstallFilter', [ids[0]])).body?.result).toBe(true);
+    const race = await Promise.all([0, 1, 2].map((i) => install(at(i), key)));
+    expect(installed(race)).toHaveLength(1);
+    expect(await storedFilters(kv, keyId, 10)).toBe(10);
   } finally {
-    await restart(victim);
+    // Why the edges failed md_newFilter calls (their error log), for the misses above.
+    report();
   }
-  // One uninstalled on one replica: of 3 installs racing over both, exactly one gets the slot.
-  expect((await callWith(at(1), key, 'md_uninstallFilter', [ids[0]])).body?.result).toBe(true);
-  const race = await Promise.all([0, 1, 2].map((i) => install(at(i), key)));
-  expect(installed(race)).toHaveLength(1);
-  expect(await storedFilters(keyId)).toBe(10);
-  // Why the edges failed md_newFilter calls (their error log), for the misses above.
-  const failed = processes.flatMap((p) =>
-    p
-      .output()
-      .split('\n')
-      .filter((l) => l.includes('json-rpc call failed') && l.includes('md_newFilter'))
-      .map((l) => l.slice(0, 400)),
-  );
-  console.log(
-    JSON.stringify({ filters: { killed: cluster.nodes[victim]?.name, decidedMs, freshMs, misses, failed } }),
-  );
 });
 
 // ---- 3. disk-sync one connection per key ------------------------------------------------------

@@ -52,11 +52,5 @@ export async function startCutProxy(target: string): Promise<CutProxy> {
   };
 }
 
-/** A free TCP port on loopback (for a server that must come back on the same port). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+/** A free loopback port (for a server that must come back on the same port). */
+export { freePort } from '../../platform/free-port.ts';
