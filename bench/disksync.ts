@@ -16,8 +16,9 @@
  *   edge's tail is (`readOrdered`: ordered pull consumer, no acks, on the tail's connection, in
  *   this process) which parses each event's JSON as the client parses each data frame (goal
  *   ≤ 1.3×). The events are published from a process of their own, as the platform's producers
- *   publish (LIVE_BENCH_PUBLISHER=bench: from this one; bench/lib/live-latency.ts). The raw side runs with no edge at all: a fresh tail and edge are started for each
- *   edge window and stopped after; beside them the floor of the transport, the raw consumer
+ *   publish (LIVE_BENCH_PUBLISHER=bench: from this one; bench/lib/live-latency.ts). The raw side
+ *   runs with no edge at all: a fresh tail and edge are started for each edge window and
+ *   stopped after; beside them the floor of the transport, the raw consumer
  *   relayed by a bare `ws` server to a client in this process. DISKSYNC_BENCH_ROUNDS rounds
  *   (default 5), order reversed every other round, after a warm-up window of each
  *   (bench/lib/rounds.ts): medians over rounds. Then

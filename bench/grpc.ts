@@ -9,10 +9,10 @@
  *   vs a raw JetStream consumer of the kind the edge's tail is (`readOrdered`: ordered pull
  *   consumer, no acks, on the tail's connection, in this process), which decodes each JSON
  *   payload as the client decodes each protobuf message (goal ≤ 1.3×), the events published from
- *   a process of their own (LIVE_BENCH_PUBLISHER=bench: from this one; bench/lib/live-latency.ts); the edge's client runs in
- *   the bench process and, as a third side, in a process of its own (bench/lib/grpc-live-client.ts,
- *   where its decoding does not share the edge's event loop, as in production). The raw side runs with no
- *   edge at all (the edge, with its own tail, is started for each of its windows and stopped
+ *   a process of their own (LIVE_BENCH_PUBLISHER=bench: from this one; bench/lib/live-latency.ts);
+ *   the edge's client runs in the bench process and, as a third side, in a process of its own
+ *   (bench/lib/grpc-live-client.ts, where its decoding does not share the edge's event loop, as in
+ *   production). The raw side runs with no edge at all (the edge, with its own tail, is started for each of its windows and stopped
  *   after), so the baseline pays for nothing of the edge. Then 100 streams, once (no goal).
  * - Both comparisons: GRPC_BENCH_ROUNDS rounds (default 5) of one window per side, order reversed
  *   every other round, after a warm-up window of each (bench/lib/rounds.ts): medians over rounds.

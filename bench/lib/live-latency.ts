@@ -18,7 +18,7 @@ import { publishAtRate } from './feed.ts';
 import { Histogram } from './histogram.ts';
 import { sleep, startWorker } from './ipc.ts';
 
-/** Wall-clock µs, comparable with the producer's `publish_us`. */
+/** This process's wall clock in µs (the kind of clock `publish_us` is stamped on). */
 export const nowUs = (): number => (performance.timeOrigin + performance.now()) * 1_000;
 
 /** This process's wall clock minus the machine's monotonic clock (µs): fixed for a process's life. */
@@ -32,7 +32,7 @@ export type LiveFeed = {
   window(): Promise<void>;
   /** Now, in µs on the publisher's clock (`publish_us` stamps' own). */
   now(): number;
-  /** What a process of skew `skewUs` adds to its `nowUs() - publish_us` (its `since`). */
+  /** What a process of skew `skewUs` (its `clockSkewUs`) adds to its `nowUs()` to read the publisher's clock. */
   offsetFor(skewUs: number): number;
   close(): Promise<void>;
 };
