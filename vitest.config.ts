@@ -11,6 +11,8 @@ export default defineConfig({
     // machine's scheduling stall in a process-heavy test (they start nats-servers, clusters,
     // browsers) gets one more try. The report names every retried test, so flakiness stays visible.
     retry: 1,
+    // Each failed attempt prints its error, the ones a retry then passes too.
+    setupFiles: ['test/support/failed-attempts.ts'],
     reporters: ['default'],
   },
 });

@@ -15,6 +15,7 @@ import { type NatsCluster, startNatsCluster } from '../../platform/nats-cluster.
 import { HistoryConnection } from '../../platform/nats-wire/history-connection.ts';
 import { eventually } from '../support/eventually.ts';
 import { readHistory } from '../support/history-read.ts';
+import { replicasCurrent } from '../support/stream-leader.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdp-history-conn-'));
 const STREAM = 'HISTORY_CONN';
@@ -47,12 +48,9 @@ it('keeps serving history reads on the same connection after the cluster changes
   await cluster.kill(2);
   await cluster.start(2);
   await cluster.ready(cluster.nodes[0]?.url as string, 60_000);
-  // The stream answers again once its replicas have a leader (an election may follow the rejoin).
-  await eventually(
-    async () => Boolean((await nats.jsm.streams.info(STREAM).catch(() => null))?.cluster?.leader),
-    60_000,
-    'the stream has a leader',
-  );
+  // The stream answers again once it has a leader and the rejoined node is current (an election
+  // may follow the rejoin, and the read's stream info is asked once).
+  await replicasCurrent(nats, STREAM, 2, 60_000);
   // The rejoined node's route is announced to clients in an INFO; give it time to arrive.
   await new Promise((r) => setTimeout(r, 2_000));
   expect(before.over?.isClosed).toBe(false);
