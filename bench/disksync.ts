@@ -18,8 +18,9 @@
  *   ≤ 1.3×). The events are published from a process of their own, as the platform's producers
  *   publish (LIVE_BENCH_PUBLISHER=bench: from this one; bench/lib/live-latency.ts). The raw side
  *   runs with no edge at all: a fresh tail and edge are started for each edge window and
- *   stopped after; beside them the floor of the transport, the raw consumer
- *   relayed by a bare `ws` server to a client in this process. DISKSYNC_BENCH_ROUNDS rounds
+ *   stopped after; beside them the floor of the transport, the raw consumer relayed by a bare
+ *   `ws` server to a client in this process, and between floor and edge, the edge's own live tail
+ *   relayed by that bare server (`tailRelayed`). DISKSYNC_BENCH_ROUNDS rounds
  *   (default 5), order reversed every other round, after a warm-up window of each
  *   (bench/lib/rounds.ts): medians over rounds. Then
  *   100 connections once (no goal; their JSON parsing shares this process's CPU with the edge).
@@ -31,6 +32,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { Encoding } from '../contracts/disksync.ts';
 import { storedJsonWithSeq } from '../contracts/event-wire.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
+import { EVERYTHING } from '../gateways/core/selection.ts';
 import { disksyncSettings } from '../gateways/disksync/app.ts';
 import { jsonToMsgpackLatin1 } from '../gateways/disksync/json-msgpack.ts';
 import { KeyLeases } from '../gateways/disksync/lease.ts';
@@ -116,13 +118,13 @@ async function edgeCatchUpApart(url: string, encoding: Encoding, last: number): 
   }
 }
 
+/** A live tail of the edge's kind, from the stream's end. */
+const startTail = (nats: Nats, config: Config) =>
+  LiveTail.start(nats, log, { ringSize: config.SSE_RING_SIZE, staleAfterMs: 60_000, expectedCoins: ['BTC'] });
+
 /** A disk-sync edge (open guard) on a live tail of its own; `url` for clients. */
 async function startEdge(nats: Nats, config: Config, leases: KeyLeases) {
-  const tail = await LiveTail.start(nats, log, {
-    ringSize: config.SSE_RING_SIZE,
-    staleAfterMs: 60_000,
-    expectedCoins: ['BTC'],
-  });
+  const tail = await startTail(nats, config);
   const { url, edge } = await listenOpenDisksync({
     nats,
     tail,
@@ -171,15 +173,20 @@ async function edgeLive(
   return h;
 }
 
-/** The floor: a bare `ws` server sending each stored event as a text frame, and its client. */
-async function bareWsRelay(received: (publishUs: number) => void): Promise<Relay> {
+/**
+ * The floor: a bare `ws` server sending each stored event as a text frame, and its client (which
+ * reads a one-event array when `array`, as the edge's client reads a data message).
+ */
+async function bareWsRelay(received: (publishUs: number) => void, array = false): Promise<Relay> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await once(wss, 'listening');
   const accepted = once(wss, 'connection') as Promise<[WebSocket]>;
   const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}/`);
-  client.on('message', (data: Buffer) =>
-    received((JSON.parse(data.toString()) as { publish_us: number }).publish_us),
-  );
+  client.on('message', (data: Buffer) => {
+    if (array)
+      for (const e of JSON.parse(data.toString()) as { publish_us: number }[]) received(e.publish_us);
+    else received((JSON.parse(data.toString()) as { publish_us: number }).publish_us);
+  });
   const [server] = await accepted;
   return {
     send: (json) => server.send(json, { binary: false }),
@@ -191,8 +198,31 @@ async function bareWsRelay(received: (publishUs: number) => void): Promise<Relay
 }
 
 /**
+ * Between the floor and the edge: the edge's live tail (each event decoded, its JSON with `seq`
+ * made) handing each event straight to the bare `ws` server as a one-event array, with none of the
+ * edge's session, sink, flush or message list. Above the floor: the tail's cost; below the edge:
+ * the rest of the edge's pipeline.
+ */
+async function tailRelayed(feed: LiveFeed, nats: Nats, config: Config): Promise<Histogram> {
+  const h = new Histogram();
+  const relay = await bareWsRelay((publishUs) => h.record(feed.now() - publishUs), true);
+  const tail = await startTail(nats, config);
+  const detach = tail.attach({
+    selection: EVERYTHING,
+    lastSeq: 0,
+    deliver: (ev) => relay.send(Buffer.from(`[${ev.json}]`)),
+  });
+  await feed.window();
+  detach();
+  tail.stop();
+  await relay.close();
+  return h;
+}
+
+/**
  * One connection vs the raw consumer in rounds, beside the raw consumer relayed by a bare `ws`
- * server (the transport's floor in this process); then 100 connections once.
+ * server (the transport's floor in this process) and the edge's tail relayed by it; then 100
+ * connections once.
  */
 async function livePhase(bench: BenchNats, config: Config, leases: KeyLeases) {
   process.stderr.write('live latency…\n');
@@ -204,6 +234,7 @@ async function livePhase(bench: BenchNats, config: Config, leases: KeyLeases) {
       {
         raw_ordered_consumer: () => rawLive(feed, nats, log),
         raw_relayed_by_bare_ws: () => relayedLive(feed, nats, log, bareWsRelay),
+        tail_relayed_by_bare_ws: () => tailRelayed(feed, nats, config),
         connections_1: () => edgeLive(feed, nats, config, leases, 1),
       },
       ROUNDS,
