@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MdpError, stream } from '../../clients/typescript/src/index.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { type CutProxy, freePort, startCutProxy } from '../support/cut-proxy.ts';
+import { freePort } from '../../platform/free-port.ts';
+import { type CutProxy, startCutProxy } from '../support/cut-proxy.ts';
 import { eventually } from '../support/eventually.ts';
 import { type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';

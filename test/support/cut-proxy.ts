@@ -51,6 +51,3 @@ export async function startCutProxy(target: string): Promise<CutProxy> {
       }),
   };
 }
-
-/** A free loopback port (for a server that must come back on the same port). */
-export { freePort } from '../../platform/free-port.ts';
