@@ -1,0 +1,41 @@
+/**
+ * What one account can make the `{base_url}` service hold or do, in numbers (README "## Limits").
+ * Defaults of the configuration (platform/config.ts) where a deployment may change them; fixed
+ * otherwise. Pure constants.
+ */
+
+const MiB = 1024 ** 2;
+const DAY_S = 86_400;
+
+/** The `CACHE` stream (every account's caches): bytes, age and messages, all accounts together. */
+export const CACHE_STREAM_MAX_BYTES = 1024 * MiB;
+export const CACHE_STREAM_MAX_AGE_S = 7 * DAY_S;
+export const CACHE_STREAM_MAX_MSGS = 10_000_000;
+
+/** Bytes of cached events (`stored_bytes`, summed) one account may hold; past it 429 `quota_exceeded`. */
+export const CACHE_QUOTA_BYTES = 64 * MiB;
+/** Caches one account may hold at once; past it 429 `quota_exceeded`. */
+export const CACHE_QUOTA_COUNT = 1_000;
+
+/**
+ * Live synthetic sessions (`/stream/live`): a key's streams count in its concurrent-stream cap
+ * like every stream; a Basic key, whose cap of live-data streams is 0, may hold this many.
+ */
+export const BASIC_SIMULATION_STREAMS = 2;
+/** Distinct sessions (symbol, seed) the clients of one account hold open on one process. */
+export const LIVE_SESSIONS_PER_ACCOUNT = 4;
+/** Distinct sessions one process produces or follows at once. */
+export const LIVE_SESSIONS_PER_PROCESS = 200;
+
+/** Console `GET /keys`: at most this many keys listed (the newest; every active key fits). */
+export const KEY_LIST_MAX = 100;
+/** Console `GET /keys`: a token bucket per account. */
+export const KEY_LIST_RATE = { rate: 1, burst: 10 } as const;
+
+/** Error responses with no account (no or unknown key) stored one by one, per process per minute; the rest are only counted. */
+export const ANONYMOUS_ERRORS_STORED_PER_MINUTE = 20;
+
+/** A retried `POST /data/generate` (same account and manifest, or same Idempotency-Key) attaches to its job this long, s. */
+export const GENERATE_RETRY_WINDOW_S = DAY_S;
+/** Longest `Idempotency-Key` accepted, characters. */
+export const IDEMPOTENCY_KEY_MAX = 255;
