@@ -146,3 +146,10 @@ export const connectorLag = new Histogram({
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
   registers,
 });
+
+export const anonymousErrors = new Counter({
+  name: 'mdp_error_log_anonymous_total',
+  help: 'Error responses with no account, by whether the error log stored them (sampled per minute) or only counted them.',
+  labelNames: ['stored'] as const,
+  registers,
+});
