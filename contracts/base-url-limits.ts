@@ -27,10 +27,11 @@ export const LIVE_SESSIONS_PER_ACCOUNT = 4;
 /** Distinct sessions one process produces or follows at once. */
 export const LIVE_SESSIONS_PER_PROCESS = 200;
 
-/** Console `GET /keys`: at most this many keys listed (the newest; every active key fits). */
+/**
+ * Console `GET /keys`: at most this many keys listed, the most recently created or changed (an
+ * account holds at most 25 active keys); the rate is `keyListPerAccount` (contracts/console-limits.ts).
+ */
 export const KEY_LIST_MAX = 100;
-/** Console `GET /keys`: a token bucket per account. */
-export const KEY_LIST_RATE = { rate: 1, burst: 10 } as const;
 
 /** Error responses with no account (no or unknown key) stored one by one, per process per minute; the rest are only counted. */
 export const ANONYMOUS_ERRORS_STORED_PER_MINUTE = 20;

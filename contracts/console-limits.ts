@@ -22,6 +22,8 @@ export const CONSOLE_LIMITS = {
   keysPerAccount: perHour(20, 10),
   /** Key creations per client address: burst 30, then 60 per hour. */
   keysPerAddress: perHour(60, 30),
+  /** Key listings (`GET /keys`, each up to KEY_LIST_MAX keys read) per account: burst 10, then 60 per minute. */
+  keyListPerAccount: perMinute(60, 10),
 } as const satisfies Record<string, BucketSpec>;
 
 /**

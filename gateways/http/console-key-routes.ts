@@ -1,11 +1,13 @@
 /**
  * The console's API keys: create (the key in clear in that answer only), list (with each key's
- * last use), edit name and scopes (a `key_updated` event: every gateway drops its cached copy at
+ * last use; at most KEY_LIST_MAX keys, the most recently created or changed, and
+ * `keyListPerAccount` listings per account: 429 beyond), edit name and scopes (a `key_updated` event: every gateway drops its cached copy at
  * once), revoke. A key of another account is a 404, as is no key at all.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CreateKeyBody, UpdateKeyBody } from '../../contracts/accounts.ts';
 import { KEY_ID } from '../../contracts/api-key-format.ts';
+import { KEY_LIST_MAX } from '../../contracts/base-url-limits.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import type { Bucket } from '../../platform/kv.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
@@ -70,16 +72,17 @@ export function registerConsoleKeyRoutes(app: FastifyInstance, deps: ConsoleKeyD
           tag,
           auth: 'session',
           response: KeyList,
-          errors: [],
+          errors: ['rate_limited'],
         },
       },
     },
     async (req) => {
       const accountId = await session(req);
+      deps.limits.take('keyListPerAccount', accountId, 'too many key listings for this account');
       const view = await accounts.account(accountId);
       if (!view) throw new ApiError('session_invalid');
       const keys = await Promise.all(
-        (await accounts.listKeys(accountId)).map(async (k) => ({
+        (await accounts.listKeys(accountId, KEY_LIST_MAX)).map(async (k) => ({
           key_id: k.key_id,
           name: k.name,
           prefix: k.prefix,

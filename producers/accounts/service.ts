@@ -219,14 +219,21 @@ export class AccountsService {
     return (await this.deps.buckets.accounts.get(accountId)) as AccountView | null;
   }
 
-  /** Every key of the account (active and revoked), oldest first. */
-  async listKeys(accountId: string): Promise<AccountKeyRecord[]> {
+  /**
+   * The keys of the account (active and revoked), oldest first. With `max`, only the `max` most
+   * recently created or changed: one listing of names (they come in the order of their last
+   * change), then at most `max` reads.
+   */
+  async listKeys(accountId: string, max = Number.POSITIVE_INFINITY): Promise<AccountKeyRecord[]> {
     const kv = this.deps.buckets.accountKeys;
-    const out: AccountKeyRecord[] = [];
+    const names: string[] = [];
     for await (const k of await kv.raw.keys(`${accountId}.>`)) {
-      const rec = (await kv.get(k)) as AccountKeyRecord | null;
-      if (rec) out.push(rec);
+      names.push(k);
+      if (names.length > max) names.shift();
     }
+    const out: AccountKeyRecord[] = [];
+    for (const rec of await Promise.all(names.map((k) => kv.get(k))))
+      if (rec) out.push(rec as AccountKeyRecord);
     return out.sort((a, b) => a.created_at - b.created_at || a.key_id.localeCompare(b.key_id));
   }
 
