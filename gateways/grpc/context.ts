@@ -6,7 +6,6 @@
  * (status.ts) and recorded in the error log.
  */
 import type { Metadata } from '@grpc/grpc-js';
-import type { Scope } from '../../contracts/accounts.ts';
 import { toApiError } from '../../contracts/errors.ts';
 import type { ErrorRecorder } from '../../contracts/status.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -17,6 +16,9 @@ import { type Guard, type Principal, rateLimitHeaders } from '../core/guard.ts';
 import type { LatestState } from '../core/latest-state.ts';
 import type { LiveTail } from '../core/live-tail.ts';
 import { requestIdFrom } from '../core/request-id.ts';
+import { clientAddress } from '../core/client-address.ts';
+import { http2StreamOf } from './call-http2-stream.ts';
+import { MARKET_DATA_SCOPE } from '../core/scopes.ts';
 import { type GrpcStatusError, headersOf, peerAddress, toGrpcStatus } from './status.ts';
 
 export type GrpcSinkSettings = { maxBacklogBytes: number; closeGraceMs: number; heartbeatMs: number };
@@ -52,7 +54,6 @@ export async function admit(
   requestId: string,
   stream: boolean,
 ): Promise<Admitted> {
-  const capability: Scope | null = stream ? 'stream:read' : null;
   const principal = await deps.guard.admit({
     surface: 'grpc',
     region: deps.region,
@@ -60,15 +61,18 @@ export async function admit(
     query: {},
     requestId,
     ...withPeer(call),
-    capability,
+    // Unary calls read the market as streams do: the same scope (scopes.ts).
+    capability: MARKET_DATA_SCOPE,
     stream,
   });
   const headers = principal.rateLimit ? rateLimitHeaders(principal.rateLimit) : {};
   return { requestId, principal, headers };
 }
 
+/** The client (client-address.ts: a trusted balancer's PROXY header, else the peer); grpc-js's peer string as a fallback. */
 function withPeer(call: CallLike): { clientIp?: string } {
-  const ip = peerAddress(call.getPeer());
+  const socket = http2StreamOf(call)?.session?.socket;
+  const ip = (socket && clientAddress(socket, headersOf(call.metadata))) || peerAddress(call.getPeer());
   return ip ? { clientIp: ip } : {};
 }
 

@@ -1,7 +1,8 @@
 /**
  * `POST /`: JSON-RPC 2.0, one call or a batch, for every tier (`x-api-key`).
  *
- * Order: the guard admits the request (a failure of the whole request is the real HTTP status with
+ * Order: the guard admits the request (the market-data scope when the key has scopes: core/scopes.ts;
+ * a failure of the whole request is the real HTTP status with
  * a JSON-RPC error body: see app.ts) → the body is decoded (-32700, -32600 for an empty batch,
  * -32006 over 100 calls, each HTTP 200) → every further call of a batch takes one more token of the
  * key (batch-charge.ts: calls past its tokens are -32000 with `retry_after`, never run) → the calls
@@ -12,6 +13,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ApiError } from '../../contracts/errors.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { chargeBatch } from '../core/batch-charge.ts';
+import { clientAddress } from '../core/client-address.ts';
 import { type Guard, type GuardRequest, rateLimitHeaders } from '../core/guard.ts';
 import {
   decodeBody,
@@ -20,6 +22,7 @@ import {
   type JsonRpcId,
   readCall,
 } from '../core/jsonrpc-envelope.ts';
+import { MARKET_DATA_SCOPE } from '../core/scopes.ts';
 import { CallScope, callError } from './call-scope.ts';
 import type { CallContext } from './context.ts';
 import { type MethodTable, runCall } from './methods/index.ts';
@@ -50,8 +53,9 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
         headers: req.headers,
         query: {},
         requestId: req.id,
-        clientIp: req.ip,
-        capability: null,
+        clientIp: clientAddress(req.socket, req.headers),
+        // Every method reads the market (eth_blockNumber is the MD stream's sequence): scopes.ts.
+        capability: MARKET_DATA_SCOPE,
         stream: false,
       };
       const principal = await deps.guard.admit(guardRequest);

@@ -1,18 +1,41 @@
 /**
  * The edge guard on the unified stream: missing / malformed / unknown / revoked / valid key ×
- * scope × tier × region → exact status and catalogue code, with the complete error body.
+ * scope × tier × region → exact status and catalogue code, with the complete error body. And the
+ * market-data scope on every transport (unified, JSON-RPC, gRPC unary and streams, disk-sync): a
+ * key with scopes but without `stream:read` (the `metrics` key Prometheus holds) reads nothing.
  */
+import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { generateApiKey } from '../../contracts/api-key-format.ts';
+import { buildDisksyncApp, disksyncSettings } from '../../gateways/disksync/app.ts';
+import { KeyLeases } from '../../gateways/disksync/lease.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { connectSync, refusal } from '../support/disksync.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import {
+  collect,
+  keyMetadata,
+  type PriceClient,
+  priceClient,
+  startTestGrpc,
+  type TestGrpc,
+  trailers,
+  unary,
+} from '../support/grpc.ts';
 import { expectError } from '../support/http.ts';
+import { post, type RpcAnswer, rpc, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 
 let nats: TestNats;
 let us: TestGateway;
 let jp: TestGateway;
 let accounts: TestAccounts;
+let jsonRpc: TestJsonRpc;
+let grpc: TestGrpc;
+let grpcClient: PriceClient;
+let disksync: { url: string; close(): Promise<void> };
 const keys: Record<string, string> = {};
 
 beforeAll(async () => {
@@ -31,9 +54,47 @@ beforeAll(async () => {
   const revoked = await accounts.key('pro');
   await accounts.service.revokeKey(revoked.accountId, revoked.keyId);
   keys.revoked = revoked.key;
+  // Quant keys: every transport's tier admits them, so only their scopes decide.
+  keys.metricsOnly = (await accounts.key('quant', { scopes: ['metrics'] })).key;
+  keys.statusOnly = (await accounts.key('quant', { scopes: ['status:read'] })).key;
+  keys.chainOnly = (await accounts.key('quant', { scopes: ['chain:hyperliquid'] })).key;
+  keys.marketData = (await accounts.key('quant', { scopes: ['stream:read'] })).key;
+  keys.unscoped = (await accounts.key('quant')).key;
+  jsonRpc = await startTestJsonRpc(us.nats, us.config, { guard: 'keys' });
+  grpc = await startTestGrpc(us.nats, us.config);
+  grpcClient = priceClient(grpc.target);
+  disksync = await startDisksync();
 });
 
+/** A disk-sync edge in this process behind the real guard (the service's own parts). */
+async function startDisksync(): Promise<{ url: string; close(): Promise<void> }> {
+  const log = createLogger('silent');
+  const edge = await startEdgeGuard(us.nats, us.config, log);
+  const leases = await KeyLeases.open(us.nats, us.config.DISKSYNC_LEASE_TTL_MS);
+  const app = buildDisksyncApp({
+    nats: us.nats,
+    tail: us.tail,
+    guard: edge.guard,
+    leases,
+    log: log,
+    region: 'us',
+    settings: disksyncSettings(us.config),
+  });
+  const address = await app.app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url: address.replace(/^http/, 'ws'),
+    async close() {
+      await app.shutdown();
+      await edge.part.stop();
+    },
+  };
+}
+
 afterAll(async () => {
+  grpcClient?.close();
+  await grpc?.close();
+  await jsonRpc?.close();
+  await disksync?.close();
   accounts?.stop();
   await us?.close();
   await jp?.close();
@@ -124,5 +185,73 @@ describe('200: allowed', () => {
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     if (key !== 'quantJp') expect(Number(res.headers.get('x-ratelimit-limit'))).toBe(2_000);
     close();
+  });
+});
+
+/**
+ * Every transport's market-data read, as a key with scopes sees it: `stream:read` is the one scope
+ * that reads the market; `metrics`, `status:read` or `chain:*` alone read nothing (403 /
+ * PERMISSION_DENIED / close 1008, `forbidden`); a key without scopes reads everything its tier allows.
+ */
+describe('market data needs stream:read on every transport when the key has scopes', () => {
+  const refused = ['metricsOnly', 'statusOnly', 'chainOnly'];
+  const admitted = ['marketData', 'unscoped'];
+
+  it.each(refused)('unified: %s → 403 forbidden', async (key) => {
+    await expectError((await open(us, { 'x-api-key': keys[key] as string })).res, 403, 'forbidden');
+  });
+
+  const rpcCalls = [
+    rpc('md_l2Book', ['BTC']),
+    rpc('md_trades', ['BTC']),
+    rpc('md_midPrice', ['BTC']),
+    rpc('md_coins'),
+    rpc('md_newFilter', [{}]),
+    rpc('eth_blockNumber'),
+  ];
+  it.each(refused)('JSON-RPC: %s → HTTP 403, -32002 forbidden, for every method', async (key) => {
+    for (const body of rpcCalls) {
+      const res = await post(jsonRpc.url, body, { 'x-api-key': keys[key] as string });
+      expect(res.status, `${body.method}: ${res.text}`).toBe(403);
+      expect((res.json as RpcAnswer).error).toMatchObject({ code: -32002, data: { error: 'forbidden' } });
+    }
+  });
+
+  it.each(admitted)('JSON-RPC: %s is admitted', async (key) => {
+    const res = await post(jsonRpc.url, rpc('eth_blockNumber'), { 'x-api-key': keys[key] as string });
+    expect(res.status, res.text).toBe(200);
+    expect((res.json as RpcAnswer).result).toMatch(/^0x/);
+  });
+
+  const unaryCalls: [string, Record<string, unknown>][] = [
+    ['GetBook', { coin: 'BTC' }],
+    ['GetMidPrice', { coin: 'BTC' }],
+    ['GetBlockNumber', {}],
+  ];
+  it.each(refused)('gRPC: %s → PERMISSION_DENIED forbidden, unary and streaming', async (key) => {
+    const md = () => keyMetadata(keys[key] as string);
+    for (const [method, req] of unaryCalls) {
+      const r = await unary(grpcClient, method, req, md());
+      expect(r.error?.code, method).toBe(status.PERMISSION_DENIED);
+      expect(trailers(r.error)['x-error-code'], method).toBe('forbidden');
+    }
+    const stream = collect(grpcClient.StreamEvents({}, md()));
+    const ended = await stream.ended;
+    expect(ended?.code).toBe(status.PERMISSION_DENIED);
+    expect(trailers(ended ?? undefined)['x-error-code']).toBe('forbidden');
+    expect(stream.messages).toEqual([]);
+  });
+
+  it.each(admitted)('gRPC: %s is admitted', async (key) => {
+    const r = await unary(grpcClient, 'GetBlockNumber', {}, keyMetadata(keys[key] as string));
+    expect(r.error).toBeUndefined();
+    expect(r.value?.hex).toMatch(/^0x/);
+  });
+
+  it.each(refused)('disk-sync: %s → close 1008 with the forbidden error', async (key) => {
+    const c = connectSync(disksync.url, { key: keys[key] as string });
+    const r = await refusal(c);
+    expect(r.code).toBe(1008);
+    expect(r.error).toMatchObject({ code: 'forbidden' });
   });
 });

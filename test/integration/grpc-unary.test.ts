@@ -142,7 +142,7 @@ describe('statuses, each with x-error-code and x-request-id trailers', () => {
     );
     const withJp = (await accounts.key('pro', { jp: true })).key;
     expect((await unary(jpClient, 'GetBlockNumber', {}, keyMetadata(withJp))).value).toBeDefined();
-    const chain = (await accounts.key('pro', { scopes: ['chain:hyperliquid'] })).key;
+    const chain = (await accounts.key('pro', { scopes: ['stream:read', 'chain:hyperliquid'] })).key;
     expectStatus(
       await unary(client, 'GetMidPrice', { coin: 'BTC', source: 'synthetic' }, keyMetadata(chain)),
       status.PERMISSION_DENIED,

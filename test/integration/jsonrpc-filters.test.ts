@@ -220,7 +220,7 @@ describe('the subscription cap', () => {
 
   it('answers -32003 for an unknown coin and -32002 for a source outside the key’s chains', async () => {
     expect((await newFilter(a.url, { coins: ['BTC', 'NOPE'] })).error).toMatchObject({ code: -32003 });
-    const scoped = (await accounts.key('pro', { scopes: ['chain:hyperliquid'] })).key;
+    const scoped = (await accounts.key('pro', { scopes: ['stream:read', 'chain:hyperliquid'] })).key;
     expect((await newFilter(a.url, { sources: ['synthetic'] }, scoped)).error).toMatchObject({
       code: -32002,
     });

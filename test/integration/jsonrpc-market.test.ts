@@ -91,7 +91,7 @@ describe('md_midPrice', () => {
   });
 
   it('keeps a chain-scoped key to its chains: another source is -32002, no readable book -32004', async () => {
-    const scoped = await accounts.key('basic', { scopes: ['chain:hyperliquid'] });
+    const scoped = await accounts.key('basic', { scopes: ['stream:read', 'chain:hyperliquid'] });
     expect((await midOf(scoped.key, ['SOL'])).result).toMatchObject({ source: 'hyperliquid' });
     expect((await midOf(scoped.key, ['BTC', 'synthetic'])).error).toMatchObject({ code: -32002 });
     expect((await midOf(scoped.key, ['BTC'])).error).toMatchObject({ code: -32004 });
