@@ -16,8 +16,6 @@ import { type Guard, type Principal, rateLimitHeaders } from '../core/guard.ts';
 import type { LatestState } from '../core/latest-state.ts';
 import type { LiveTail } from '../core/live-tail.ts';
 import { requestIdFrom } from '../core/request-id.ts';
-import { clientAddress } from '../core/client-address.ts';
-import { http2StreamOf } from './call-http2-stream.ts';
 import { MARKET_DATA_SCOPE } from '../core/scopes.ts';
 import { type GrpcStatusError, headersOf, peerAddress, toGrpcStatus } from './status.ts';
 
@@ -69,10 +67,8 @@ export async function admit(
   return { requestId, principal, headers };
 }
 
-/** The client (client-address.ts: a trusted balancer's PROXY header, else the peer); grpc-js's peer string as a fallback. */
 function withPeer(call: CallLike): { clientIp?: string } {
-  const socket = http2StreamOf(call)?.session?.socket;
-  const ip = (socket && clientAddress(socket, headersOf(call.metadata))) || peerAddress(call.getPeer());
+  const ip = peerAddress(call.getPeer());
   return ip ? { clientIp: ip } : {};
 }
 
