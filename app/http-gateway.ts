@@ -11,7 +11,7 @@ import { AccountsService } from '../producers/accounts/service.ts';
 import { ensureDemoKey } from './demo-account.ts';
 import { secretsOf } from './edge-guard.ts';
 import type { EdgeStatus } from './edge-status.ts';
-import { createServiceKey } from './service-key.ts';
+import { startServiceKey } from './service-key.ts';
 
 export async function startHttpGateway(
   nats: Nats,
@@ -35,8 +35,8 @@ export async function startHttpGateway(
     operatorEmails: config.OPERATOR_EMAILS,
     log,
   });
-  const service = await createServiceKey(accounts);
-  const dashboard = { upstream: unifiedUpstream, serviceKey: () => service.key };
+  const service = startServiceKey(accounts, projector, log);
+  const dashboard = { upstream: unifiedUpstream, serviceKey: service.key };
   const http = await buildHttpApp({
     nats,
     accounts,
@@ -46,11 +46,15 @@ export async function startHttpGateway(
     log,
     tls: await tlsOptions(config),
     dashboard,
+    projection: () => projector.progress(),
   });
   const address = await http.app.listen({ host: config.HOST, port: config.HTTP_PORT });
   http.setListenAddress(address);
   log.info({ url: address }, 'http (console) listening');
-  if (config.NODE_ENV === 'development') await ensureDemoKey(config.DATA_DIR, accounts, buckets, secrets);
+  if (config.NODE_ENV === 'development') {
+    await projector.caughtUp();
+    await ensureDemoKey(config.DATA_DIR, accounts, buckets, secrets);
+  }
   return {
     name: 'gateway-http',
     async stop() {

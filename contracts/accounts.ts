@@ -247,5 +247,8 @@ export const LOGINS_KEPT = 50;
 export const emailIndexKey = (email: string): string =>
   `email.${createHash('sha256').update(email.toLowerCase()).digest('hex')}`;
 
+/** KV `accounts` key of the account projection's stored position (`{seq}`: every event up to it is projected). */
+export const PROJECTION_POSITION_KEY = 'projection.position';
+
 /** KV `account_keys` key of one key's console record; `<account_id>.>` lists an account's keys. */
 export const accountKeyKey = (accountId: string, keyId: string): string => `${accountId}.${keyId}`;

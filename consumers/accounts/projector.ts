@@ -1,8 +1,15 @@
 /**
  * Projects the `ACCOUNTS` stream into the `keys`, `accounts`, `account_keys` and `sessions` KV
- * buckets. It reads the whole stream from sequence 1 on start (so a rebuild is just a restart), then
- * follows it. Every HTTP gateway runs one; writes are conditioned on the event's stream sequence
- * (conditional-write.ts), so a replaying projector never moves a record backwards.
+ * buckets, then follows it. Every HTTP gateway runs one; writes are conditioned on the event's
+ * stream sequence (conditional-write.ts), so a replaying projector never moves a record backwards.
+ *
+ * Start-up never depends on the length of the log: the projector resumes after the stored
+ * position (`PROJECTION_POSITION_KEY`, written at most every `POSITION_EVERY_MS` once every event up
+ * to it is in KV, by whichever projector is furthest), reading each account's state back from its
+ * records when it first meets it (hydrate.ts). Accounts are kept in memory up to
+ * `ACCOUNTS_IN_MEMORY`, the least recently seen forgotten first (read back again when needed).
+ * `progress()` says how far it is behind the end of the stream it found at start; a rebuild from
+ * sequence 1 is a deletion of the position record and a restart.
  *
  * Commands wait on `applied(seq, deadlineMs)`: a console call answers once its effect is readable,
  * or 503 `account_update_pending` at the deadline (never a hang).
@@ -14,7 +21,7 @@
  * `mdp_account_projection_poison_events_total`, and later events (revocations) still land.
  */
 import type { AccountEvent } from '../../contracts/accounts.ts';
-import { ACCOUNT_EVENTS_ALL } from '../../contracts/accounts.ts';
+import { ACCOUNT_EVENTS_ALL, PROJECTION_POSITION_KEY } from '../../contracts/accounts.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { sleepBackoff } from '../../platform/backoff.ts';
@@ -26,6 +33,7 @@ import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
 import { AppliedWaiters } from '../applied-waiters.ts';
 import { writeIfNewer } from './conditional-write.ts';
+import { hydrateAccount } from './hydrate.ts';
 import { applyAccountEvent, emptyState, type KvWrite } from './reducer.ts';
 
 export type AccountBuckets = {
@@ -60,26 +68,58 @@ const TRANSIENT = new Set([
 ]);
 const isTransient = (err: unknown) => TRANSIENT.has((err as Error | null)?.name ?? '');
 
+/** Accounts whose state is held in memory at most (the rest are read back from KV when met). */
+export const ACCOUNTS_IN_MEMORY = 20_000;
+/** How often the position is stored, at most, ms. */
+export const POSITION_EVERY_MS = 1_000;
+
+/** How far a projector is: `applied` of the `target` (the stream's end when it started, or later). */
+export type ProjectionProgress = { start: number; applied: number; target: number; caught_up: boolean };
+
 export class AccountsProjector {
   private readonly state = emptyState();
   private readonly waiters = new AppliedWaiters('account_update_pending');
   private reader: OrderedReader | null = null;
   private stopped = false;
+  private positionStoredAt = Date.now();
+  private positionTimer: NodeJS.Timeout | null = null;
 
   private constructor(
     private readonly buckets: AccountBuckets,
     private readonly log: Logger,
-  ) {}
+    private readonly startSeq: number,
+    private target: number,
+  ) {
+    this.waiters.advance(startSeq - 1);
+  }
 
   static async start(nats: Nats, log: Logger): Promise<AccountsProjector> {
-    const p = new AccountsProjector(await openAccountBuckets(nats), log);
+    const buckets = await openAccountBuckets(nats);
+    const last = (await nats.jsm.streams.info(STREAMS.ACCOUNTS)).state.last_seq;
+    const stored =
+      ((await buckets.accounts.get(PROJECTION_POSITION_KEY)) as { seq?: number } | null)?.seq ?? 0;
+    // A position past the stream's end belongs to a stream since recreated: rebuild from 1.
+    const startSeq = stored > 0 && stored <= last ? stored + 1 : 1;
+    const p = new AccountsProjector(buckets, log, startSeq, last);
+    log.info({ start_seq: startSeq, stream_last_seq: last }, 'account projection resuming');
     p.reader = readOrdered(
       nats,
-      { stream: STREAMS.ACCOUNTS, filter: ACCOUNT_EVENTS_ALL, startSeq: 1 },
+      { stream: STREAMS.ACCOUNTS, filter: ACCOUNT_EVENTS_ALL, startSeq },
       (msg) => p.apply(msg.info.streamSequence, msg.data),
       log,
     );
     return p;
+  }
+
+  /** Resolves once every event the stream held when this projector started is applied. */
+  caughtUp(): Promise<void> {
+    return this.waiters.wait(this.target);
+  }
+
+  progress(): ProjectionProgress {
+    const applied = this.waiters.position;
+    if (applied > this.target) this.target = applied;
+    return { start: this.startSeq, applied, target: this.target, caught_up: applied >= this.target };
   }
 
   /**
@@ -96,6 +136,7 @@ export class AccountsProjector {
 
   stop(): void {
     this.stopped = true;
+    if (this.positionTimer) clearTimeout(this.positionTimer);
     this.reader?.stop();
   }
 
@@ -106,16 +147,61 @@ export class AccountsProjector {
     try {
       const ev = decode<AccountEvent>(data);
       type = String(ev?.type);
+      await this.remember(String(ev?.account_id));
       writes = applyAccountEvent(this.state, ev, seq);
     } catch (err) {
       poisoned = this.poison(seq, type, err);
     }
     for (const w of writes) if (!(await this.write(w, seq, type))) poisoned = true;
     if (this.stopped) return;
+    await this.storePosition(seq);
     this.waiters.advance(
       seq,
       poisoned ? new ApiError('internal', 'account event could not be applied') : undefined,
     );
+  }
+
+  /** Puts `accountId`'s state in memory (read back from KV when absent), as the most recently seen. */
+  private async remember(accountId: string): Promise<void> {
+    const accounts = this.state.accounts;
+    let state = accounts.get(accountId);
+    if (state) accounts.delete(accountId);
+    else state = (await this.retried(() => hydrateAccount(this.buckets, accountId))) ?? undefined;
+    if (!state) return;
+    accounts.set(accountId, state);
+    if (accounts.size > ACCOUNTS_IN_MEMORY) accounts.delete(accounts.keys().next().value as string);
+  }
+
+  /**
+   * Stores the position (every write up to it has landed) at most every `POSITION_EVERY_MS`; the
+   * last events of a burst are stored by a timer once that time has passed.
+   */
+  private async storePosition(seq: number): Promise<void> {
+    const wait = POSITION_EVERY_MS - (Date.now() - this.positionStoredAt);
+    if (wait > 0) {
+      this.positionTimer ??= setTimeout(() => {
+        this.positionTimer = null;
+        if (!this.stopped) void this.storePosition(this.waiters.position);
+      }, wait);
+      this.positionTimer.unref();
+      return;
+    }
+    this.positionStoredAt = Date.now();
+    await writeIfNewer(this.buckets.accounts.raw, PROJECTION_POSITION_KEY, { seq }).catch((err) =>
+      this.log.warn({ err: String(err), seq }, 'projection position not stored'),
+    );
+  }
+
+  /** Runs a read until NATS answers (a transient failure is retried; any other is thrown). */
+  private async retried<T>(read: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await read();
+      } catch (err) {
+        if (!isTransient(err) || this.stopped) throw err;
+        await sleepBackoff(attempt, { maxMs: 1_000 });
+      }
+    }
   }
 
   /** Writes until it lands; false when given up (poison). */

@@ -9,7 +9,10 @@
  *
  * Bounded records: the account record holds the profile and the last `LOGINS_KEPT` logins; each key
  * has its own record (`account_keys`), so the account record does not grow with keys. The state
- * kept in memory holds only active keys per account.
+ * kept in memory holds only active keys per account, and may be read back from the records
+ * (hydrate.ts): an account view's change is then skipped for an event at or below the view's `seq`
+ * (it holds it already), and the other changes converge as the replay goes on (a record is only
+ * ever written over an older one).
  */
 import {
   type AccountEvent,
@@ -33,7 +36,7 @@ export type KvWrite =
   | { bucket: 'sessions'; key: string; value: SessionRecord; onlyIfAbsent?: boolean };
 
 /** An active key as the reducer remembers it (revoked keys are forgotten: their records say so). */
-type ActiveKey = {
+export type ActiveKey = {
   key_id: string;
   /** Current secret version first. */
   hashes: string[];
@@ -43,7 +46,7 @@ type ActiveKey = {
   created_at: number;
 };
 
-type AccountState = { view: AccountView; keys: Map<string, ActiveKey> };
+export type AccountState = { view: AccountView; keys: Map<string, ActiveKey> };
 
 export type AccountsState = { accounts: Map<string, AccountState> };
 
@@ -122,11 +125,14 @@ export function applyAccountEvent(state: AccountsState, ev: AccountEvent, seq: n
     view.seq = seq;
     return { bucket: 'accounts', key: view.account_id, value: { ...view } };
   };
+  // A view read back from KV (hydrate.ts) may already hold this event: its change is not made twice.
+  const viewHas = seq <= view.seq;
   switch (ev.type) {
     case 'login_recorded':
-      view.logins = [...view.logins, { at: ev.at, attribution: ev.attribution }].slice(-LOGINS_KEPT);
+      if (!viewHas)
+        view.logins = [...view.logins, { at: ev.at, attribution: ev.attribution }].slice(-LOGINS_KEPT);
       return [
-        saveView(),
+        ...(viewHas ? [] : [saveView()]),
         {
           bucket: 'sessions',
           key: ev.session_hash,
@@ -149,11 +155,15 @@ export function applyAccountEvent(state: AccountsState, ev: AccountEvent, seq: n
         value: { account_id: ev.account_id, expires_at: 0, ended: true, seq },
       }));
     case 'plan_changed': {
+      if (viewHas) return [];
       view.plan = ev.plan;
       view.jp_access = ev.jp_access;
       const save = saveView();
       return [save, ...[...account.keys.values()].flatMap((k) => keyRecords(view, k, seq))];
     }
+    case 'operator_set':
+      view.operator = ev.operator;
+      return [saveView()];
     case 'key_created': {
       if (account.keys.has(ev.key_id)) return [];
       const k: ActiveKey = {

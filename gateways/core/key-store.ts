@@ -12,7 +12,9 @@
  * Invariants:
  * - Memory is flat: known keys, unknown keys and remembered revocations are LRUs with expiry
  *   (`maxKnown`, `maxUnknown`, `maxRevoked` entries), so a flood of random well-formed keys only
- *   churns the unknown-key LRU and never evicts a known key.
+ *   churns the unknown-key LRU and never evicts a known key. Revocation signals (`holders`) are
+ *   held weakly: an entry lives while a request or stream still holds its signal (the signal keeps
+ *   its controller alive), and is dropped once none does, so the map is bounded by what is open.
  * - A revocation pushed here is remembered (by key id and by every hash) for `revokedMemoryMs`, even
  *   when the key was not cached: a later lookup that still finds `active` in KV (the projection not
  *   there yet) answers `revoked`. Revocation is irreversible, so remembering can never be wrong.
@@ -69,7 +71,12 @@ export class KeyStore {
   private readonly updated: LruCache<string, Scope[]>;
   /** Keys whose last use was written in the current flush period. */
   private readonly usageWritten: LruCache<string, true>;
-  private readonly holders = new Map<string, AbortController>();
+  /** Revocation signals by key hash, held weakly (see the invariants); `controllers` keeps each one's controller alive with it. */
+  private readonly holders = new Map<string, WeakRef<AbortSignal>>();
+  private readonly controllers = new WeakMap<AbortSignal, AbortController>();
+  private readonly released = new FinalizationRegistry<string>((hash) => {
+    if (this.holders.get(hash)?.deref() === undefined) this.holders.delete(hash);
+  });
   private readonly usage = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private offReconnect: () => void = () => {};
@@ -158,15 +165,23 @@ export class KeyStore {
 
   /** Aborts when the key is revoked; shared by every stream holding the key in this process. */
   revocationSignal(hash: string): AbortSignal {
-    let c = this.holders.get(hash);
-    if (!c) {
-      c = new AbortController();
+    let signal = this.holders.get(hash)?.deref();
+    if (!signal) {
+      const c = new AbortController();
+      signal = c.signal;
       // One listener per open stream of the key: bounded by the tier's stream cap, not a leak.
-      setMaxListeners(0, c.signal);
-      this.holders.set(hash, c);
+      setMaxListeners(0, signal);
+      this.controllers.set(signal, c);
+      this.holders.set(hash, new WeakRef(signal));
+      this.released.register(signal, hash);
     }
-    if (this.revokedHashes.has(hash)) c.abort();
-    return c.signal;
+    if (this.revokedHashes.has(hash)) this.controllers.get(signal)?.abort();
+    return signal;
+  }
+
+  /** Key hashes whose revocation signal is still held (bounded by the open requests and streams). */
+  get holderCount(): number {
+    return this.holders.size;
   }
 
   /** Records a use: written at once when it is the key's first in the flush period, else coalesced. */
@@ -244,7 +259,8 @@ export class KeyStore {
     this.revokedHashes.set(hash, true);
     const rec = this.known.get(hash);
     if (rec) this.known.set(hash, { ...rec, status: 'revoked' });
-    this.holders.get(hash)?.abort();
+    const signal = this.holders.get(hash)?.deref();
+    if (signal) this.controllers.get(signal)?.abort();
     this.holders.delete(hash);
   }
 

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ProjectionProgress } from '../../consumers/accounts/projector.ts';
 import { openJobsBucket } from '../../consumers/generation/job-worker.ts';
 import { type RetentionSweep, startRetentionSweep } from '../../consumers/generation/retention-sweep.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
@@ -29,7 +30,7 @@ import { registerConsoleUi } from './console-ui.ts';
 import { type DashboardProxyDeps, registerDashboardProxy } from './dashboard-proxy.ts';
 import { GenerationService, generationOptions } from './generation/generation-service.ts';
 import { registerGenerationRoutes } from './generation/routes.ts';
-import { createHealth } from './health.ts';
+import { createHealth, registerHealthz } from './health.ts';
 import { registerLiveRoute } from './live-sim/live-route.ts';
 import { SimSessions } from './live-sim/sim-sessions.ts';
 import { registerMcpRoutes } from './mcp/routes.ts';
@@ -51,6 +52,8 @@ export type HttpAppDeps = {
   dashboard?: Omit<DashboardProxyDeps, 'accounts' | 'nats'>;
   /** The process's status parts (app/edge-status.ts): the status API and error log; absent: not served. */
   status?: StatusParts;
+  /** The account projection's catch-up, reported by the health answers. */
+  projection?: () => ProjectionProgress;
 };
 
 export type HttpApp = {
@@ -138,10 +141,12 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   registerLiveRoute(app, { sessions, requireKey, registry, connection: sse });
   if (deps.dashboard)
     registerDashboardProxy(app, { ...deps.dashboard, accounts: deps.accounts, nats, sessions: cookies });
+  const health = createHealth(nats, deps.projection);
+  registerHealthz(app, health);
   registerMcpRoutes(app, {
     requireKey,
     generation,
-    health: createHealth(nats),
+    health,
     baseUrl: publicBase,
     extraTools: [
       normalizeTool({ nats, caches, log: deps.log }),

@@ -6,13 +6,16 @@
  * hashed under the previous secret still verify and are rehashed under the current one; and the
  * key cache stays within its bound under a flood of random well-formed keys.
  */
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { KvWatchInclude } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccountsProjector } from '../../consumers/accounts/projector.ts';
+import { AccountsProjector, POSITION_EVERY_MS } from '../../consumers/accounts/projector.ts';
 import {
   type AccountEvent,
   accountSubject,
   type KeyRecord,
+  PROJECTION_POSITION_KEY,
   type SessionRecord,
 } from '../../contracts/accounts.ts';
 import { generateApiKey } from '../../contracts/api-key-format.ts';
@@ -121,6 +124,75 @@ describe("a gateway's key store", () => {
     expect((await store.lookup(key))?.status).toBe('active');
     await store.stop();
   }, 120_000);
+});
+
+describe("a gateway's revocation signals", () => {
+  it('are held only while a request or stream holds them, and still abort the held ones', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const store = await KeyStore.start(stack.nats, stack.accounts.secrets, log);
+    const { key, keyId, accountId } = await stack.accounts.key('pro');
+    const held = store.revocationSignal(store.hash(key));
+    // 20,000 one-off requests of other keys: none keeps its signal.
+    for (let i = 0; i < 20_000; i++) store.revocationSignal(store.hash(generateApiKey()));
+    expect(store.holderCount).toBeGreaterThan(1);
+    await eventually(async () => {
+      gc();
+      await new Promise((r) => setTimeout(r, 20));
+      return store.holderCount <= 10;
+    });
+    await stack.accounts.service.revokeKey(accountId, keyId);
+    await eventually(async () => held.aborted);
+    await store.stop();
+  }, 60_000);
+});
+
+describe('a projector restarting', () => {
+  it('resumes after its stored position, and its accounts read back from KV go on as before', async () => {
+    const { service } = stack.accounts;
+    const { key, keyId, accountId } = await stack.accounts.key('pro');
+    const email = (await service.account(accountId))?.email ?? '';
+    await service.login({ email, password: 'Str0ng-Passw0rd!' });
+    const loginSeq = await lastSeq();
+    // One more event after POSITION_EVERY_MS stores the position past everything above.
+    await new Promise((r) => setTimeout(r, POSITION_EVERY_MS + 100));
+    await stack.accounts.key('basic');
+    const positionSeq = await lastSeq();
+    await eventually(
+      async () =>
+        ((await stack.accounts.buckets.accounts.get(PROJECTION_POSITION_KEY)) as { seq: number } | null)
+          ?.seq === positionSeq,
+    );
+    const resumed = await AccountsProjector.start(stack.nats, log);
+    expect(resumed.progress()).toMatchObject({
+      start: positionSeq + 1,
+      target: positionSeq,
+      caught_up: true,
+    });
+    resumed.stop();
+    // A position just before the login: the restarted projector replays it over a view that holds it.
+    await stack.accounts.buckets.accounts.raw.put(PROJECTION_POSITION_KEY, encode({ seq: loginSeq - 1 }));
+    const restarted = await AccountsProjector.start(stack.nats, log);
+    expect(restarted.progress().start).toBe(loginSeq);
+    await restarted.caughtUp();
+    // The restarted projector applies later events of an account it never saw from the start.
+    const other = new AccountsService({
+      nats: stack.nats,
+      projector: restarted,
+      buckets: stack.accounts.buckets,
+      secrets: stack.accounts.secrets,
+      sessionTtlMs: 3_600_000,
+      log,
+    });
+    await other.login({ email, password: 'Str0ng-Passw0rd!' });
+    const view = await other.account(accountId);
+    expect(view?.logins.length).toBe(2); // the first login is not counted twice
+    await other.revokeKey(accountId, keyId);
+    expect(
+      ((await stack.accounts.buckets.keys.get(stack.accounts.secrets.keyHash(key))) as KeyRecord).status,
+    ).toBe('revoked');
+    restarted.stop();
+  }, 60_000);
 });
 
 describe('secret rotation', () => {
