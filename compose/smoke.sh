@@ -20,7 +20,7 @@
 #       # which no step checks; for an engine without those images, e.g. podman-stand-ins.sh)
 #
 # The compose files are not edited: an override file in the temporary directory adds what a smoke
-# test needs (the certificate mount, an operator email for the plan change).
+# test needs (the certificate mount); the operator is made with `app/operator.ts grant` in a container.
 set -euo pipefail
 
 if ! command -v docker >/dev/null 2>&1 || ! docker info >/dev/null 2>&1; then
@@ -116,10 +116,6 @@ cat >"$tmp/override.yml" <<EOF
 services:
   lb:
     volumes: ["$tmp/certs:/certs:ro"]
-  gateway-http-1:
-    environment: { OPERATOR_EMAILS: "$operator" }
-  gateway-http-2:
-    environment: { OPERATOR_EMAILS: "$operator" }
 EOF
 
 # ---- up -----------------------------------------------------------------------------------------
@@ -163,6 +159,10 @@ account_id="$(json -X POST "$base/api/v1/console/register" \
 session="$(json -X POST "$base/api/v1/console/login" \
   -d "{\"email\":\"$operator\",\"password\":\"$password\"}" | jq -r '.session_token // empty' || true)"
 key=""
+# Operators are made by the local command, run inside the service with its NATS credentials.
+if [ -n "$account_id" ]; then
+  dc exec -T gateway-http-1 node --import tsx app/operator.ts grant "$operator" >/dev/null || true
+fi
 if [ -n "$account_id" ] && [ -n "$session" ]; then
   json -X PUT -H "authorization: Bearer $session" "$base/api/v1/console/accounts/$account_id/plan" \
     -d '{"plan":"quant"}' >/dev/null || true

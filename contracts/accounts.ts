@@ -170,6 +170,12 @@ export type AccountEvent =
       scopes: Scope[];
       at: number;
     }
+  /**
+   * Operator rights given (`operator: true`) or taken, only by an explicit local act: the
+   * `npm run operator -- grant|revoke <email>` command, run with the service's NATS credentials
+   * (producers/accounts/operator.ts). Registering an email never makes an operator.
+   */
+  | { type: 'operator_set'; account_id: string; operator: boolean; at: number }
   /** A key found under a previous secret version, stored again under the current one. */
   | { type: 'key_rehashed'; account_id: string; key_id: string; key_hash: string; at: number }
   | {
@@ -210,6 +216,8 @@ export type AccountView = Projected & {
   created_at: number;
   attribution: Attribution;
   logins: { at: number; attribution: Attribution }[];
+  /** Operator rights (plans, `status:admin` keys, maintenance), set only by `operator_set`; absent: none. */
+  operator?: boolean;
 };
 
 /** KV `accounts`, key `email.<sha256>`: the email's owner; `claimed_at` (Unix ms) while unconfirmed. */

@@ -154,7 +154,10 @@ export const ConfigSchema = z.object({
   API_KEY_SECRET_PREVIOUS_VERSION: int(0, 0, 999),
   /** Registration may choose plan and Japan access; unset: on in development only (else Basic, changed by an operator). */
   SELF_SERVICE_PLANS: z.enum(['true', 'false']).optional(),
-  /** Emails of operator accounts (comma list): they may change plans (`PUT /api/v1/console/accounts/{id}/plan`). */
+  /**
+   * Ignored (kept so old environments still parse): emails are not verified, so a listed address made
+   * an operator of whoever registered it first. Operators are made by `npm run operator -- grant <email>`.
+   */
   OPERATOR_EMAILS: list(''),
   /** Longest a console command waits for the account projection before 503 `account_update_pending`, ms. */
   ACCOUNT_PROJECTION_DEADLINE_MS: int(5_000, 100, 120_000),

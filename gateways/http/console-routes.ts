@@ -201,7 +201,7 @@ export function registerConsoleRoutes(
     },
   );
 
-  /** Operators only (configuration `OPERATOR_EMAILS`): everyone else gets 403. */
+  /** Operators only (made by `npm run operator -- grant <email>`): everyone else gets 403. */
   app.put<{ Params: { account_id: string } }>(
     `${base}/accounts/:account_id/plan`,
     {

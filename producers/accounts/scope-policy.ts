@@ -1,6 +1,6 @@
 /**
  * Who may hold which scopes: `status:admin` (and any scope an empty set never implies) goes only on
- * keys of operator accounts (configuration `OPERATOR_EMAILS`), at creation and at every scope edit.
+ * keys of operator accounts (made by `npm run operator -- grant`), at creation and at every scope edit.
  */
 import type { Scope } from '../../contracts/accounts.ts';
 import { ApiError } from '../../contracts/errors.ts';

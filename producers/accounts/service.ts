@@ -3,7 +3,8 @@
  * until the projection shows it. Reads come from the KV projections. Secrets leave this file only as
  * hashes: the API key is returned to the caller once, in `createKey`'s result, and never stored or
  * logged. Policy kept here: self-service plans only where configured, at most
- * `MAX_ACTIVE_KEYS_PER_ACCOUNT` active keys, plan changes by operators only, and tokens hashed under
+ * `MAX_ACTIVE_KEYS_PER_ACCOUNT` active keys, plan changes by operators only (made by the local
+ * `operator grant` command, operator.ts, never by registering an email), and tokens hashed under
  * a previous secret still accepted (and stored again under the current one).
  */
 
@@ -47,7 +48,11 @@ export type AccountsServiceDeps = {
   projectionDeadlineMs?: number;
   /** Registration may choose the plan and Japan access (else: Basic, no Japan). */
   selfServicePlans?: boolean;
-  /** Emails of operator accounts: they may change any account's plan. */
+  /**
+   * Ignored: a listed email no longer makes an operator (whoever registered it first won the rights).
+   * Operators are granted by `npm run operator -- grant <email>` (operator.ts).
+   * @deprecated
+   */
   operatorEmails?: readonly string[];
   log?: Logger;
 };
@@ -75,11 +80,7 @@ const pickAttribution = (body: Attribution): Attribution =>
 const DUMMY_HASH = hashPassword(randomBytes(16).toString('hex'));
 
 export class AccountsService {
-  private readonly operators: ReadonlySet<string>;
-
-  constructor(private readonly deps: AccountsServiceDeps) {
-    this.operators = new Set((deps.operatorEmails ?? []).map((e) => e.toLowerCase()));
-  }
+  constructor(private readonly deps: AccountsServiceDeps) {}
 
   private async publish(ev: AccountEvent, msgId?: string): Promise<void> {
     const ack = await this.deps.nats.js.publish(
@@ -317,10 +318,9 @@ export class AccountsService {
     );
   }
 
-  /** Whether the account is an operator's (its email is listed in the configuration). */
+  /** Whether the account was made an operator (`operator_set`, by the local command: operator.ts). */
   async isOperator(accountId: string): Promise<boolean> {
-    const view = await this.account(accountId);
-    return view !== null && this.operators.has(view.email.toLowerCase());
+    return (await this.account(accountId))?.operator === true;
   }
 
   /** An operator changes an account's plan; anyone else gets 403. */

@@ -2,7 +2,7 @@
  * Console abuse limits and plan policy over the real `{base_url}` app: registrations, logins and
  * key creations are limited per client address and per account, failed logins back off, failed
  * API-key attempts are limited per address, each with 429 and `Retry-After`; with self-service
- * plans off, registration starts on Basic and only an operator (configuration `OPERATOR_EMAILS`)
+ * plans off, registration starts on Basic and only an operator (made by `operator grant`)
  * changes a plan, which reaches the account's keys.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +20,7 @@ const PASSWORD = 'C0rrect-Horse-Battery';
 const OPERATOR = 'ops@example.com';
 
 beforeAll(async () => {
-  stack = await startStack({ SELF_SERVICE_PLANS: 'false', OPERATOR_EMAILS: `${OPERATOR}, boss@example.com` });
+  stack = await startStack({ SELF_SERVICE_PLANS: 'false' });
 });
 
 afterAll(async () => {
@@ -169,6 +169,7 @@ describe('plans', () => {
     const accountId = (await call({ method: 'GET', path: 'account', token: userToken, ip: '10.0.5.1' })).body
       .account_id as string;
     const opsToken = await registerAndLogin(OPERATOR, '10.0.5.2');
+    await stack.accounts.grantOperator(OPERATOR);
 
     const denied = await call({
       method: 'PUT',

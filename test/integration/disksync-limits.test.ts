@@ -40,7 +40,7 @@ const PASSWORD = 'Str0ng-Passw0rd!';
 const MAX_BACKLOG = 256 * 1024;
 /** Larger than any one event frame the publisher below makes (a 40-level book is about 2 KiB). */
 const FRAME = 8 * 1024;
-const config = testConfig({ OPERATOR_EMAILS: OPERATOR });
+const config = testConfig();
 let server: TestNats;
 let nats: Nats;
 let accounts: TestAccounts;
@@ -67,12 +67,12 @@ beforeAll(async () => {
     plan: 'pro',
     jp_access: false,
   });
+  await accounts.grantOperator(OPERATOR);
   adminKey = (await accounts.service.createKey(op.account_id, { name: 'ops', scopes: ['status:admin'] })).key;
   const http = startService(['gateway', 'http'], {
     NATS_URL: server.url,
     NODE_ENV: 'test',
     API_KEY_SECRET: config.API_KEY_SECRET,
-    OPERATOR_EMAILS: OPERATOR,
     HTTP_PORT: '0',
   });
   processes.push(http);

@@ -23,7 +23,7 @@ import { startTestNats, type TestNats } from '../support/nats.ts';
 import { startTestStatusApi, type TestStatusApi } from '../support/status-api.ts';
 
 const OPERATOR = 'ops@example.com';
-const config = testConfig({ OPERATOR_EMAILS: OPERATOR });
+const config = testConfig();
 let server: TestNats;
 let nats: Nats;
 let accounts: TestAccounts;
@@ -120,6 +120,7 @@ beforeAll(async () => {
     plan: 'pro',
     jp_access: false,
   });
+  await accounts.grantOperator(OPERATOR);
   adminKey = (await accounts.service.createKey(op.account_id, { name: 'ops', scopes: ['status:admin'] })).key;
   userKey = (await accounts.key('pro')).key;
   http = await startTestStatusApi(nats, config, accounts);

@@ -25,7 +25,7 @@ import {
 import { startTestNats, type TestNats } from '../support/nats.ts';
 
 const OPERATOR = 'ops@example.com';
-const config = testConfig({ OPERATOR_EMAILS: OPERATOR, JSONRPC_CALL_TIMEOUT_MS: '1000' });
+const config = testConfig({ JSONRPC_CALL_TIMEOUT_MS: '1000' });
 let server: TestNats;
 let nats: Nats;
 let accounts: TestAccounts;
@@ -95,6 +95,7 @@ beforeAll(async () => {
     plan: 'pro',
     jp_access: false,
   });
+  await accounts.grantOperator(OPERATOR);
   adminKey = (await accounts.service.createKey(op.account_id, { name: 'ops', scopes: ['status:admin'] })).key;
 }, 60_000);
 

@@ -58,7 +58,7 @@ let plainKey: string;
 
 beforeAll(async () => {
   server = await startTestNats();
-  const config = testConfig({ OPERATOR_EMAILS: OPERATOR });
+  const config = testConfig();
   nats = await connectTestNats(server.url, config);
   accounts = await startTestAccounts(nats, config);
   const log = createLogger(config.LOG_LEVEL, 'http');
@@ -74,6 +74,7 @@ beforeAll(async () => {
   });
   url = await http.app.listen({ host: '127.0.0.1', port: 0 });
   operatorSession = await session(OPERATOR);
+  await accounts.grantOperator(OPERATOR);
   const admin = await mintKey(operatorSession, ['status:admin', 'status:read']);
   expect(admin.status).toBe(201);
   adminKey = ((await admin.json()) as { key: string }).key;

@@ -59,7 +59,7 @@ const probe = async () => {
 
 beforeAll(async () => {
   server = await startTestNats();
-  const config = testConfig({ OPERATOR_EMAILS: OPERATOR });
+  const config = testConfig();
   nats = await connectTestNats(server.url, config);
   accounts = await startTestAccounts(nats, config);
   const op = await accounts.service.register({
@@ -68,13 +68,13 @@ beforeAll(async () => {
     plan: 'pro',
     jp_access: false,
   });
+  await accounts.grantOperator(OPERATOR);
   adminKey = (await accounts.service.createKey(op.account_id, { name: 'ops', scopes: ['status:admin'] })).key;
   userKey = (await accounts.key('pro')).key;
   const env = {
     NATS_URL: server.url,
     NODE_ENV: 'test',
     API_KEY_SECRET: config.API_KEY_SECRET,
-    OPERATOR_EMAILS: OPERATOR,
     HTTP_PORT: '0',
     UNIFIED_PORT_US: '0',
   };

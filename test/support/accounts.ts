@@ -14,6 +14,7 @@ import { type Config, previousSecrets, selfServicePlans } from '../../platform/c
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { createSecrets, type Secrets } from '../../platform/secrets.ts';
+import { setOperator } from '../../producers/accounts/operator.ts';
 import { AccountsService, type AccountsServiceDeps } from '../../producers/accounts/service.ts';
 
 export type TestAccounts = {
@@ -26,6 +27,8 @@ export type TestAccounts = {
     plan: Plan,
     opts?: { jp?: boolean; scopes?: Scope[] },
   ): Promise<{ key: string; keyId: string; accountId: string }>;
+  /** Makes the account of `email` an operator, as `npm run operator -- grant <email>` does. */
+  grantOperator(email: string): Promise<void>;
   stop(): void;
 };
 
@@ -69,6 +72,9 @@ export async function startTestAccounts(
       });
       const created = await service.createKey(account_id, { name: 'test', scopes: opts.scopes ?? [] });
       return { key: created.key, keyId: created.key_id, accountId: account_id };
+    },
+    async grantOperator(email) {
+      await setOperator(nats, buckets.accounts, email, true);
     },
     stop: () => projector.stop(),
   };
