@@ -3,6 +3,14 @@
  * Every variable here is listed in the README's configuration table.
  */
 import { z } from 'zod';
+import {
+  CACHE_QUOTA_BYTES,
+  CACHE_QUOTA_COUNT,
+  CACHE_STREAM_MAX_AGE_S,
+  CACHE_STREAM_MAX_BYTES,
+  LIVE_SESSIONS_PER_ACCOUNT,
+  LIVE_SESSIONS_PER_PROCESS,
+} from '../contracts/base-url-limits.ts';
 
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce.number().int().min(min).max(max).default(def);
@@ -181,6 +189,15 @@ export const ConfigSchema = z.object({
   MD_MAX_AGE_S: int(86_400, 1),
   MD_MAX_MSGS: int(50_000_000, 1),
   MD_MAX_BYTES: int(8 * 1024 ** 3, 1024),
+  /** `CACHE` stream bounds, all accounts together (contracts/base-url-limits.ts); a full stream refuses new caches (503). */
+  CACHE_MAX_BYTES: int(CACHE_STREAM_MAX_BYTES, 1024),
+  CACHE_MAX_AGE_S: int(CACHE_STREAM_MAX_AGE_S, 60),
+  /** Cached bytes and caches one account may hold (all gateways); beyond, 429 `quota_exceeded`. */
+  CACHE_QUOTA_BYTES: int(CACHE_QUOTA_BYTES, 1),
+  CACHE_QUOTA_COUNT: int(CACHE_QUOTA_COUNT, 1, 10_000),
+  /** Distinct `/stream/live` sessions one account's clients hold on one process (429 beyond), and one process holds (503 beyond). */
+  LIVE_SESSIONS_PER_ACCOUNT: int(LIVE_SESSIONS_PER_ACCOUNT, 1, 10_000),
+  LIVE_SESSIONS_PER_PROCESS: int(LIVE_SESSIONS_PER_PROCESS, 1, 100_000),
   /** Exchange connectors (`producer connector`): venue endpoints, overridable (tests point them at a local replay server). */
   BINANCE_WS_URL: z.url().default('wss://stream.binance.com:9443/ws'),
   /** REST depth snapshot; USD-M futures: `https://fapi.binance.com/fapi/v1/depth` with `BINANCE_WS_URL=wss://fstream.binance.com/ws`. */

@@ -2,16 +2,16 @@
  * The edge guard behind every surface: credential → well-formed? → known? → active? → within the
  * rate limit → allowed (tier, region, scopes) → within the concurrent-stream cap. Each refusal
  * is a catalogue error; nothing about the key is ever logged but its id.
- * The concurrent-stream cap is a live-data limit (spec "Limits": gRPC server-streaming, SSE): it
- * counts streams of the live-data transports only, never `{base_url}` streams such as `/stream/live`.
+ * The concurrent-stream cap (spec "Limits": gRPC server-streaming, SSE) counts every stream of
+ * the key, `{base_url}`'s `/stream/live` included (its cap: `streamCap`, authorize.ts).
  * The revocation signal is taken in the same turn as the lookup that found the key active, so a
  * revocation arriving during the later awaits is seen: as 401 here, or by the caller's signal.
  */
 import { isWellFormedApiKey } from '../../contracts/api-key-format.ts';
 import { ApiError } from '../../contracts/errors.ts';
-import { TIER_LIMITS, type Tier } from '../../contracts/limits.ts';
+import type { Tier } from '../../contracts/limits.ts';
 import { authFailures, rateLimitRejections } from '../../platform/metrics.ts';
-import { authorize, liveDataTransport } from './authorize.ts';
+import { authorize, streamCap } from './authorize.ts';
 import { presentedCredential } from './credentials.ts';
 import {
   type Guard,
@@ -83,10 +83,10 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
     const grant = authorize(rec, { surface: req.surface, region: req.region, capability: req.capability });
     if (revoked.aborted) throw new ApiError('key_revoked', 'this API key has been revoked');
 
-    const counted = req.stream && liveDataTransport(req.surface) !== null;
+    const counted = req.stream;
     let release = () => {};
     if (counted) {
-      const cap = TIER_LIMITS[rec.tier].concurrentStreams;
+      const cap = streamCap(rec.tier, req.surface);
       const slot = await slots.acquire(rec.key_id, cap).catch(() => {
         throw new ApiError('overload', 'stream limits are unavailable; retry shortly');
       });

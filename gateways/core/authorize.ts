@@ -10,8 +10,9 @@
  *   data-feed scopes and say nothing about it; tiers gate only the live-data transports.
  */
 import type { KeyRecord, Scope } from '../../contracts/accounts.ts';
+import { BASIC_SIMULATION_STREAMS } from '../../contracts/base-url-limits.ts';
 import { ApiError } from '../../contracts/errors.ts';
-import { type Transport, tierAllows } from '../../contracts/limits.ts';
+import { TIER_LIMITS, type Tier, type Transport, tierAllows } from '../../contracts/limits.ts';
 import type { Surface } from './guard.ts';
 import { holdsScope } from './scopes.ts';
 
@@ -30,6 +31,15 @@ const TRANSPORT_OF: Partial<Record<Surface, Transport>> = {
 /** The live-data transport behind a surface, or null (`simulation`): tier caps apply to these only. */
 export function liveDataTransport(surface: Surface): Transport | null {
   return TRANSPORT_OF[surface] ?? null;
+}
+/**
+ * The concurrent-stream cap of a key of `tier` on `surface`: every stream counts in one cap per
+ * key; a `{base_url}` stream (`/stream/live`) may use at least BASIC_SIMULATION_STREAMS of it,
+ * so a Basic key (no live-data stream transport, cap 0) may still watch the simulation.
+ */
+export function streamCap(tier: Tier, surface: Surface): number {
+  const cap = TIER_LIMITS[tier].concurrentStreams;
+  return liveDataTransport(surface) === null ? Math.max(cap, BASIC_SIMULATION_STREAMS) : cap;
 }
 const TIER_NEEDED: Record<Transport, string> = {
   jsonrpc: 'any tier',

@@ -21,7 +21,7 @@ export type GuardRequest = {
   clientIp?: string;
   /** The scope the operation needs from a key that has scopes (null: any valid key). */
   capability: Scope | null;
-  /** Opening a stream (on a live-data transport, counts against the concurrent-stream cap until `release`). */
+  /** Opening a stream (counts against the key's concurrent-stream cap until `release`). */
   stream: boolean;
 };
 

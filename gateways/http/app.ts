@@ -105,7 +105,10 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     closeGraceMs: config.SSE_CLOSE_GRACE_MS,
   };
   const jobs = await openJobsBucket(nats);
-  const sessions = await SimSessions.start(nats, deps.log);
+  const sessions = await SimSessions.start(nats, deps.log, {
+    perAccount: config.LIVE_SESSIONS_PER_ACCOUNT,
+    perProcess: config.LIVE_SESSIONS_PER_PROCESS,
+  });
   const generation = new GenerationService(nats, jobs, generationOptions(config, artifactsDirOf(config)));
   const stores = await openArtifactStores(nats, artifactStoreSettings(config));
   const retention = startRetentionSweep({

@@ -1,7 +1,8 @@
 /**
  * What a client sees at admission on `{base_url}` and the unified stream (issue 8):
- * - the live-data stream cap (Basic 0) is not applied to `/stream/live`: a Basic key with `stream`
- *   opens it; the unified stream keeps its cap (Pro 10; the 11th is 429 with Retry-After);
+ * - `/stream/live` streams count in the key's stream cap, where a Basic key (live-data cap 0) with
+ *   `stream` still has BASIC_SIMULATION_STREAMS (issue 27); the unified stream keeps its cap (Pro 10;
+ *   the 11th is 429 with Retry-After);
  * - `region:*` scopes are data-feed scopes: `{base_url}` is in no region, so `region:jp` +
  *   `generate` works there;
  * - a key revoked between admission and the first byte never gets a stream: 401 `key_revoked`;
@@ -12,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEdgeGuard } from '../../app/edge-guard.ts';
+import { BASIC_SIMULATION_STREAMS } from '../../contracts/base-url-limits.ts';
 import type { Guard } from '../../gateways/core/guard.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
 import { buildHttpApp, type HttpApp } from '../../gateways/http/app.ts';
@@ -78,13 +80,13 @@ const live = (key: string) =>
 const stream = (key: string) =>
   openSse(`${unifiedUrl}/api/v1/unified/stream`, () => {}, { 'x-api-key': key });
 
-describe('stream caps belong to the live-data transports', () => {
-  it('lets a Basic key with the stream scope open /stream/live, several at once', async () => {
+describe('stream caps', () => {
+  it('lets a Basic key with the stream scope open BASIC_SIMULATION_STREAMS /stream/live at once, then 429', async () => {
     const { key } = await accounts.key('basic', { scopes: ['stream'] });
     const streams: SseStream[] = [];
-    for (let i = 0; i < 3; i++) streams.push(await live(key));
+    for (let i = 0; i <= BASIC_SIMULATION_STREAMS; i++) streams.push(await live(key));
     for (const s of streams) s.abort();
-    expect(streams.map((s) => s.status)).toEqual([200, 200, 200]);
+    expect(streams.map((s) => s.status)).toEqual([...Array(BASIC_SIMULATION_STREAMS).fill(200), 429]);
   });
 
   it('keeps the unified cap: the 11th concurrent Pro stream is 429 subscription_limit with Retry-After', async () => {

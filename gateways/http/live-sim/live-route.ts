@@ -3,7 +3,8 @@
  * event of the live synthetic session (symbol, seed); `id:` is the SIM stream sequence, and a
  * client resumes with `Last-Event-ID` (or `last_event_id`) exactly after the last event it read,
  * through the core's replay loop like every stream. A key revoked while the session was being
- * joined is refused (401) before the first byte.
+ * joined is refused (401) before the first byte. Each stream counts in the key's concurrent-stream
+ * cap (the guard); the sessions an account and the process hold are capped (sim-sessions.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -48,7 +49,13 @@ export function registerLiveRoute(app: FastifyInstance, deps: LiveRouteDeps): vo
       { ...deps.connection, requestId: req.id },
       deps.registry.flusher,
     );
-    const hold = await deps.sessions.acquire(q.symbol, q.seed);
+    const principal = req.principal;
+    const holder = principal?.accountId ?? principal?.keyId ?? 'unknown';
+    const hold = await deps.sessions.acquire(q.symbol, q.seed, holder).catch((err) => {
+      if (err instanceof ApiError) throw err;
+      req.log.warn({ err: String(err) }, 'cannot start live session');
+      throw new ApiError('feed_unavailable', 'the live session cannot start now; retry shortly');
+    });
     let sub: FeedSubscription;
     try {
       sub = await openFeed(hold.feed, EVERYTHING, lastEventId, conn);

@@ -3,9 +3,14 @@
  * client of this process through one LiveTail on `sim.<symbol>.<seed>.*`, and produced once across
  * processes (see session-lease.ts). A session's model starts at model time 0 when it is first
  * opened, so equal (symbol, seed) give the same event contents in the same order.
+ * Bounded: the clients of one account hold at most `perAccount` distinct sessions here (429
+ * `subscription_limit` beyond) and the process at most `perProcess` (503 `overload` beyond); a
+ * refused or failed start leaves nothing behind (the next client tries afresh). The map of
+ * accounts holds only accounts with a client here.
  */
 import { randomBytes } from 'node:crypto';
 import { type KV, Kvm } from '@nats-io/kv';
+import { ApiError } from '../../../contracts/errors.ts';
 import { STREAMS } from '../../../contracts/streams.ts';
 import { parseSimSubject, simFilter, simSubject } from '../../../contracts/subjects.ts';
 import { createBucket } from '../../../platform/kv.ts';
@@ -34,8 +39,12 @@ type Session = {
   startMs: number | null;
 };
 
+export type SessionLimits = { perAccount: number; perProcess: number };
+
 export class SimSessions {
   private readonly sessions = new Map<string, Promise<Session>>();
+  /** Account → session key → its clients' holds on this process. */
+  private readonly holders = new Map<string, Map<string, number>>();
   private readonly me = `proc_${randomBytes(6).toString('hex')}`;
   /** Sessions this process has produced since start (tests and metrics). */
   producedSessions = 0;
@@ -44,15 +53,16 @@ export class SimSessions {
     private readonly nats: Nats,
     private readonly kv: KV,
     private readonly log: Logger,
+    private readonly limits: SessionLimits,
   ) {}
 
-  static async start(nats: Nats, log: Logger): Promise<SimSessions> {
+  static async start(nats: Nats, log: Logger, limits: SessionLimits): Promise<SimSessions> {
     const kv = await createBucket(new Kvm(nats.js), SIM_SESSIONS_BUCKET, {
       history: 1,
       ttl: 3_600_000,
       replicas: nats.replicas ?? 1,
     });
-    return new SimSessions(nats, kv, log);
+    return new SimSessions(nats, kv, log, limits);
   }
 
   /**
@@ -60,14 +70,34 @@ export class SimSessions {
    * client reads it through the core's `openFeed`, resuming by sequence like any stream) and the
    * release that gives the hold back.
    */
-  async acquire(symbol: string, seed: number): Promise<SessionHold> {
+  async acquire(symbol: string, seed: number, accountId: string): Promise<SessionHold> {
     const key = `${symbol}.${seed}`;
-    let pending = this.sessions.get(key);
-    if (!pending) {
-      pending = this.open(key, symbol, seed);
-      this.sessions.set(key, pending);
+    const letGo = this.hold(accountId, key);
+    let session: Session;
+    try {
+      let pending = this.sessions.get(key);
+      if (!pending) {
+        if (this.sessions.size >= this.limits.perProcess) {
+          const err = new ApiError(
+            'overload',
+            `this process already runs ${this.sessions.size} live sessions (at most ${this.limits.perProcess}); retry shortly`,
+          );
+          err.retryAfterSeconds = 5;
+          throw err;
+        }
+        const opening = this.open(key, symbol, seed);
+        pending = opening;
+        this.sessions.set(key, opening);
+        // A start that failed is forgotten: the next client starts the session afresh.
+        opening.catch(() => {
+          if (this.sessions.get(key) === opening) this.sessions.delete(key);
+        });
+      }
+      session = await pending;
+    } catch (err) {
+      letGo();
+      throw err;
     }
-    const session = await pending;
     session.clients++;
     await this.tick(session);
     let done = false;
@@ -77,7 +107,31 @@ export class SimSessions {
         if (done) return;
         done = true;
         session.clients--;
+        letGo();
       },
+    };
+  }
+
+  /** Sessions this process holds open (producing or following). */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** Counts one hold of `accountId` on session `key`, or 429 past its distinct sessions; returns its release. */
+  private hold(accountId: string, key: string): () => void {
+    const mine = this.holders.get(accountId) ?? new Map<string, number>();
+    if (!mine.has(key) && mine.size >= this.limits.perAccount)
+      throw new ApiError(
+        'subscription_limit',
+        `this account already holds ${mine.size} live sessions (symbol, seed) on this server; at most ${this.limits.perAccount}: close one first`,
+      );
+    mine.set(key, (mine.get(key) ?? 0) + 1);
+    this.holders.set(accountId, mine);
+    return () => {
+      const n = (mine.get(key) ?? 1) - 1;
+      if (n > 0) mine.set(key, n);
+      else mine.delete(key);
+      if (mine.size === 0 && this.holders.get(accountId) === mine) this.holders.delete(accountId);
     };
   }
 
