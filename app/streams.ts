@@ -15,6 +15,8 @@ export async function setupStreams(nats: Nats, config: Config): Promise<void> {
       mdMaxMsgs: config.MD_MAX_MSGS,
       mdMaxBytes: config.MD_MAX_BYTES,
       replicas: config.STREAM_REPLICAS,
+      cacheMaxBytes: config.CACHE_MAX_BYTES,
+      cacheMaxAgeSeconds: config.CACHE_MAX_AGE_S,
     }),
   );
 }

@@ -1,6 +1,7 @@
 /**
  * JetStream streams and KV buckets: names, subjects and retention. Spelled here and nowhere else.
  */
+import { CACHE_STREAM_MAX_AGE_S, CACHE_STREAM_MAX_BYTES, CACHE_STREAM_MAX_MSGS } from './base-url-limits.ts';
 import { ERROR_LOG_ALL, ERROR_LOG_RETENTION_S, STATUS_EVENTS_ALL } from './status.ts';
 import { MD_ALL } from './subjects.ts';
 
@@ -26,6 +27,8 @@ export const KV_BUCKETS = {
   /** `<job_id>.<window>` → a window's outcome (its parts in the artifact store), until the job is stitched. */
   jobWindows: 'job_windows',
   caches: 'caches',
+  /** `<account_id>` → the account's caches and their bytes, counted against its quota (producers/caches/cache-quota.ts). */
+  cacheQuota: 'cache_quota',
   leases: 'leases',
   /** `<key_id>` → the leases of the key's open live-data streams, all gateways (gateways/core/stream-slots.ts). */
   streamLeases: 'stream_leases',
@@ -51,6 +54,9 @@ export type RetentionLimits = {
   mdMaxBytes: number;
   /** Stream replicas (1 locally, 3 on a cluster). */
   replicas?: number;
+  /** `CACHE` bounds (defaults: contracts/base-url-limits.ts). */
+  cacheMaxBytes?: number;
+  cacheMaxAgeSeconds?: number;
 };
 
 /** The subset of a JetStream stream config this platform sets. Durations in seconds here. */
@@ -64,6 +70,8 @@ export type StreamDefinition = {
   /** Window in which a repeated `Nats-Msg-Id` is dropped, seconds. */
   duplicateWindowSeconds: number;
   replicas: number;
+  /** At a limit: drop the oldest messages (`old`, the default) or refuse new ones (`new`). */
+  discard?: 'old' | 'new';
 };
 
 const DAY = 86_400;
@@ -94,7 +102,17 @@ export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
       maxBytes: 2 * 1024 ** 3,
       replicas,
     },
-    { ...KEEP_ALL, name: STREAMS.CACHE, subjects: ['cache.>'], replicas },
+    {
+      // Bounded, all accounts together; full, it refuses new caches (503) rather than cut old ones.
+      ...KEEP_ALL,
+      name: STREAMS.CACHE,
+      subjects: ['cache.>'],
+      maxAgeSeconds: limits.cacheMaxAgeSeconds ?? CACHE_STREAM_MAX_AGE_S,
+      maxBytes: limits.cacheMaxBytes ?? CACHE_STREAM_MAX_BYTES,
+      maxMsgs: CACHE_STREAM_MAX_MSGS,
+      discard: 'new',
+      replicas,
+    },
     { ...KEEP_ALL, name: STREAMS.ACCOUNTS, subjects: ['acct.>'], replicas },
     {
       ...KEEP_ALL,

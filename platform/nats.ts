@@ -6,6 +6,7 @@ import {
   type JetStreamManager,
   jetstream,
   jetstreamManager,
+  DiscardPolicy,
   RetentionPolicy,
   StorageType,
 } from '@nats-io/jetstream';
@@ -97,6 +98,7 @@ function toStreamConfig(def: StreamDefinition) {
     max_bytes: def.maxBytes,
     duplicate_window: nanos(def.duplicateWindowSeconds * 1_000),
     num_replicas: def.replicas,
+    discard: (def.discard === 'new' ? DiscardPolicy.New : DiscardPolicy.Old) as DiscardPolicy,
   };
 }
 

@@ -117,7 +117,11 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     intervalMs: config.ARTIFACT_SWEEP_INTERVAL_S * 1_000,
     log: deps.log,
   });
-  const caches = await CacheStore.open(nats);
+  const caches = await CacheStore.open(nats, {
+    maxBytes: config.CACHE_QUOTA_BYTES,
+    maxCaches: config.CACHE_QUOTA_COUNT,
+    maxAgeMs: config.CACHE_MAX_AGE_S * 1_000,
+  });
 
   const cookies = consoleSessions(
     createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION),

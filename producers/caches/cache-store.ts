@@ -6,6 +6,10 @@
  * listed) and clearing all purges one account's subject space. The manifest is written last, so
  * a cache is visible only when all its events are stored; storing content that is already
  * cached (by the same account) returns the existing manifest.
+ * Bounded: a cache is counted against its account's quota (cache-quota.ts) before its first event
+ * is published (429 `quota_exceeded` past it); a store that fails takes its events back off the
+ * stream and gives its count back, and a full `CACHE` stream (all accounts) answers 503
+ * `storage_full`. Manifests expire with the stream's max age, as the events do.
  */
 import {
   accountCacheFilter,
@@ -18,12 +22,14 @@ import {
   contentHash,
   isCacheKey,
 } from '../../contracts/caches.ts';
+import { ApiError } from '../../contracts/errors.ts';
 import { encodeStoredEvent } from '../../contracts/event-wire.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { decode } from '../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { CacheQuota, type CacheQuotaLimits } from './cache-quota.ts';
 
 export type StoreRequest = {
   /** The owner: the account of the key that asked. */
@@ -41,10 +47,18 @@ export class CacheStore {
   private constructor(
     private readonly nats: Nats,
     readonly manifests: Bucket<CacheManifest>,
+    readonly quota: CacheQuota,
   ) {}
 
-  static async open(nats: Nats): Promise<CacheStore> {
-    return new CacheStore(nats, await openBucket<CacheManifest>(nats, KV_BUCKETS.caches));
+  static async open(nats: Nats, limits: CacheQuotaLimits): Promise<CacheStore> {
+    const manifests = await openBucket<CacheManifest>(nats, KV_BUCKETS.caches, { ttlMs: limits.maxAgeMs });
+    // A bucket made before manifests expired gets their max age (opening never changes a bucket).
+    const stream = `KV_${KV_BUCKETS.caches}`;
+    const maxAge = limits.maxAgeMs * 1_000_000;
+    const info = await nats.jsm.streams.info(stream);
+    if (info.config.max_age !== maxAge)
+      await nats.jsm.streams.update(stream, { ...info.config, max_age: maxAge });
+    return new CacheStore(nats, manifests, await CacheQuota.open(nats, limits));
   }
 
   async store(req: StoreRequest): Promise<CacheManifest> {
@@ -52,24 +66,37 @@ export class CacheStore {
     const key = cacheKeyOf(req.accountId, req.source, req.symbol, hash);
     const existing = await this.get(req.accountId, key);
     if (existing) return existing;
+    const encoded = req.events.map((ev) => encodeStoredEvent(ev));
+    const stored = encoded.reduce((n, d) => n + d.length, 0);
+    await this.quota.reserve(req.accountId, key, stored);
     // A store attempt has its own ids: a cache deleted and stored again within the duplicate
     // window must not be dropped as a duplicate of its former self.
     const attempt = Date.now().toString(36);
-    let stored = 0;
     let firstSeq = 0;
     let lastSeq = 0;
-    for (let i = 0; i < req.events.length; i += BATCH) {
-      const acks = await Promise.all(
-        req.events.slice(i, i + BATCH).map((ev, j) => {
-          const data = encodeStoredEvent(ev);
-          stored += data.length;
-          return this.nats.js.publish(cacheSubject(req.accountId, key, ev.event_type), data, {
-            msgID: `${key}.${attempt}.${i + j}`,
-          });
-        }),
-      );
-      if (i === 0) firstSeq = acks[0]?.seq ?? 0;
-      lastSeq = acks.at(-1)?.seq ?? lastSeq;
+    try {
+      for (let i = 0; i < req.events.length; i += BATCH) {
+        const acks = await Promise.all(
+          req.events.slice(i, i + BATCH).map((ev, j) =>
+            this.nats.js.publish(cacheSubject(req.accountId, key, ev.event_type), encoded[i + j], {
+              msgID: `${key}.${attempt}.${i + j}`,
+            }),
+          ),
+        );
+        if (i === 0) firstSeq = acks[0]?.seq ?? 0;
+        lastSeq = acks.at(-1)?.seq ?? lastSeq;
+      }
+    } catch (err) {
+      await this.nats.jsm.streams
+        .purge(STREAMS.CACHE, { filter: cacheFilter(req.accountId, key) })
+        .catch(() => {});
+      await this.quota.release(req.accountId, [key]).catch(() => {});
+      if (isStreamFull(err)) {
+        const full = new ApiError('storage_full', 'the cache store is full; retry later');
+        full.retryAfterSeconds = 60;
+        throw full;
+      }
+      throw err;
     }
     let first = Number.POSITIVE_INFINITY;
     let last = Number.NEGATIVE_INFINITY;
@@ -119,6 +146,7 @@ export class CacheStore {
     if (!(await this.get(accountId, key))) return false;
     await this.manifests.delete(cacheManifestKey(accountId, key));
     await this.nats.jsm.streams.purge(STREAMS.CACHE, { filter: cacheFilter(accountId, key) });
+    await this.quota.release(accountId, [key]);
     return true;
   }
 
@@ -127,6 +155,14 @@ export class CacheStore {
     const mine = await this.list(accountId);
     for (const m of mine) await this.manifests.delete(cacheManifestKey(accountId, m.cache_key));
     await this.nats.jsm.streams.purge(STREAMS.CACHE, { filter: accountCacheFilter(accountId) });
+    await this.quota.release(
+      accountId,
+      mine.map((m) => m.cache_key),
+    );
     return mine.length;
   }
 }
+
+/** A publish refused because the stream is at its byte or message limit (discard `new`). */
+const isStreamFull = (err: unknown): boolean =>
+  /maximum (bytes|messages) exceeded|resource limits exceeded|insufficient resources/i.test(String(err));
