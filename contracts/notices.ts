@@ -27,11 +27,12 @@ export const PositionNotice = z.object({
 });
 export type PositionNotice = z.infer<typeof PositionNotice>;
 
-/** A coin that was reported stale (`feed_stale`) has events again. */
+/** A coin's feed that was reported stale (`feed_stale`) has events again; `source` names the feed. */
 export const FeedRecoveredNotice = z.object({
   code: z.literal('feed_recovered'),
   message: z.string(),
   coin: z.string(),
+  source: z.string().optional(),
 });
 export type FeedRecoveredNotice = z.infer<typeof FeedRecoveredNotice>;
 
@@ -43,8 +44,9 @@ export const RECORD_SKIPPED = 'record_skipped';
 
 export type Notice = PositionNotice | FeedRecoveredNotice;
 
-export const feedRecovered = (coin: string): FeedRecoveredNotice => ({
+export const feedRecovered = (coin: string, source?: string): FeedRecoveredNotice => ({
   code: 'feed_recovered',
-  message: `${coin} events are flowing again`,
+  message: `${source ? `${source} ` : ''}${coin} events are flowing again`,
   coin,
+  ...(source ? { source } : {}),
 });

@@ -112,12 +112,17 @@ export class BufferedSink implements FeedSink {
     this.enqueue(this.framer.warning(code, message, extra));
   }
 
-  feedStale(coin: string, silentMs: number): void {
-    this.warn('feed_stale', `no ${coin} events for ${Math.round(silentMs / 1000)} s`, { coin });
+  /** `source`: the silent source (absent: no source has published the coin yet). */
+  feedStale(coin: string, silentMs: number, source?: string): void {
+    const what = source ? `${source} ${coin}` : coin;
+    this.warn('feed_stale', `no ${what} events for ${Math.round(silentMs / 1000)} s`, {
+      coin,
+      ...(source ? { source } : {}),
+    });
   }
 
-  feedRecovered(coin: string): void {
-    this.notice(feedRecovered(coin));
+  feedRecovered(coin: string, source?: string): void {
+    this.notice(feedRecovered(coin, source));
   }
 
   heartbeat(): void {

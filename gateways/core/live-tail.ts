@@ -28,8 +28,9 @@ export type TailSubscriber = {
   readonly selection: Selection;
   lastSeq: number;
   deliver(ev: FeedEvent): void;
-  feedStale?(coin: string, silentMs: number): void;
-  feedRecovered?(coin: string): void;
+  /** `source`: the silent source (absent: an expected coin no source has published yet). */
+  feedStale?(coin: string, silentMs: number, source?: string): void;
+  feedRecovered?(coin: string, source?: string): void;
 };
 
 /** Which stream and subjects a tail follows (default: every market event on `MD`). */
@@ -81,16 +82,23 @@ export class LiveTail {
     readonly feed: FeedSpec,
     opts: LiveTailOptions,
     startSeq: number,
-    knownCoins: Iterable<string>,
+    knownFeeds: Iterable<{ coin: string; source: string }>,
   ) {
     this.ring = new EventRing(opts.ringSize, startSeq);
+    // A source's report goes only to subscribers whose selection takes that source.
     const listener: FeedHealthListener = {
-      stale: (coin, ms) => this.forCoin(coin, (s) => s.feedStale?.(coin, ms)),
-      recovered: (coin) => this.forCoin(coin, (s) => s.feedRecovered?.(coin)),
+      stale: (coin, source, ms) =>
+        this.forFeed(coin, source, (s) =>
+          source === null ? s.feedStale?.(coin, ms) : s.feedStale?.(coin, ms, source),
+        ),
+      recovered: (coin, source) =>
+        this.forFeed(coin, source, (s) =>
+          source === null ? s.feedRecovered?.(coin) : s.feedRecovered?.(coin, source),
+        ),
     };
     this.health = new FeedHealth(opts.staleAfterMs, listener);
+    this.health.expectFeeds(knownFeeds);
     this.health.expect(opts.expectedCoins);
-    this.health.expect(knownCoins);
   }
 
   /** Starts tailing from the stream's current end; coins already in the stream are known at once. */
@@ -99,12 +107,12 @@ export class LiveTail {
     const info = await nats.jsm.streams.info(feed.stream, {
       subjects_filter: feed.platformFilter ?? feed.filter,
     });
-    const coins = new Set<string>();
+    const feeds: { coin: string; source: string }[] = [];
     for (const subject of Object.keys(info.state.subjects ?? {})) {
-      const coin = subject.split('.')[feed.coinToken];
-      if (coin) coins.add(coin);
+      const parts = feed.parse(subject);
+      if (parts) feeds.push({ coin: parts.symbol, source: parts.source });
     }
-    const tail = new LiveTail(log, feed, opts, info.state.last_seq + 1, coins);
+    const tail = new LiveTail(log, feed, opts, info.state.last_seq + 1, feeds);
     const from = { stream: feed.stream, filter: feed.filter, startSeq: info.state.last_seq + 1 };
     tail.reader = readOrdered(
       nats,
@@ -173,7 +181,7 @@ export class LiveTail {
   private receive(ev: FeedEvent | null): void {
     if (!ev) return;
     this.ring.push(ev);
-    if (ev.owner === null) this.health.saw(ev.symbol);
+    if (ev.owner === null) this.health.saw(ev.symbol, ev.source);
     const subs = this.byCoin.get(ev.symbol);
     if (subs) for (const s of subs) this.offer(s, ev);
     for (const s of this.anyCoin) this.offer(s, ev);
@@ -190,8 +198,10 @@ export class LiveTail {
     }
   }
 
-  private forCoin(coin: string, fn: (s: TailSubscriber) => void): void {
-    for (const s of this.byCoin.get(coin) ?? []) fn(s);
-    for (const s of this.anyCoin) fn(s);
+  private forFeed(coin: string, source: string | null, fn: (s: TailSubscriber) => void): void {
+    const takes = (s: TailSubscriber) =>
+      source === null || s.selection.sources === null || s.selection.sources.has(source);
+    for (const s of this.byCoin.get(coin) ?? []) if (takes(s)) fn(s);
+    for (const s of this.anyCoin) if (takes(s)) fn(s);
   }
 }

@@ -28,8 +28,8 @@ export type FeedNotice = PositionNotice;
 export type FeedSink = {
   event(ev: FeedEvent): void;
   notice(n: FeedNotice): void;
-  feedStale(coin: string, silentMs: number): void;
-  feedRecovered(coin: string): void;
+  feedStale(coin: string, silentMs: number, source?: string): void;
+  feedRecovered(coin: string, source?: string): void;
   /** Null when the sink can take more now; otherwise settles when it can (or has closed). */
   ready(): Promise<void> | null;
 };
@@ -127,8 +127,8 @@ export async function openFeed(
     selection,
     lastSeq: 0,
     deliver: (ev) => sink.event(ev),
-    feedStale: (coin, ms) => sink.feedStale(coin, ms),
-    feedRecovered: (coin) => sink.feedRecovered(coin),
+    feedStale: (coin, ms, source) => sink.feedStale(coin, ms, source),
+    feedRecovered: (coin, source) => sink.feedRecovered(coin, source),
   };
   const close = () => {
     closed = true;

@@ -54,9 +54,20 @@ export async function subscribe(
   };
 }
 
-/** The selected coins (all known ones when none is named) that are stale right now. */
+/** The selected coins (all known ones when none is named) with a feed of a selected source stale right now. */
 export function initialStale(tail: LiveTail, selection: Selection): string[] {
-  return [...(selection.coins ?? tail.health.coins())].filter((c) => tail.health.isStale(c));
+  return [...(selection.coins ?? tail.health.coins())].filter((c) =>
+    tail.health.isStale(c, selection.sources),
+  );
+}
+
+/** The same, per feed: each stale (coin, source) of the selection (`source` absent: none has published yet). */
+export function initialStaleFeeds(tail: LiveTail, selection: Selection): { coin: string; source?: string }[] {
+  return [...(selection.coins ?? tail.health.coins())].flatMap((coin) =>
+    tail.health
+      .staleFeeds(coin, selection.sources)
+      .map((source) => (source === null ? { coin } : { coin, source })),
+  );
 }
 
 async function resolveCoins(

@@ -13,7 +13,7 @@ import { type FeedDeps, type FeedSubscription, openFeed } from '../core/replay-s
 import { selectionKey } from '../core/selection.ts';
 import { SseConnection, type SseConnectionOptions } from '../core/sse-connection.ts';
 import { parseSseSubscription } from '../core/sse-query.ts';
-import { initialStale, type Subscribed, subscribe } from '../core/subscribe.ts';
+import { initialStaleFeeds, type Subscribed, subscribe } from '../core/subscribe.ts';
 
 export type StreamRouteDeps = FeedDeps & {
   guard: Guard;
@@ -73,6 +73,6 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
       takeOver: () => reply.hijack(),
     });
     if (!started) return;
-    for (const c of initialStale(deps.tail, selection)) conn.feedStale(c, 0);
+    for (const f of initialStaleFeeds(deps.tail, selection)) conn.feedStale(f.coin, 0, f.source);
   });
 }

@@ -2,7 +2,7 @@
  * End to end: a real `producer connector --venue hyperliquid --symbols BTC` process reads a local
  * replay of recorded pushes, and a unified stream client filtering `source=hyperliquid` receives
  * its trade and book; when the venue then goes quiet (the connection stays open, nothing comes),
- * the client gets a non-terminal `feed_stale` naming BTC, after the last event.
+ * the client gets a non-terminal `feed_stale` naming BTC and its source, after the last event.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadScenario } from '../support/connector-harness.ts';
@@ -67,6 +67,11 @@ it('a venue gone quiet reaches a unified stream client as feed_stale for its coi
     ['hyperliquid', 'BTC', 'book'],
   ]);
   const stale = got.find((m) => m.event === 'error' && m.body.code === 'feed_stale' && m.at > lastEventAt);
-  expect(stale?.body).toMatchObject({ code: 'feed_stale', coin: 'BTC', terminal: false });
+  expect(stale?.body).toMatchObject({
+    code: 'feed_stale',
+    coin: 'BTC',
+    source: 'hyperliquid',
+    terminal: false,
+  });
   expect(replay.connections()).toBe(1);
 });

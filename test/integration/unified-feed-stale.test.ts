@@ -4,8 +4,11 @@
  * earlier than the threshold after ETH's last event, and ETH's return is announced as
  * `feed_recovered` before its first event. (Coins already stale when the client connects are
  * reported on connect; that initial state comes before the first event and is not counted.)
+ * And per source: of two sources publishing SOL, the one gone silent is reported (naming its
+ * source) while the other keeps publishing SOL, and only to streams that take that source.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
@@ -82,4 +85,48 @@ it('reports only the silent coin, once, after the threshold, while the other flo
   expect(recovered).toBeGreaterThanOrEqual(0);
   expect(after[recovered]?.body).toMatchObject({ coin: 'ETH' });
   expect(recovered).toBeLessThan(after.findIndex((m) => isEvent(m, 'ETH')));
+});
+
+it('reports a silent source of a coin while another source keeps publishing it, to streams taking that source', async () => {
+  const synthetic = publishAtRate(gw.nats.js, ['SOL'], 200);
+  let hyperliquid = publishAtRate(gw.nats.js, ['SOL'], 200, { source: 'hyperliquid' });
+  await eventually(async () => gw.tail.health.knows('SOL'), 10_000, 'SOL known');
+  const all: Received[] = [];
+  const onlySynthetic: Received[] = [];
+  const record = (into: Received[]) => (m: SseMessage) =>
+    into.push({ ...m, at: Date.now(), body: JSON.parse(m.data) });
+  const a = await openSse(`${gw.url}/api/v1/unified/stream?coin=SOL`, record(all));
+  const b = await openSse(`${gw.url}/api/v1/unified/stream?coin=SOL&source=synthetic`, record(onlySynthetic));
+  const isEvent = (m: Received, source: string) => m.event === 'message' && m.body.source === source;
+  const stales = (got: Received[]) => got.filter((m) => m.event === 'error' && m.body.code === 'feed_stale');
+
+  await until('a hyperliquid SOL event', () => all.some((m) => isEvent(m, 'hyperliquid')));
+  await hyperliquid.stop();
+  await until('feed_stale', () => stales(all).length > 0);
+  const staleAt = stales(all)[0]?.at as number;
+  await until('synthetic SOL after the report', () =>
+    all.some((m) => isEvent(m, 'synthetic') && m.at > staleAt + 2 * STALE_MS),
+  );
+  expect(stales(all)).toHaveLength(1);
+  expect(stales(all)[0]?.body).toMatchObject({
+    code: 'feed_stale',
+    coin: 'SOL',
+    source: 'hyperliquid',
+    terminal: false,
+  });
+  expect(stales(onlySynthetic)).toEqual([]);
+  expect(onlySynthetic.some((m) => isEvent(m, 'synthetic') && m.at > staleAt)).toBe(true);
+
+  const before = all.length;
+  hyperliquid = publishAtRate(gw.nats.js, ['SOL'], 200, { source: 'hyperliquid' });
+  await until('hyperliquid SOL again', () => all.slice(before).some((m) => isEvent(m, 'hyperliquid')));
+  await hyperliquid.stop();
+  await synthetic.stop();
+  a.abort();
+  b.abort();
+  const after = all.slice(before);
+  const recovered = after.findIndex((m) => m.event === 'notice' && m.body.code === 'feed_recovered');
+  expect(after[recovered]?.body).toMatchObject({ coin: 'SOL', source: 'hyperliquid' });
+  expect(recovered).toBeLessThan(after.findIndex((m) => isEvent(m, 'hyperliquid')));
+  expect(onlySynthetic.some((m) => m.event === 'notice' && m.body.code === 'feed_recovered')).toBe(false);
 });

@@ -1,7 +1,7 @@
 /** Publishes canonical trade events through the real publish helper at a steady rate. */
 import { randomUUID } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import type { BookEvent, MarketEvent, TradeEvent } from '../../contracts/events.ts';
+import type { BookEvent, MarketEvent, Source, TradeEvent } from '../../contracts/events.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { nowUs, type Outgoing, publishEvents } from '../../producers/publish.ts';
 
@@ -62,15 +62,18 @@ export type RatePublisher = { stop(): Promise<number>; published(): number };
 
 /** `perSecond` events spread over `coins` round-robin, in 10 ms ticks, until stopped. */
 /** With `booksEvery` = n, every n-th event is a book (`bookLevels` per side, default 10) instead of a trade. */
+/** `source` publishes as that source (default `synthetic`). */
 export function publishAtRate(
   js: JetStreamClient,
   coins: string[],
   perSecond: number,
-  opts: { booksEvery?: number; bookLevels?: number } = {},
+  opts: { booksEvery?: number; bookLevels?: number; source?: Source } = {},
 ): RatePublisher {
   const idPrefix = randomUUID();
-  const make = (coin: string, i: number): MarketEvent =>
+  const made = (coin: string, i: number): MarketEvent =>
     opts.booksEvery && i % opts.booksEvery === 0 ? book(coin, i, opts.bookLevels) : trade(coin, i);
+  const make = (coin: string, i: number): MarketEvent =>
+    opts.source ? { ...made(coin, i), source: opts.source } : made(coin, i);
   const log = createLogger('silent');
   let i = 0;
   let stopped = false;
