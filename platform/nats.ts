@@ -2,11 +2,11 @@
  * NATS connection (reconnects forever) and idempotent JetStream stream setup.
  */
 import {
+  DiscardPolicy,
   type JetStreamClient,
   type JetStreamManager,
   jetstream,
   jetstreamManager,
-  DiscardPolicy,
   RetentionPolicy,
   StorageType,
 } from '@nats-io/jetstream';
@@ -110,7 +110,12 @@ const PLACEMENT_WAIT_MS = 30_000;
 
 /**
  * Creates each stream, or updates it to the definition; safe to run from many processes at once,
- * and against a cluster still forming (see PLACEMENT_WAIT_MS).
+ * and against a cluster still forming (see PLACEMENT_WAIT_MS). A stream already as defined is only
+ * read (no administration request), so a role whose NATS user may not administer it (compose's
+ * `nats-auth.conf` grants stream creation to the roles that own the streams) starts without a
+ * permissions violation; where it may not create or update a stream that exists, it goes on with
+ * the stream as it is (its owner brings it to the definition), and where the stream does not exist
+ * yet it waits for its owner to create it.
  */
 export async function ensureStreams(jsm: JetStreamManager, defs: StreamDefinition[]): Promise<void> {
   for (const def of defs) {
@@ -120,15 +125,49 @@ export async function ensureStreams(jsm: JetStreamManager, defs: StreamDefinitio
         await addOrUpdate(jsm, def);
         break;
       } catch (err) {
-        if (!/no suitable peers/i.test(String(err)) || Date.now() > deadline) throw err;
+        const exists = await jsm.streams.info(def.name).then(
+          () => true,
+          () => false,
+        );
+        if (exists && !/no suitable peers/i.test(String(err))) break;
+        // Waited for: a cluster still placing streams, or the stream's owner (this user may not create it).
+        const waitable = /no suitable peers|permissions violation/i.test(
+          `${String(err)} ${String((err as Error).cause)}`,
+        );
+        if (!waitable || Date.now() > deadline) throw err;
         await sleepBackoff(attempt, { maxMs: 1_000 });
       }
     }
   }
 }
 
+/** The fields of a stream's configuration the platform sets, comparable. */
+function settable(cfg: {
+  subjects?: string[];
+  retention?: unknown;
+  max_age?: number;
+  max_msgs?: number;
+  max_bytes?: number;
+  duplicate_window?: number;
+  num_replicas?: number;
+  discard?: unknown;
+}): string {
+  return JSON.stringify([
+    cfg.discard ?? 'old',
+    [...(cfg.subjects ?? [])].sort(),
+    cfg.retention,
+    cfg.max_age,
+    cfg.max_msgs,
+    cfg.max_bytes,
+    cfg.duplicate_window,
+    cfg.num_replicas,
+  ]);
+}
+
 async function addOrUpdate(jsm: JetStreamManager, def: StreamDefinition): Promise<void> {
   const cfg = toStreamConfig(def);
+  const current = await jsm.streams.info(def.name).catch(() => null);
+  if (current && settable(current.config) === settable(cfg)) return;
   try {
     await jsm.streams.add(cfg);
   } catch (err) {

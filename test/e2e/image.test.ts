@@ -51,7 +51,16 @@ describe('the container image', () => {
   const ignored = ignoreMatcher(readFileSync(join(root, '.dockerignore'), 'utf8'));
 
   it('keeps local state, history and host packages out of the build context', () => {
-    for (const p of ['.data/demo-api-key', '.data/nats/jetstream/x', '.git/HEAD', 'node_modules/x/index.js'])
+    for (const p of [
+      '.data/demo-api-key',
+      '.data/nats/jetstream/x',
+      '.git/HEAD',
+      'node_modules/x/index.js',
+      // Secrets never reach an image: the balancer's TLS key and any key file.
+      'compose/certs/edge.pem',
+      'compose/certs/edge.key',
+      'certs/nats.key',
+    ])
       expect(ignored(p), p).toBe(true);
     for (const p of ['app/main.ts', 'package.json', 'package-lock.json', 'contracts/errors.ts'])
       expect(ignored(p), p).toBe(false);

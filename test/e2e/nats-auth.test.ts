@@ -3,10 +3,12 @@
  * its own user (credentials from configuration), the producer's events reach the store, and the
  * permissions hold: only producers write the platform feed, only the accounts service writes
  * `acct.>` and account-owned events, gateways write neither, and a wrong password stops a process
- * at start with a clear error.
+ * at start with a clear error. Stream administration and consumers are each role's own: every
+ * refusal is the server's permissions violation (not a timeout), the roles run without one, and
+ * the gateway hears only the account events it acts on.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -16,11 +18,11 @@ import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOB_SUBJECT, type JobRecord, newJobId, queuedJob } from '../../contracts/jobs.ts';
 import { normalizeManifest } from '../../contracts/manifest.ts';
-import { KV_BUCKETS, OBJECT_STORES, STREAMS } from '../../contracts/streams.ts';
+import { KV_BUCKETS, OBJECT_STORES, STREAMS, type StreamDefinition } from '../../contracts/streams.ts';
 import { decode, encode } from '../../platform/codec.ts';
 import { freePort } from '../../platform/free-port.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { connectNats } from '../../platform/nats.ts';
+import { connectNats, ensureStreams } from '../../platform/nats.ts';
 import { natsAuthOptions } from '../../platform/nats-auth.ts';
 import { HistoryConnection } from '../../platform/nats-wire/history-connection.ts';
 import { eventually } from '../support/eventually.ts';
@@ -37,6 +39,12 @@ const PASSWORDS = {
 type User = keyof typeof PASSWORDS;
 
 const dir = mkdtempSync(join(tmpdir(), 'mdp-nats-auth-'));
+const serverLog = join(dir, 'nats-server.log');
+/** The permissions violations the server has logged so far. */
+const violations = (): string[] =>
+  readFileSync(serverLog, 'utf8')
+    .split('\n')
+    .filter((l) => /permissions violation/i.test(l));
 let server: ChildProcess;
 let url = '';
 const services: ServiceProcess[] = [];
@@ -54,7 +62,7 @@ beforeAll(async () => {
   const env = Object.fromEntries(
     Object.entries(PASSWORDS).map(([user, pw]) => [`NATS_${user.toUpperCase()}_PASSWORD`, pw]),
   );
-  server = spawn('nats-server', ['-c', join(dir, 'nats.conf')], {
+  server = spawn('nats-server', ['-c', join(dir, 'nats.conf'), '-l', serverLog], {
     env: { ...process.env, ...env },
     stdio: 'ignore',
   });
@@ -95,14 +103,50 @@ async function as(user: User) {
   return { nc, js: jetstream(nc, { timeout: 2_000 }) };
 }
 
-/** True when a JetStream publish by `user` to `subject` is stored. */
-async function canPublish(user: User, subject: string): Promise<boolean> {
+type Outcome = 'stored' | 'answered' | 'violation' | string;
+
+/** `stored` when a JetStream publish by `user` to `subject` is stored, `violation` when the server refuses it as one. */
+async function canPublish(user: User, subject: string): Promise<Outcome> {
   const { nc, js } = await as(user);
   try {
     await js.publish(subject, new TextEncoder().encode('{}'));
-    return true;
-  } catch {
-    return false;
+    return 'stored';
+  } catch (err) {
+    return outcome(err);
+  } finally {
+    await nc.close();
+  }
+}
+
+const outcome = (err: unknown): Outcome => {
+  const e = err as Error & { cause?: Error };
+  if (e.name === 'PermissionViolationError' || e.cause?.name === 'PermissionViolationError')
+    return 'violation';
+  return `${e.name}: ${e.message}`;
+};
+
+/** `answered` when a request (a JetStream API call) by `user` gets any answer, `violation` when refused as one. */
+async function canRequest(user: User, subject: string, body: unknown = {}): Promise<Outcome> {
+  const { nc } = await as(user);
+  try {
+    await nc.request(subject, new TextEncoder().encode(JSON.stringify(body)), { timeout: 2_000 });
+    return 'answered';
+  } catch (err) {
+    return outcome(err);
+  } finally {
+    await nc.close();
+  }
+}
+
+/** `violation` when the server refuses `user` a subscription to `subject`, `allowed` when it takes it. */
+async function canSubscribe(user: User, subject: string): Promise<Outcome> {
+  const { nc } = await as(user);
+  try {
+    const refused = new Promise<Outcome>((resolve) =>
+      nc.subscribe(subject, { callback: (err) => resolve(err ? outcome(err) : 'message') }),
+    );
+    await nc.flush();
+    return await Promise.race([refused, new Promise<Outcome>((r) => setTimeout(() => r('allowed'), 500))]);
   } finally {
     await nc.close();
   }
@@ -134,16 +178,75 @@ describe('NATS users per role', () => {
     await nc.close();
     const unified = (await rest[1]?.waitForLog((l) => l.msg === 'unified stream listening'))?.url as string;
     expect((await fetch(new URL('/healthz', unified))).status).toBe(200);
+    // Every role started and ran with what its user holds: not one request refused.
+    expect(violations()).toEqual([]);
+  });
+
+  it('gives stream administration and consumers to their owners only, each refusal a permissions violation', async () => {
+    for (const [user, subject] of [
+      ['gateway', '$JS.API.STREAM.CREATE.EXTRA'],
+      ['gateway', '$JS.API.STREAM.UPDATE.MD'],
+      ['gateway', '$JS.API.STREAM.PURGE.MD'],
+      ['gateway', '$JS.API.STREAM.DELETE.ACCOUNTS'],
+      ['gateway', '$JS.API.STREAM.UPDATE.KV_keys'],
+      ['gateway', '$JS.API.STREAM.PURGE.KV_keys'],
+      ['gateway', '$JS.API.CONSUMER.CREATE.ACCOUNTS'],
+      ['gateway', '$JS.API.CONSUMER.DELETE.JOBS.generation-workers'],
+      ['producer', '$JS.API.STREAM.CREATE.ACCOUNTS'],
+      ['producer', '$JS.API.STREAM.PURGE.MD'],
+      ['producer', '$JS.API.CONSUMER.CREATE.ACCOUNTS'],
+      ['worker', '$JS.API.STREAM.DELETE.MD'],
+      ['worker', '$JS.API.STREAM.UPDATE.JOBS'],
+      ['worker', '$JS.API.CONSUMER.CREATE.MD'],
+      ['worker', '$JS.API.CONSUMER.CREATE.ACCOUNTS'],
+      ['accounts', '$JS.API.STREAM.DELETE.MD'],
+      ['accounts', '$JS.API.STREAM.PURGE.ACCOUNTS'],
+    ] as [User, string][])
+      expect(`${user} ${subject}: ${await canRequest(user, subject)}`).toBe(`${user} ${subject}: violation`);
+    // What each role does use still answers.
+    expect(await canRequest('gateway', `$JS.API.STREAM.INFO.${STREAMS.MD}`)).toBe('answered');
+    expect(await canRequest('worker', `$JS.API.STREAM.INFO.${STREAMS.JOBS}`)).toBe('answered');
+  });
+
+  it('makes a role wait for a stream its owner has not created yet, then go on', async () => {
+    const def: StreamDefinition = {
+      name: 'OWNED_LATER',
+      subjects: ['owned.later.>'],
+      retention: 'limits',
+      maxAgeSeconds: 0,
+      maxMsgs: -1,
+      maxBytes: -1,
+      duplicateWindowSeconds: 120,
+      replicas: 1,
+    };
+    const { nc } = await as('gateway');
+    const waiting = ensureStreams(await jetstreamManager(nc), [def]);
+    let settled = false;
+    void waiting.finally(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(settled).toBe(false); // refused as a violation, and waiting
+    const admin = await as('admin');
+    await ensureStreams(await jetstreamManager(admin.nc), [def]);
+    await waiting;
+    await admin.nc.close();
+    await nc.close();
+  });
+
+  it('lets the gateway hear revocations, key updates and plan changes, and no other account event', async () => {
+    for (const subject of ['acct.*.key_revoked', 'acct.*.key_updated', 'acct.*.plan_changed'])
+      expect(`${subject}: ${await canSubscribe('gateway', subject)}`).toBe(`${subject}: allowed`);
+    for (const subject of ['acct.>', 'acct.*.registered', 'acct.*.login_recorded', 'acct.*.key_created'])
+      expect(`${subject}: ${await canSubscribe('gateway', subject)}`).toBe(`${subject}: violation`);
   });
 
   it('lets only producers write the platform feed and only the accounts service write accounts', async () => {
-    expect(await canPublish('producer', 'md.binance.BTC.trade')).toBe(true);
-    expect(await canPublish('producer', 'acct.acc_x.key_created')).toBe(false);
-    expect(await canPublish('producer', 'md.binance.BTC.trade.acc_x')).toBe(false);
-    expect(await canPublish('gateway', 'md.binance.BTC.trade')).toBe(false);
-    expect(await canPublish('gateway', 'acct.acc_x.key_created')).toBe(false);
+    expect(await canPublish('producer', 'md.binance.BTC.trade')).toBe('stored');
+    expect(await canPublish('producer', 'acct.acc_x.key_created')).toBe('violation');
+    expect(await canPublish('producer', 'md.binance.BTC.trade.acc_x')).toBe('violation');
+    expect(await canPublish('gateway', 'md.binance.BTC.trade')).toBe('violation');
+    expect(await canPublish('gateway', 'acct.acc_x.key_created')).toBe('violation');
     // JSON-RPC filters keep their cursors in KV: a gateway writes that bucket and no other account data.
-    expect(await canPublish('gateway', '$KV.jsonrpc_filters.key_x.0')).toBe(true);
+    expect(await canPublish('gateway', '$KV.jsonrpc_filters.key_x.0')).toBe('stored');
     // Open-stream slots and disk-sync leases are cluster-wide (issue 13): without these two every
     // authenticated SSE request on the compose topology was 503 (found by its first real run). The
     // buckets are made (as the admin) in case no gateway of this test has made them yet.
@@ -151,13 +254,13 @@ describe('NATS users per role', () => {
     for (const bucket of [KV_BUCKETS.streamLeases, KV_BUCKETS.disksyncLeases])
       await new Kvm(admin.js).create(bucket);
     await admin.nc.close();
-    expect(await canPublish('gateway', '$KV.stream_leases.key_x')).toBe(true);
-    expect(await canPublish('gateway', '$KV.disksync_leases.key_x')).toBe(true);
-    expect(await canPublish('gateway', '$KV.keys.x')).toBe(false);
-    expect(await canPublish('worker', 'acct.acc_x.key_created')).toBe(false);
-    expect(await canPublish('accounts', 'md.binance.BTC.trade')).toBe(false);
-    expect(await canPublish('accounts', 'md.binance.BTC.trade.acc_x')).toBe(true);
-    expect(await canPublish('accounts', 'acct.acc_x.probe')).toBe(true);
+    expect(await canPublish('gateway', '$KV.stream_leases.key_x')).toBe('stored');
+    expect(await canPublish('gateway', '$KV.disksync_leases.key_x')).toBe('stored');
+    expect(await canPublish('gateway', '$KV.keys.x')).toBe('violation');
+    expect(await canPublish('worker', 'acct.acc_x.key_created')).toBe('violation');
+    expect(await canPublish('accounts', 'md.binance.BTC.trade')).toBe('violation');
+    expect(await canPublish('accounts', 'md.binance.BTC.trade.acc_x')).toBe('stored');
+    expect(await canPublish('accounts', 'acct.acc_x.probe')).toBe('stored');
   });
 
   it('lets the worker user spread a job over window tasks and store it in the object store', async () => {
