@@ -204,7 +204,7 @@ const ROWS = {
   storage_full:         [503, -32603, 'UNAVAILABLE',        'reconnect',       1013, 'Not enough free disk space for artifacts; retry later.'],
   upstream_timeout:     [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Upstream missed the deadline.'],
   upstream_lag:         [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Delivery delayed by upstream backpressure.'],
-  generation_timeout:   [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Generation still running at the deadline; the job goes on: poll its status_url.'],
+  generation_timeout:   [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Generation still running at the deadline; the job goes on: poll its status_url or resend the request (it attaches).'],
 } as const satisfies Record<string, RowSpec>;
 
 /** Every error code; the `error` field of the HTTP error body. */

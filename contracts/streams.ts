@@ -26,6 +26,8 @@ export const KV_BUCKETS = {
   jobs: 'jobs',
   /** `<job_id>.<window>` → a window's outcome (its parts in the artifact store), until the job is stitched. */
   jobWindows: 'job_windows',
+  /** `<account_id>.(m|i).<hash>` → the job a `POST /data/generate` queued, for its retries (gateways/http/generation/job-retries.ts). */
+  generateRetries: 'generate_retries',
   caches: 'caches',
   /** `<account_id>` → the account's caches and their bytes, counted against its quota (producers/caches/cache-quota.ts). */
   cacheQuota: 'cache_quota',
@@ -36,6 +38,8 @@ export const KV_BUCKETS = {
   disksyncLeases: 'disksync_leases',
   /** `<account_id>.<batch_id>` → the state of a `stream: true` publish (written once, kept). */
   publishedBatches: 'published_batches',
+  /** `<account_id>.<yyyymmdd>` → the events and bytes the account published with `stream: true` that day (producers/publish-quota.ts). */
+  publishQuota: 'publish_quota',
   /** `<key_id>.<slot>` → a JSON-RPC polling filter and its cursor (expires unpolled: bucket max age). */
   jsonrpcFilters: 'jsonrpc_filters',
   /** `incident.<id>` / `maintenance.<id>` → the record projected from `STATUS`. */

@@ -43,11 +43,18 @@ afterAll(async () => {
 
 const manifest = { config: { symbol: 'BTC', seed: 3 }, duration_seconds: 60 };
 
-const generate = (base: string, key: string, opts: { async?: boolean; signal?: AbortSignal } = {}) =>
+/** `seed`: another manifest (the same one again attaches to its job: job-retries.ts). */
+const generate = (
+  base: string,
+  key: string,
+  opts: { async?: boolean; signal?: AbortSignal; seed?: number } = {},
+) =>
   fetch(`${base}/data/generate${opts.async ? '?async=true' : ''}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: JSON.stringify(manifest),
+    body: JSON.stringify(
+      opts.seed === undefined ? manifest : { ...manifest, config: { ...manifest.config, seed: opts.seed } },
+    ),
     ...(opts.signal ? { signal: opts.signal } : {}),
   });
 
@@ -86,9 +93,9 @@ describe('the quota of jobs queued or running per account', () => {
   it('refuses the job past the quota with 429 and Retry-After, on every gateway process', async () => {
     const { key } = await stack.accounts.key('pro');
     for (let i = 0; i < QUOTA; i++)
-      expect((await generate(stack.http.url, key, { async: true })).status).toBe(202);
+      expect((await generate(stack.http.url, key, { async: true, seed: 100 + i })).status).toBe(202);
     for (const base of [stack.http.url, patient.url]) {
-      const res = await generate(base, key, { async: true });
+      const res = await generate(base, key, { async: true, seed: 200 });
       const body = await expectError(res, 429, 'quota_exceeded');
       expect(body.message).toContain(`at most ${QUOTA}`);
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

@@ -4,7 +4,9 @@
  * `JOBS` work queue, and, unless asynchronous, wait for a worker to finish it. The answer is the
  * spec's batch generation response. A synchronous wait is bounded three ways: a deadline (then
  * 504 `generation_timeout` naming the job to poll), the caller's signal (its client left), and a
- * cap on waits per process (503 beyond); in every case the job itself goes on.
+ * cap on waits per process (503 beyond); in every case the job itself goes on. A retry of a
+ * request (same account and manifest, or same `Idempotency-Key`) attaches to the job its first
+ * attempt queued while that job lives (job-retries.ts): it neither queues another nor spends quota.
  */
 import { ZodError } from 'zod';
 import { estimateRows } from '../../../consumers/generation/windows.ts';
@@ -19,6 +21,7 @@ import type { Nats } from '../../../platform/nats.ts';
 import { invalidInput } from '../../core/validate.ts';
 import type { GenerateResponse, GenerationPort, JobAccepted } from '../ports.ts';
 import { JobQuota } from './job-quota.ts';
+import { JobRetries, type RetryIdentity } from './job-retries.ts';
 import { JobWaiters } from './job-waiters.ts';
 import type { QuotaLimits } from './quota-ledger.ts';
 
@@ -79,7 +82,11 @@ export type GenerationOptions = {
 };
 
 /** The generation request context, plus the signal of the client's connection. */
-export type GenerationContext = Parameters<GenerationPort['generate']>[1] & { signal?: AbortSignal };
+export type GenerationContext = Parameters<GenerationPort['generate']>[1] & {
+  signal?: AbortSignal;
+  /** The request's `Idempotency-Key` (checked: job-retries.ts), if it sent one. */
+  idempotencyKey?: string | null;
+};
 
 /** 504: the job did not finish in time; it goes on, at `statusUrl`. */
 export class GenerationTimeoutError extends ApiError {
@@ -88,7 +95,10 @@ export class GenerationTimeoutError extends ApiError {
     readonly statusUrl: string,
     deadlineMs: number,
   ) {
-    super('generation_timeout', `job ${jobId} still running after ${deadlineMs} ms; poll ${statusUrl}`);
+    super(
+      'generation_timeout',
+      `job ${jobId} still running after ${deadlineMs} ms; poll ${statusUrl}, or send the same request again: it attaches to this job`,
+    );
   }
 }
 
@@ -98,6 +108,7 @@ const WAITERS_RETRY_AFTER_S = 5;
 export class GenerationService implements GenerationPort {
   private readonly quota: JobQuota;
   private readonly waiters: JobWaiters;
+  private readonly retries: JobRetries;
   private syncInFlight = 0;
 
   constructor(
@@ -107,6 +118,7 @@ export class GenerationService implements GenerationPort {
   ) {
     this.quota = new JobQuota(jobs, opts.quota);
     this.waiters = new JobWaiters(jobs);
+    this.retries = new JobRetries(nats, jobs);
   }
 
   /** Synchronous requests waiting on their job in this process. */
@@ -143,25 +155,52 @@ export class GenerationService implements GenerationPort {
     ctx: GenerationContext,
   ): Promise<JobAccepted> {
     const hash = manifestHash(normalized);
-    const jobId = newJobId();
-    const now = Date.now();
-    const { manifest } = normalized;
-    const accountId = ctx.principal?.accountId ?? null;
-    if (accountId) await this.quota.admit(accountId, jobId);
-    const { record, message: msg } = queuedJob(jobId, accountId, manifest, now);
-    try {
-      await this.jobs.put(jobId, record);
-      await this.nats.js.publish(JOB_SUBJECT, encode(msg), { msgID: jobId });
-    } catch (err) {
-      if (accountId) await this.quota.release(accountId, jobId).catch(() => {});
-      throw err;
-    }
-    return {
+    const accepted = (jobId: string): JobAccepted => ({
       status: 'queued',
       job_id: jobId,
       status_url: `${ctx.baseUrl}/data/jobs/${jobId}`,
       manifest_hash: hash,
-    };
+    });
+    const accountId = ctx.principal?.accountId ?? null;
+    const retry: RetryIdentity | null = accountId
+      ? { accountId, manifestHash: hash, idempotencyKey: ctx.idempotencyKey ?? null }
+      : null;
+    if (!retry) return this.queue(normalized, ctx, null, accepted);
+    return this.retries.serialized(retry, async () => {
+      const earlier = await this.retries.find(retry);
+      return earlier ? accepted(earlier.job_id) : this.queue(normalized, ctx, retry, accepted);
+    });
+  }
+
+  private async queue(
+    normalized: ReturnType<typeof normalizeManifest>,
+    ctx: GenerationContext,
+    retry: RetryIdentity | null,
+    accepted: (jobId: string) => JobAccepted,
+  ): Promise<JobAccepted> {
+    const accountId = ctx.principal?.accountId ?? null;
+    const jobId = newJobId();
+    const now = Date.now();
+    const { manifest } = normalized;
+    if (accountId) await this.quota.admit(accountId, jobId);
+    const { record, message: msg } = queuedJob(jobId, accountId, manifest, now);
+    try {
+      await this.jobs.put(jobId, record);
+      const owner = retry ? await this.retries.claim(retry, jobId) : jobId;
+      if (owner !== jobId) {
+        // Another attempt of this request queued its job first: drop ours, answer with theirs.
+        await this.jobs.delete(jobId).catch(() => {});
+        if (accountId) await this.quota.release(accountId, jobId).catch(() => {});
+        return accepted(owner);
+      }
+      await this.nats.js.publish(JOB_SUBJECT, encode(msg), { msgID: jobId });
+    } catch (err) {
+      // Never queued: no record left for a retry to attach to, no slot held.
+      await this.jobs.delete(jobId).catch(() => {});
+      if (accountId) await this.quota.release(accountId, jobId).catch(() => {});
+      throw err;
+    }
+    return accepted(jobId);
   }
 
   /** Stops waiting on jobs (process shutdown): waiters still there end at their deadline. */

@@ -4,7 +4,8 @@
  * Range). Generation and status need scope `generate`; an artifact may be downloaded with either
  * scope that can create one (`generate`, or `mcp` through `generate_dataset`). A job and its
  * artifact are visible to their account only (another account gets 404). A synchronous request
- * stops waiting when its client disconnects, and at the deadline answers 504 with the job to poll.
+ * stops waiting when its client disconnects, and at the deadline answers 504 with the job to poll;
+ * sending the same request again (or the same `Idempotency-Key`) attaches to that job.
  */
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { ApiError, httpErrorBody } from '../../../contracts/errors.ts';
@@ -15,6 +16,7 @@ import { holdsScope } from '../../core/scopes.ts';
 import type { RequireKey } from '../require-key.ts';
 import { sendStored } from './artifact-file.ts';
 import { completedResponse, type GenerationService, GenerationTimeoutError } from './generation-service.ts';
+import { idempotencyKeyOf } from './job-retries.ts';
 
 export type GenerationRouteDeps = {
   service: GenerationService;
@@ -55,6 +57,7 @@ export function registerGenerationRoutes(app: FastifyInstance, deps: GenerationR
         baseUrl: deps.baseUrl(req),
         async: isAsync,
         signal: left.signal,
+        idempotencyKey: idempotencyKeyOf(req.headers['idempotency-key']),
       });
       if (out.status === 'queued') return reply.code(202).header('location', out.status_url).send(out);
       return out;
