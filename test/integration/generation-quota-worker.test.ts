@@ -25,20 +25,21 @@ afterAll(async () => {
 
 const manifest = { config: { symbol: 'BTC', seed: 11 }, duration_seconds: 60 };
 
-const generate = (base: string, key: string) =>
+/** Each call another manifest (`seed`): the same one again attaches to its job (job-retries.ts). */
+const generate = (base: string, key: string, seed: number) =>
   fetch(`${base}/data/generate`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': key },
-    body: JSON.stringify(manifest),
+    body: JSON.stringify({ ...manifest, config: { ...manifest.config, seed } }),
   });
 
 describe('quotas with a worker', () => {
   it('free a job’s slot when it completes, and count its bytes as stored', async () => {
     const { key } = await stack.accounts.key('pro');
     // JOB_QUOTA_ACTIVE is 1: the second job is admitted only because the first one finished.
-    expect((await generate(stack.http.url, key)).status).toBe(200);
-    expect((await generate(stack.http.url, key)).status).toBe(200);
-    const res = await generate(tight.url, key);
+    expect((await generate(stack.http.url, key, 11)).status).toBe(200);
+    expect((await generate(stack.http.url, key, 12)).status).toBe(200);
+    const res = await generate(tight.url, key, 13);
     const body = await expectError(res, 429, 'quota_exceeded');
     expect(body.message).toMatch(/stores \d+ bytes of artifacts; at most 1\b/);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
