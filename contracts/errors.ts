@@ -275,6 +275,8 @@ export class ApiError extends Error {
   readonly details?: Record<string, unknown>;
   /** For a 429 or 503: when a retry may succeed, seconds (see `retryAfterSeconds`). */
   retryAfterSeconds?: number;
+  /** The same wait unrounded, milliseconds, where known (gRPC `retry-after-ms`; see `retryAfterMs`). */
+  retryAfterMs?: number;
 
   /** `options.cause` keeps the underlying failure for logs; it is never sent to clients. */
   constructor(code: ErrorCode, message?: string, details?: Record<string, unknown>, options?: ErrorOptions) {
@@ -320,6 +322,12 @@ export type HttpErrorBody = {
 export function retryAfterSeconds(err: ApiError): number | null {
   if (err.row.http !== 429 && err.row.http !== 503) return null;
   return err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_S;
+}
+
+/** The wait of a 429 or 503 in milliseconds (its own figure, else its Retry-After's); null for other statuses. */
+export function retryAfterMs(err: ApiError): number | null {
+  const seconds = retryAfterSeconds(err);
+  return seconds === null ? null : (err.retryAfterMs ?? seconds * 1_000);
 }
 
 /** The Retry-After of a 429 or 503 that knows no better figure, seconds. */

@@ -32,6 +32,8 @@ export type RateDecision = {
   remaining: number;
   resetSeconds: number;
   retryAfterSeconds: number;
+  /** When refused, the wait in whole milliseconds (≥ 1), unrounded; absent: `retryAfterSeconds`. */
+  retryAfterMs?: number;
   unavailable?: boolean;
 };
 

@@ -106,5 +106,6 @@ export class Maintenance {
 export function maintenanceError(w: MaintenanceWindow, now: number): ApiError {
   const err = new ApiError('maintenance', `scheduled maintenance until ${new Date(w.ends_at).toISOString()}`);
   err.retryAfterSeconds = Math.max(1, Math.ceil((w.ends_at - now) / 1_000));
+  err.retryAfterMs = Math.max(1, w.ends_at - now);
   return err;
 }

@@ -70,12 +70,9 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
   health.impl.addToServer(server);
   const detachMaintenance =
     deps.maintenance?.onStart(deps.region, 'grpc', (w) =>
-      // Open streams learn when to come back, as new calls do (`retry-after-ms` to the window's end).
-      registry.terminateAll(
-        'maintenance',
-        undefined,
-        Math.max(1, Math.ceil((w.ends_at - Date.now()) / 1_000)),
-      ),
+      // Open streams learn when to come back, as new calls do (`retry-after-ms` to the window's end,
+      // to the millisecond: the gRPC framer keeps the fraction of a second).
+      registry.terminateAll('maintenance', undefined, Math.max(0.001, (w.ends_at - Date.now()) / 1_000)),
     ) ?? (() => {});
 
   return {

@@ -2,7 +2,8 @@
  * Errors as gRPC statuses, read from the catalogue row (contracts/errors.ts), never chosen here.
  * Every error's trailers carry `x-error-code` (the catalogue code) and `x-request-id`; a
  * RESOURCE_EXHAUSTED also `retry-after-ms` and `x-ratelimit-remaining` (spec "gRPC statuses"), and
- * any other retryable refusal that knows when to come back (maintenance, overload) `retry-after-ms`.
+ * any other retryable refusal that knows when to come back (maintenance, overload) `retry-after-ms`:
+ * the wait itself in milliseconds (a rate limit's next token, a window's end), not rounded to seconds.
  * 5xx rows never show internal messages (`publicMessage`).
  */
 import { Metadata, type StatusObject } from '@grpc/grpc-js';
@@ -10,7 +11,7 @@ import {
   type ApiError,
   GRPC_STATUS_NUMBER,
   publicMessage,
-  retryAfterSeconds,
+  retryAfterMs,
   toApiError,
 } from '../../contracts/errors.ts';
 import { RateLimitedError } from '../core/guard.ts';
@@ -24,9 +25,11 @@ function trailersOf(err: ApiError, requestId: string): Metadata {
   md.set('x-request-id', requestId);
   const exhausted = err.row.grpc === 'RESOURCE_EXHAUSTED';
   const decision = err instanceof RateLimitedError ? err.decision : null;
-  const retryS = decision ? decision.retryAfterSeconds : retryAfterSeconds(err);
-  if (retryS !== null && Number.isFinite(retryS))
-    md.set('retry-after-ms', String(Math.max(1, Math.ceil(retryS * 1_000))));
+  const retryMs = decision
+    ? (decision.retryAfterMs ?? decision.retryAfterSeconds * 1_000)
+    : retryAfterMs(err);
+  if (retryMs !== null && Number.isFinite(retryMs))
+    md.set('retry-after-ms', String(Math.max(1, Math.ceil(retryMs))));
   if (exhausted)
     md.set('x-ratelimit-remaining', String(decision ? Math.max(0, Math.floor(decision.remaining)) : 0));
   return md;

@@ -174,7 +174,7 @@ describe('statuses, each with x-error-code and x-request-id trailers', () => {
     expect(streamed.messages).toEqual([]);
   });
 
-  it('RESOURCE_EXHAUSTED past the rate limit, with retry-after-ms and x-ratelimit-remaining', async () => {
+  it('RESOURCE_EXHAUSTED past the rate limit, with retry-after-ms (the next token, in ms) and x-ratelimit-remaining', async () => {
     // Basic's burst is 25 and refused calls count: the 26th call within the burst window is rate limited.
     const basic = (await accounts.key('basic')).key;
     let limited: Awaited<ReturnType<typeof unary>> | null = null;
@@ -185,7 +185,9 @@ describe('statuses, each with x-error-code and x-request-id trailers', () => {
     expect(limited).not.toBeNull();
     expectStatus(limited as never, status.RESOURCE_EXHAUSTED, 'rate_limited');
     const t = trailers(limited?.error);
+    // Basic refills 10 tokens a second: the next one is about 100 ms away, not a whole second.
     expect(Number(t['retry-after-ms'])).toBeGreaterThan(0);
+    expect(Number(t['retry-after-ms'])).toBeLessThan(1_000);
     expect(t['x-ratelimit-remaining']).toBe('0');
   });
 

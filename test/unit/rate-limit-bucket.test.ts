@@ -384,6 +384,8 @@ describe('decisions', () => {
       remaining: 0,
       resetSeconds: 61,
       retryAfterSeconds: 1,
+      // Unrounded (gRPC retry-after-ms): the next token at 10/s, 100 ms on, admitted 1 ms after.
+      retryAfterMs: 101,
     });
     // 10/s until the window holds 100 (the 100th at 7.5 s), then nothing until the burst leaves it.
     for (clock = 0; clock <= 20_000; clock += 50) await limiter.check('key_Basic1', 'basic');
@@ -395,11 +397,13 @@ describe('decisions', () => {
       // The newest (7,500 ms) leaves at 67,501 ms; the oldest (0 ms) at 60,001 ms.
       resetSeconds: 48,
       retryAfterSeconds: 41,
+      retryAfterMs: 40_001,
     });
     clock = 60_000;
     expect(await limiter.check('key_Basic1', 'basic')).toMatchObject({
       admitted: false,
       retryAfterSeconds: 1,
+      retryAfterMs: 1,
     });
     clock = 60_001;
     // The 25 of the burst left: the window has 24 after this one, the bucket too.

@@ -7,7 +7,8 @@
  * - `remaining`: requests that could be admitted right now, the smaller of the remainders: whole
  *   tokens of each bucket, and the window's size minus the admissions in it (this one included);
  * - `resetSeconds`: seconds until nothing holds back: every bucket full and the window empty;
- * - `retryAfterSeconds`: when refused, seconds until a request can be admitted again (≥ 1).
+ * - `retryAfterSeconds`: when refused, seconds until a request can be admitted again (≥ 1);
+ *   `retryAfterMs` the same wait unrounded (≥ 1 ms), for gRPC's `retry-after-ms`.
  */
 import { retryAfterSeconds } from '../../../contracts/limits.ts';
 import { inWindow, type Limits, leavesWindowAt, TOKEN_EPSILON } from './shared-bucket.ts';
@@ -22,6 +23,8 @@ export type RateDecision = {
   readonly resetSeconds: number;
   /** HTTP `Retry-After`: integer ≥ 1 when rejected, 0 when admitted. */
   readonly retryAfterSeconds: number;
+  /** When rejected, the wait in whole milliseconds (≥ 1), not rounded to seconds; absent: `retryAfterSeconds`. */
+  readonly retryAfterMs?: number;
   /** Set when the shared store could not be reached: the request is refused (fail closed, 503). */
   readonly unavailable?: boolean;
 };
@@ -89,6 +92,7 @@ export function rejectedDecision(limits: Limits, view: LimitView, retryAfterMs: 
     remaining: 0,
     resetSeconds,
     retryAfterSeconds: Math.min(MAX_SECONDS, retryAfterSeconds(retryAfterMs)),
+    retryAfterMs: Math.min(MAX_SECONDS * 1_000, Math.max(1, Math.ceil(retryAfterMs))),
   };
 }
 
@@ -100,6 +104,7 @@ export function unavailableDecision(limits: Limits): RateDecision {
     remaining: 0,
     resetSeconds: 0,
     retryAfterSeconds: 1,
+    retryAfterMs: 1_000,
     unavailable: true,
   };
 }
