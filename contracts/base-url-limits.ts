@@ -40,3 +40,12 @@ export const ANONYMOUS_ERRORS_STORED_PER_MINUTE = 20;
 export const GENERATE_RETRY_WINDOW_S = DAY_S;
 /** Longest `Idempotency-Key` accepted, characters. */
 export const IDEMPOTENCY_KEY_MAX = 255;
+
+/**
+ * Events one account may publish with `stream: true` per UTC day, and their bytes (JSON), across
+ * every process (producers/publish-quota.ts); past either 429 `quota_exceeded` until the next day.
+ * They share `MD`'s window with the platform's feed, so this is what keeps one account from pushing
+ * everyone's history out of retention.
+ */
+export const PUBLISH_EVENTS_PER_DAY = 200_000;
+export const PUBLISH_BYTES_PER_DAY = 64 * MiB;

@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import {
   CACHE_QUOTA_BYTES,
+  PUBLISH_BYTES_PER_DAY,
+  PUBLISH_EVENTS_PER_DAY,
   CACHE_QUOTA_COUNT,
   CACHE_STREAM_MAX_AGE_S,
   CACHE_STREAM_MAX_BYTES,
@@ -194,6 +196,8 @@ export const ConfigSchema = z.object({
   CACHE_MAX_AGE_S: int(CACHE_STREAM_MAX_AGE_S, 60),
   /** Cached bytes and caches one account may hold (all gateways); beyond, 429 `quota_exceeded`. */
   CACHE_QUOTA_BYTES: int(CACHE_QUOTA_BYTES, 1),
+  PUBLISH_EVENTS_PER_DAY: int(PUBLISH_EVENTS_PER_DAY, 1),
+  PUBLISH_BYTES_PER_DAY: int(PUBLISH_BYTES_PER_DAY, 1),
   CACHE_QUOTA_COUNT: int(CACHE_QUOTA_COUNT, 1, 10_000),
   /** Distinct `/stream/live` sessions one account's clients hold on one process (429 beyond), and one process holds (503 beyond). */
   LIVE_SESSIONS_PER_ACCOUNT: int(LIVE_SESSIONS_PER_ACCOUNT, 1, 10_000),

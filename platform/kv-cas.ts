@@ -21,6 +21,7 @@
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { headers } from '@nats-io/transport-node';
+import { decode, encode } from './codec.ts';
 import { createBucket } from './kv.ts';
 import type { Nats } from './nats.ts';
 
@@ -87,4 +88,32 @@ export async function openCasBucket(
   const config = { history: 1, ttl: opts.ttlMs, timeout: opts.timeoutMs, replicas: nats.replicas ?? 1 };
   const kv = await createBucket(new Kvm(js), bucket, config);
   return { kv, cas: casWriter(js, bucket, opts.timeoutMs) };
+}
+
+/**
+ * Reads the record at `key`, applies `change` and writes the result by compare-and-swap, again
+ * from a fresh read after each conflict, at most `attempts` times; then throws `CasConflictError`.
+ * `change` may throw to refuse (nothing is written). Resolves with what was written.
+ */
+export async function casChange<T>(
+  kv: KV,
+  cas: CasWriter,
+  key: string,
+  change: (current: T | null) => T,
+  attempts = 16,
+): Promise<T> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const e = await kv.get(key);
+    const live = e?.operation === 'PUT' && e.value.length > 0;
+    const next = change(live ? decode<T>(e.value) : null);
+    const bytes = encode(next);
+    try {
+      if (!e) await cas.create(key, bytes);
+      else await cas.update(key, bytes, e.revision);
+      return next;
+    } catch (err) {
+      if (!(err instanceof CasConflictError)) throw err;
+    }
+  }
+  throw new CasConflictError(key, -1);
 }

@@ -17,11 +17,14 @@
  *   `published`. A concurrent request storing the same events at that moment uses the same ids and
  *   JetStream's duplicate window drops the second copy; a request that died long ago left its
  *   messages in the stream, where the scan finds them.
- * Records never expire (one small record per distinct batch), so the guarantee has no horizon.
+ * Records expire with `MD`'s max age (`batchTtlMs`): past it the batch's events have left the stream
+ * too, so a repeat stores what is no longer there. A new batch is counted against the account's
+ * daily quota (publish-quota.ts) before anything is published; a refused one leaves no record.
  */
 import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { contentHash } from '../contracts/caches.ts';
+import { ApiError } from '../contracts/errors.ts';
 import type { MarketEvent } from '../contracts/events.ts';
 import { KV_BUCKETS, STREAMS } from '../contracts/streams.ts';
 import { accountMdFilter, accountMdSubject, accountToken } from '../contracts/subjects.ts';
@@ -30,6 +33,7 @@ import { type Bucket, openBucket } from '../platform/kv.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { nowUs, type Outgoing, publishEvents } from './publish.ts';
+import { PublishQuota, type PublishQuotaLimits } from './publish-quota.ts';
 
 type BatchRecord =
   | { state: 'pending'; from_seq: number; at: number }
@@ -42,15 +46,23 @@ const SCAN_PULL_MS = 10_000;
 
 export type AccountPublishResult = { batchId: string; published: number };
 
+export type AccountPublisherOptions = { batchTtlMs: number; quota: PublishQuotaLimits };
+
 export class AccountPublisher {
   private constructor(
     private readonly nats: Nats,
     private readonly batches: Bucket<BatchRecord>,
+    private readonly quota: PublishQuota,
     private readonly log: Logger,
   ) {}
 
-  static async open(nats: Nats, log: Logger): Promise<AccountPublisher> {
-    return new AccountPublisher(nats, await openBucket<BatchRecord>(nats, KV_BUCKETS.publishedBatches), log);
+  static async open(nats: Nats, log: Logger, opts: AccountPublisherOptions): Promise<AccountPublisher> {
+    return new AccountPublisher(
+      nats,
+      await openBucket<BatchRecord>(nats, KV_BUCKETS.publishedBatches, { ttlMs: opts.batchTtlMs }),
+      await PublishQuota.open(nats, opts.quota),
+      log,
+    );
   }
 
   /** Publishes `events` for `accountId` unless this account already published them. */
@@ -63,7 +75,14 @@ export class AccountPublisher {
     let skip = new Set<number>();
     try {
       await this.batches.raw.create(key, encode(pending));
-    } catch {
+      try {
+        await this.quota.take(accountId, events.length, Buffer.byteLength(JSON.stringify(events)));
+      } catch (err) {
+        await this.batches.raw.delete(key).catch(() => {});
+        throw err;
+      }
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
       const entry = await this.batches.raw.get(key);
       const record = entry && entry.value.length > 0 ? decode<BatchRecord>(entry.value) : null;
       if (record?.state === 'published') return { batchId, published: 0 };

@@ -156,7 +156,15 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     health,
     baseUrl: publicBase,
     extraTools: [
-      normalizeTool({ nats, caches, log: deps.log }),
+      normalizeTool({
+        nats,
+        caches,
+        log: deps.log,
+        publish: {
+          batchTtlMs: config.MD_MAX_AGE_S * 1_000,
+          quota: { eventsPerDay: config.PUBLISH_EVENTS_PER_DAY, bytesPerDay: config.PUBLISH_BYTES_PER_DAY },
+        },
+      }),
       ...venueTools(),
       ...cacheTools({ nats, caches }),
     ],

@@ -10,18 +10,23 @@ import { ApiError } from '../../contracts/errors.ts';
 import { NORMALIZE_EVENTS } from '../../contracts/mcp-data-tools.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { AccountPublisher } from '../../producers/account-publish.ts';
+import { AccountPublisher, type AccountPublisherOptions } from '../../producers/account-publish.ts';
 import type { CacheStore } from '../../producers/caches/cache-store.ts';
 import { isNormalizeError, NORMALIZER_VERSION, normalizeBatch } from '../../producers/normalizer/index.ts';
 import { ownerOf } from './caches/cache-tools.ts';
 import { defineTool, type ToolDefinition } from './mcp/tool-registry.ts';
 
-export type NormalizeToolDeps = { nats: Nats; caches: CacheStore; log: Logger };
+export type NormalizeToolDeps = {
+  nats: Nats;
+  caches: CacheStore;
+  log: Logger;
+  publish: AccountPublisherOptions;
+};
 
 export function normalizeTool(deps: NormalizeToolDeps): ToolDefinition {
   let publisher: Promise<AccountPublisher> | null = null;
   const accountPublisher = () => {
-    publisher ??= AccountPublisher.open(deps.nats, deps.log).catch((err) => {
+    publisher ??= AccountPublisher.open(deps.nats, deps.log, deps.publish).catch((err) => {
       publisher = null;
       throw err;
     });
