@@ -3,6 +3,8 @@
  * do not serve `{base_url}`: each edge replica and its open streams, tails and lag are scraped
  * where they live. `npm start` and `gateway http` serve `/metrics` on `{base_url}` instead.
  */
+
+import { acceptProxyProtocol, TrustedProxies } from '../gateways/core/client-address.ts';
 import { createHttpApp } from '../gateways/core/http-hygiene.ts';
 import { registerMetricsRoute } from '../gateways/core/metrics-route.ts';
 import type { Config } from '../platform/config.ts';
@@ -24,6 +26,7 @@ export async function startMetricsListener(
     await tlsOptions(config),
     { bodyMs: config.HTTP_BODY_TIMEOUT_MS, handlerMs: config.HTTP_HANDLER_TIMEOUT_MS },
   );
+  acceptProxyProtocol(app.server, new TrustedProxies(config.TRUSTED_PROXIES));
   registerMetricsRoute(app, edge.guard);
   const address = await app.listen({ host: config.HOST, port: config.METRICS_PORT });
   log.info({ url: `${address}/metrics` }, 'metrics listening');

@@ -1,8 +1,9 @@
 /**
  * Abuse limits of the console (`/api/v1/console`) and of failed API-key attempts, per process.
  * Each is a token bucket (burst, then `rate` per second) keyed by client address or by account
- * (the email for register and login, the account id for key creation); failed logins add an
- * exponential lock. Every refusal is 429 `rate_limited` with `Retry-After`. Pure data.
+ * (the email for register, the email and the (email, address) pair for login, the account id for
+ * key creation); failed logins add an exponential lock. Every refusal is 429 `rate_limited` with
+ * `Retry-After`. Pure data.
  */
 import type { BucketSpec } from './limits.ts';
 
@@ -16,8 +17,14 @@ export const CONSOLE_LIMITS = {
   registerPerEmail: perHour(3),
   /** Login attempts per client address: 30 per minute. */
   loginPerAddress: perMinute(30),
-  /** Login attempts per email: 10 per minute. */
-  loginPerEmail: perMinute(10),
+  /** Login attempts per (email, client address) pair: 10 per minute. */
+  loginPerPair: perMinute(10),
+  /**
+   * Login attempts per email from all addresses together: 300 per minute (30 times a pair's, and
+   * above the 100 failures that lock the email: spending it from elsewhere is not a cheap way to
+   * keep a known user out).
+   */
+  loginPerEmail: perMinute(300),
   /** Key creations per account: burst 10, then 20 per hour. */
   keysPerAccount: perHour(20, 10),
   /** Key creations per client address: burst 30, then 60 per hour. */
@@ -27,22 +34,31 @@ export const CONSOLE_LIMITS = {
 } as const satisfies Record<string, BucketSpec>;
 
 /**
- * Failed logins per email: 5 free, then a lock of 1 s doubling with each further failure (2 s,
- * 4 s, …) up to 15 min; a success clears it; an hour without failures forgets them.
+ * Failed logins per (email, client address) pair: 5 free, then a lock of 1 s doubling with each
+ * further failure (2 s, 4 s, …) up to 15 min; a success clears it; an hour without failures forgets
+ * them. The lock holds that pair only: the same user logging in from elsewhere is not locked.
  */
-export const LOGIN_BACKOFF_PER_EMAIL = {
+export const LOGIN_BACKOFF_PER_PAIR = {
   freeFailures: 5,
   baseMs: 1_000,
   maxMs: 15 * 60_000,
   forgetAfterMs: 3_600_000,
 } as const;
 
-/** Failed logins per client address: the same, with 20 free (one address may front many users). */
-export const LOGIN_BACKOFF_PER_ADDRESS = { ...LOGIN_BACKOFF_PER_EMAIL, freeFailures: 20 } as const;
+/**
+ * Failed logins per email from all addresses together: the same lock, but only past 100 failures,
+ * so locking a known user out from elsewhere takes 100 failures within the hour: more than one
+ * address can make (its pair's lock lets about 17 through in an hour), 20 addresses to do it at once.
+ */
+export const LOGIN_BACKOFF_PER_EMAIL = { ...LOGIN_BACKOFF_PER_PAIR, freeFailures: 100 } as const;
+
+/** Failed logins per client address, any emails: the same, with 20 free (one address may front many users). */
+export const LOGIN_BACKOFF_PER_ADDRESS = { ...LOGIN_BACKOFF_PER_PAIR, freeFailures: 20 } as const;
 
 /**
- * Failed API-key attempts (missing, malformed, unknown) per client address at the edge guard: 30
- * at once, then one every 2 s (30 per minute). Valid keys never spend it.
+ * Failed API-key attempts (malformed or unknown key, session token) per client address at the edge
+ * guard: 30 at once, then one every 2 s (30 per minute); past it such attempts are 429, not 401.
+ * A request with no key is a 401 and spends nothing; valid keys never spend it nor are refused by it.
  */
 export const KEY_FAILURES_PER_ADDRESS = perMinute(30);
 

@@ -2,6 +2,7 @@
  * The only place that reads the environment. Everything else receives a typed `Config`.
  * Every variable here is listed in the README's configuration table.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import {
   CACHE_QUOTA_BYTES,
@@ -27,6 +28,14 @@ const list = (def: string) =>
         .map((x) => x.trim())
         .filter(Boolean),
     );
+
+/** An IP address, or one with a `/prefix` (CIDR block). */
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', bits, extra] = entry.split('/');
+  const family = isIP(address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, ''));
+  if (!family || extra !== undefined) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+}
 
 /** The secret's built-in value: fine for a laptop, refused anywhere else. */
 export const DEFAULT_API_KEY_SECRET = 'development-only-secret-change-me';
@@ -71,6 +80,14 @@ export const ConfigSchema = z.object({
     .enum(['true', 'false'])
     .default('false')
     .transform((v) => v === 'true'),
+  /**
+   * Balancers whose word on the client's address is believed (comma list of IPs and CIDR blocks,
+   * e.g. `127.0.0.1,10.0.0.0/8`): their PROXY protocol header (v1/v2) and `X-Forwarded-For`.
+   * Empty (default): nobody's; every client is its connection's peer.
+   */
+  TRUSTED_PROXIES: list('').refine((entries) => entries.every(isAddressOrCidr), {
+    message: 'a comma list of IP addresses and CIDR blocks (e.g. 127.0.0.1,10.0.0.0/8)',
+  }),
   /** `{base_url}`: console API (and the simulation/MCP service with the next issues). */
   HTTP_PORT: port(8080),
   /** Unified stream the dashboard proxy forwards to; default: this host's US port. */

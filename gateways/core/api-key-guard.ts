@@ -27,7 +27,8 @@ import { createLocalStreamSlots, type StreamSlots } from './stream-slots.ts';
 export type RateLimiterPort = { check(keyId: string, tier: Tier): Promise<RateDecision> };
 
 /**
- * `keyFailures`: the per-address limit on failed key attempts (a fresh one when absent).
+ * `keyFailures`: the per-address limit on failed key attempts (a fresh one when absent): consulted
+ * only once a presented credential has failed, so it never refuses a valid key nor counts a missing one.
  * `maintenance`: refuses requests to a transport under a maintenance window (maintenance.ts), first.
  * `onIdentified`: told which account a request's key belongs to, once known (the error log).
  * `streamSlots`: where the concurrent-stream cap is counted (stream-slots.ts: across every process
@@ -50,10 +51,12 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
     async admit(req: GuardRequest): Promise<Principal> {
       try {
         deps.maintenance?.admit(req);
-        keyFailures.check(req.clientIp);
         return await admitOrThrow(req);
-      } catch (err) {
-        if (err instanceof ApiError && err.code === 'invalid_key') keyFailures.failed(req.clientIp);
+      } catch (thrown) {
+        let err = thrown;
+        // A credential that is no key spends the address's budget (key-failure-limit.ts); no credential does not.
+        if (err instanceof ApiError && err.code === 'invalid_key' && presentedCredential(req) !== null)
+          err = keyFailures.failed(req.clientIp) ?? err;
         if (err instanceof RateLimitedError) rateLimitRejections.inc({ tier: err.tier });
         else if (err instanceof ApiError && (err.row.http === 401 || err.row.http === 403))
           authFailures.inc({ code: err.code });

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { metricsRegistry } from '../../platform/metrics.ts';
+import { clientAddress } from './client-address.ts';
 import type { Guard } from './guard.ts';
 
 export function registerMetricsRoute(app: FastifyInstance, guard: Guard): void {
@@ -14,7 +15,7 @@ export function registerMetricsRoute(app: FastifyInstance, guard: Guard): void {
       headers: req.headers,
       query: (req.query ?? {}) as Record<string, unknown>,
       requestId: req.id,
-      clientIp: req.ip,
+      clientIp: clientAddress(req.socket, req.headers),
       capability: 'metrics',
       stream: false,
     });

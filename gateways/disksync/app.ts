@@ -19,6 +19,7 @@ import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { TlsOptions } from '../../platform/tls.ts';
 import { BufferedSink } from '../core/buffered-sink.ts';
+import { acceptProxyProtocol, clientAddress, TrustedProxies } from '../core/client-address.ts';
 import { ConnectionRegistry } from '../core/connection-registry.ts';
 import type { RequestAccounts } from '../core/error-log-hook.ts';
 import type { Guard } from '../core/guard.ts';
@@ -38,6 +39,8 @@ export type DisksyncSettings = SessionSettings & {
   pongTimeoutMs: number;
   natsGraceMs: number;
   maxBacklogBytes: number;
+  /** `TRUSTED_PROXIES`: whose PROXY header names the client (client-address.ts); none when absent. */
+  trustedProxies?: readonly string[];
 };
 
 /** The edge's settings as configuration gives them (every `DISKSYNC_*` but the ports and lease). */
@@ -49,6 +52,7 @@ export function disksyncSettings(config: Config): DisksyncSettings {
     maxBacklogBytes: config.DISKSYNC_MAX_BACKLOG_BYTES,
     maxSubscriptions: config.DISKSYNC_MAX_SUBSCRIPTIONS,
     messagesPerSecond: config.DISKSYNC_MSG_RATE,
+    trustedProxies: config.TRUSTED_PROXIES,
   };
 }
 
@@ -69,6 +73,7 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
   const { settings, region } = deps;
   const surface = `disksync-${region}`;
   const app = createHttpApp({ loggerInstance: deps.log }, surface, deps.tls ?? null);
+  acceptProxyProtocol(app.server, new TrustedProxies(settings.trustedProxies ?? []));
   registerHealthRoute(app, deps.nats);
   const registry = new ConnectionRegistry(settings.pingIntervalMs, 'disksync');
   // UTF-8 is checked by the session, so that a text frame that is not UTF-8 is the spec's 4005
@@ -118,7 +123,7 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
         headers: req.headers,
         query,
         requestId,
-        ...(req.socket.remoteAddress ? { clientIp: req.socket.remoteAddress } : {}),
+        clientIp: clientAddress(req.socket, req.headers),
         capability: 'stream:read',
         stream: false,
       });

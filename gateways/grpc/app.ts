@@ -3,12 +3,14 @@
  * price.PriceService (unary, server-streaming and bidirectional methods on the core data plane),
  * server reflection and grpc.health.v1 (both answer without a key), the TLS policy, keepalive
  * settings that tolerate idle streams, GOAWAY for a client that pings too often, and
- * INVALID_ARGUMENT for a request body that does not decode (undecodable.ts).
+ * INVALID_ARGUMENT for a request body that does not decode (undecodable.ts), and the client's
+ * address from a trusted balancer's PROXY header (client-address.ts).
  */
 import { Server, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import type { Config } from '../../platform/config.ts';
 import type { TlsOptions } from '../../platform/tls.ts';
+import { acceptProxyProtocol, TrustedProxies } from '../core/client-address.ts';
 import { ConnectionRegistry } from '../core/connection-registry.ts';
 import type { Maintenance } from '../core/maintenance.ts';
 import { bidiStreamMethod } from './bidi-stream.ts';
@@ -86,7 +88,11 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
             minIntervalMs: config.GRPC_MIN_PING_INTERVAL_MS,
             maxStrikes: config.GRPC_MAX_PING_STRIKES,
           };
-          for (const h2 of http2ServersOf(server)) h2.on('session', (s) => guardPings(s, policy));
+          const trusted = new TrustedProxies(config.TRUSTED_PROXIES);
+          for (const h2 of http2ServersOf(server)) {
+            h2.on('session', (s) => guardPings(s, policy));
+            acceptProxyProtocol(h2, trusted);
+          }
           resolve(bound);
         }),
       );

@@ -10,6 +10,7 @@ import { toApiError } from '../../contracts/errors.ts';
 import type { ErrorRecorder } from '../../contracts/status.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { clientAddress } from '../core/client-address.ts';
 import type { ConnectionRegistry } from '../core/connection-registry.ts';
 import type { RequestAccounts } from '../core/error-log-hook.ts';
 import { type Guard, type Principal, rateLimitHeaders } from '../core/guard.ts';
@@ -17,6 +18,7 @@ import type { LatestState } from '../core/latest-state.ts';
 import type { LiveTail } from '../core/live-tail.ts';
 import { requestIdFrom } from '../core/request-id.ts';
 import { MARKET_DATA_SCOPE } from '../core/scopes.ts';
+import { http2StreamOf } from './call-http2-stream.ts';
 import { type GrpcStatusError, headersOf, peerAddress, toGrpcStatus } from './status.ts';
 
 export type GrpcSinkSettings = { maxBacklogBytes: number; closeGraceMs: number; heartbeatMs: number };
@@ -67,8 +69,10 @@ export async function admit(
   return { requestId, principal, headers };
 }
 
+/** The client (client-address.ts: a trusted balancer's PROXY header, else the peer); grpc-js's peer string as a fallback. */
 function withPeer(call: CallLike): { clientIp?: string } {
-  const ip = peerAddress(call.getPeer());
+  const socket = http2StreamOf(call)?.session?.socket;
+  const ip = (socket && clientAddress(socket, headersOf(call.metadata))) || peerAddress(call.getPeer());
   return ip ? { clientIp: ip } : {};
 }
 

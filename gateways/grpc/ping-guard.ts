@@ -4,7 +4,7 @@
  * costing the server a ping ack per frame. grpc-js's server does not enforce this itself, so each
  * HTTP/2 session of the server is watched here.
  */
-import { constants, type Http2Session } from 'node:http2';
+import { constants, type Http2Server, type Http2Session } from 'node:http2';
 
 export type PingPolicy = { minIntervalMs: number; maxStrikes: number };
 
@@ -24,7 +24,7 @@ export function guardPings(session: Http2Session, policy: PingPolicy): void {
 }
 
 /** The HTTP/2 servers behind a bound grpc-js server (it keeps them private). */
-export function http2ServersOf(server: object): { on(ev: 'session', cb: (s: Http2Session) => void): void }[] {
+export function http2ServersOf(server: object): Http2Server[] {
   const servers = (server as { http2Servers?: Map<unknown, unknown> }).http2Servers;
   return servers ? ([...servers.keys()] as never) : [];
 }

@@ -21,6 +21,7 @@ import type { AccountsService } from '../../producers/accounts/service.ts';
 import { CacheStore } from '../../producers/caches/cache-store.ts';
 import { ConnectionRegistry } from '../core/connection-registry.ts';
 import type { Guard } from '../core/guard.ts';
+import { acceptProxyProtocol, TrustedProxies } from '../core/client-address.ts';
 import { createHttpApp } from '../core/http-hygiene.ts';
 import { registerCacheRoutes } from './caches/cache-routes.ts';
 import { cacheTools } from './caches/cache-tools.ts';
@@ -90,6 +91,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     deps.tls ?? null,
     { bodyMs: config.HTTP_BODY_TIMEOUT_MS, handlerMs: config.HTTP_HANDLER_TIMEOUT_MS },
   );
+  acceptProxyProtocol(app.server, new TrustedProxies(config.TRUSTED_PROXIES));
   const documented = collectRoutes(app);
   let listenAddress = `http://127.0.0.1:${config.HTTP_PORT}`;
   const configured = config.PUBLIC_BASE_URL?.replace(/\/$/, '');

@@ -11,6 +11,7 @@ import { KEY_LIST_MAX } from '../../contracts/base-url-limits.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import type { Bucket } from '../../platform/kv.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
+import { clientAddress } from '../core/client-address.ts';
 import { parseWith } from '../core/validate.ts';
 import type { ConsoleLimits } from './console-limits.ts';
 import { CONSOLE_BASE, CreatedKeyResponse, iso, KeyList, UpdatedKeyResponse } from './console-responses.ts';
@@ -55,7 +56,7 @@ export function registerConsoleKeyRoutes(app: FastifyInstance, deps: ConsoleKeyD
     async (req, reply) => {
       const accountId = await session(req);
       const body = parseWith(CreateKeyBody, req.body ?? {});
-      deps.limits.createKey(req.ip, accountId);
+      deps.limits.createKey(clientAddress(req.socket, req.headers), accountId);
       const key = await accounts.createKey(accountId, body);
       return reply
         .code(201)

@@ -1,7 +1,8 @@
 /**
  * The console's abuse limits (numbers in `contracts/console-limits.ts`), per process: token buckets
  * per client address and per account for register, login and key creation, and an exponential lock
- * after failed logins (per email and per address). Each refusal is a `RateLimitedError`: 429
+ * after failed logins: per (email, address) pair at 5 failures, per address at 20, per email alone
+ * only at 100, so a user is not locked out by failures made from elsewhere until very many. Each refusal is a `RateLimitedError`: 429
  * `rate_limited` with `Retry-After`. All state is LRU-bounded (`LIMITER_MAX_SUBJECTS` per limiter).
  */
 import {
@@ -9,6 +10,7 @@ import {
   LIMITER_MAX_SUBJECTS,
   LOGIN_BACKOFF_PER_ADDRESS,
   LOGIN_BACKOFF_PER_EMAIL,
+  LOGIN_BACKOFF_PER_PAIR,
 } from '../../contracts/console-limits.ts';
 import { retryAfterSeconds } from '../../contracts/limits.ts';
 import { FailureBackoff } from '../core/failure-backoff.ts';
@@ -34,6 +36,7 @@ export class ConsoleLimits {
       new KeyedBuckets(spec, LIMITER_MAX_SUBJECTS),
     ]),
   ) as Record<Limit, KeyedBuckets>;
+  private readonly failedByPair = new FailureBackoff(LOGIN_BACKOFF_PER_PAIR, LIMITER_MAX_SUBJECTS);
   private readonly failedByEmail = new FailureBackoff(LOGIN_BACKOFF_PER_EMAIL, LIMITER_MAX_SUBJECTS);
   private readonly failedByAddress = new FailureBackoff(LOGIN_BACKOFF_PER_ADDRESS, LIMITER_MAX_SUBJECTS);
 
@@ -50,18 +53,25 @@ export class ConsoleLimits {
 
   /** Before a login attempt: refused while a failed-login lock holds, or over the attempt rates. */
   login(address: string, email: string): void {
-    const wait = Math.max(this.failedByEmail.waitMs(email), this.failedByAddress.waitMs(address));
+    const wait = Math.max(
+      this.failedByPair.waitMs(pair(address, email)),
+      this.failedByAddress.waitMs(address),
+      this.failedByEmail.waitMs(email),
+    );
     if (wait > 0) throw tooMany(wait, 'too many failed logins; wait before trying again');
     this.take('loginPerAddress', address, 'too many login attempts from this address');
+    this.take('loginPerPair', pair(address, email), 'too many login attempts for this email');
     this.take('loginPerEmail', email, 'too many login attempts for this email');
   }
 
   loginFailed(address: string, email: string): void {
-    this.failedByEmail.fail(email);
+    this.failedByPair.fail(pair(address, email));
     this.failedByAddress.fail(address);
+    this.failedByEmail.fail(email);
   }
 
-  loginSucceeded(email: string): void {
+  loginSucceeded(address: string, email: string): void {
+    this.failedByPair.succeed(pair(address, email));
     this.failedByEmail.succeed(email);
   }
 
@@ -70,3 +80,6 @@ export class ConsoleLimits {
     this.take('keysPerAccount', accountId, 'too many keys created for this account');
   }
 }
+
+/** One subject per (email, address) pair. */
+const pair = (address: string, email: string): string => `${email}\u0000${address}`;

@@ -10,6 +10,7 @@ import { LoginBody, RegisterBody, SetPlanBody } from '../../contracts/accounts.t
 import { ApiError, type ErrorCode } from '../../contracts/errors.ts';
 import type { Bucket } from '../../platform/kv.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
+import { clientAddress } from '../core/client-address.ts';
 import { parseWith } from '../core/validate.ts';
 import { registerConsoleKeyRoutes } from './console-key-routes.ts';
 import { ConsoleLimits } from './console-limits.ts';
@@ -54,7 +55,7 @@ export function registerConsoleRoutes(
     async (req, reply) => {
       sessions.sameSite(req);
       const body = parseWith(RegisterBody, req.body);
-      limits.register(req.ip, body.email);
+      limits.register(clientAddress(req.socket, req.headers), body.email);
       return reply.code(201).send(await accounts.register(body));
     },
   );
@@ -62,14 +63,15 @@ export function registerConsoleRoutes(
   const login = async (req: FastifyRequest) => {
     sessions.sameSite(req);
     const body = parseWith(LoginBody, req.body);
-    limits.login(req.ip, body.email);
+    const address = clientAddress(req.socket, req.headers);
+    limits.login(address, body.email);
     try {
       const started = await accounts.login(body);
-      limits.loginSucceeded(body.email);
+      limits.loginSucceeded(address, body.email);
       return started;
     } catch (err) {
       if (err instanceof ApiError && err.code === 'invalid_credentials')
-        limits.loginFailed(req.ip, body.email);
+        limits.loginFailed(address, body.email);
       throw err;
     }
   };

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Scope } from '../../contracts/accounts.ts';
 import { ApiError, httpErrorBody } from '../../contracts/errors.ts';
+import { clientAddress } from '../core/client-address.ts';
 import { type Guard, type Principal, rateLimitHeaders } from '../core/guard.ts';
 
 declare module 'fastify' {
@@ -43,7 +44,7 @@ export function installKeyAuth(app: FastifyInstance, guard: Guard): RequireKey {
         headers: req.headers,
         query: (req.query ?? {}) as Record<string, unknown>,
         requestId: req.id,
-        clientIp: req.ip,
+        clientIp: clientAddress(req.socket, req.headers),
         capability,
         stream: opts.stream ?? false,
       });

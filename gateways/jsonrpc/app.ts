@@ -9,6 +9,7 @@ import type { Config } from '../../platform/config.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { TlsOptions } from '../../platform/tls.ts';
+import { acceptProxyProtocol, TrustedProxies } from '../core/client-address.ts';
 import type { Guard } from '../core/guard.ts';
 import { registerHealthRoute } from '../core/health-route.ts';
 import { createHttpApp } from '../core/http-hygiene.ts';
@@ -56,6 +57,7 @@ export function buildJsonRpcApp(deps: JsonRpcAppDeps): JsonRpcApp {
     { bodyMs: config.HTTP_BODY_TIMEOUT_MS, handlerMs: config.HTTP_HANDLER_TIMEOUT_MS },
     requestFailureBody,
   );
+  acceptProxyProtocol(app.server, new TrustedProxies(config.TRUSTED_PROXIES));
   registerHealthRoute(app, deps.nats);
   registerRpcRoute(app, {
     guard: deps.guard,

@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ApiError } from '../../contracts/errors.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { chargeBatch } from '../core/batch-charge.ts';
+import { clientAddress } from '../core/client-address.ts';
 import { type Guard, type GuardRequest, rateLimitHeaders } from '../core/guard.ts';
 import {
   decodeBody,
@@ -52,7 +53,7 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
         headers: req.headers,
         query: {},
         requestId: req.id,
-        clientIp: req.ip,
+        clientIp: clientAddress(req.socket, req.headers),
         // Every method reads the market (eth_blockNumber is the MD stream's sequence): scopes.ts.
         capability: MARKET_DATA_SCOPE,
         stream: false,

@@ -7,6 +7,7 @@ import type { Config } from '../../platform/config.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { TlsOptions } from '../../platform/tls.ts';
+import { acceptProxyProtocol, TrustedProxies } from '../core/client-address.ts';
 import { ConnectionRegistry } from '../core/connection-registry.ts';
 import type { Guard } from '../core/guard.ts';
 import { registerHealthRoute } from '../core/health-route.ts';
@@ -43,6 +44,7 @@ export function buildUnifiedApp(deps: UnifiedAppDeps): UnifiedApp {
     deps.tls ?? null,
     { bodyMs: config.HTTP_BODY_TIMEOUT_MS, handlerMs: config.HTTP_HANDLER_TIMEOUT_MS },
   );
+  acceptProxyProtocol(app.server, new TrustedProxies(config.TRUSTED_PROXIES));
   const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, `unified-${deps.region}`);
   registerHealthRoute(app, deps.nats);
   registerStreamRoute(app, {

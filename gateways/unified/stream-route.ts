@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
+import { clientAddress } from '../core/client-address.ts';
 import type { ConnectionRegistry } from '../core/connection-registry.ts';
 import { assertNotRevoked, type Guard, rateLimitHeaders } from '../core/guard.ts';
 import { type FeedDeps, type FeedSubscription, openFeed } from '../core/replay-source.ts';
@@ -31,7 +32,7 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
       headers: req.headers,
       query: req.query as Record<string, unknown>,
       requestId: req.id,
-      clientIp: req.ip,
+      clientIp: clientAddress(req.socket, req.headers),
       capability: 'stream:read',
       stream: true,
     });

@@ -54,3 +54,20 @@ it('Prometheus scrapes every edge replica on its METRICS_PORT', () => {
   const targets = [...readFileSync(join(dir, 'prometheus.yml'), 'utf8').matchAll(/([a-z0-9-]+):9464/g)];
   expect(targets.map((m) => m[1]).sort()).toEqual(edges.map((m) => m[1]).sort());
 });
+
+it('every balancer backend sends PROXY v2, and the gateways trust exactly the balancer', () => {
+  const haproxy = readFileSync(join(dir, 'haproxy.cfg'), 'utf8');
+  const servers = haproxy.split('\n').filter((l) => /^\s+server\s/.test(l));
+  expect(servers.length).toBe(18);
+  for (const s of servers) expect(s).toMatch(/\ssend-proxy-v2(\s|$)/);
+  const compose = readFileSync(file, 'utf8');
+  const trusted = /^\s+TRUSTED_PROXIES: (\S+)$/m.exec(compose)?.[1];
+  const lb = /ipv4_address: ([\d.]+)/.exec(compose)?.[1];
+  expect(trusted).toBeDefined();
+  expect(trusted).toBe(lb);
+  // No other container can be given the balancer's address: it lies outside the dynamic range.
+  const range = /ip_range: ([\d.]+)\/(\d+)/.exec(compose);
+  const octet = Number(lb?.split('.')[3]);
+  expect(range?.[2]).toBe('25');
+  expect(octet).toBeGreaterThanOrEqual(128);
+});
