@@ -20,6 +20,7 @@ import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import type { ServiceProcess } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 const config = testConfig();
 let server: TestNats;
@@ -80,6 +81,7 @@ async function syncOnce(
 
 describe.each(['json', 'msgpack'] as const)('exact sync (%s)', (encoding) => {
   it('a client cut at random points and resumed with from_seq keeps every sequence once, in order', async () => {
+    const { random } = seededRandom(`disk-sync ${encoding} cuts`);
     const { key } = await accounts.key('quant');
     const start = (await nats.jsm.streams.info('MD')).state.last_seq;
     const publisher = publishAtRate(nats.js, ['BTC', 'ETH', 'SOL'], 400, { booksEvery: 3 });
@@ -93,7 +95,7 @@ describe.each(['json', 'msgpack'] as const)('exact sync (%s)', (encoding) => {
     })();
     while ((file.at(-1) ?? start) < last) {
       const after = file.at(-1) ?? start;
-      const got = await syncOnce(key, encoding, after, 1 + Math.floor(Math.random() * 300), () => last);
+      const got = await syncOnce(key, encoding, after, 1 + Math.floor(random() * 300), () => last);
       if (got.length > 0) cuts++;
       for (const e of got) file.push(e.seq);
     }

@@ -28,6 +28,7 @@ import {
 } from '../support/grpc.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
+import { seededRandom } from '../support/seeded-random.ts';
 
 const config = testConfig();
 let server: TestNats;
@@ -58,6 +59,7 @@ afterAll(async () => {
 
 describe('StreamEvents', () => {
   it('resumes exactly after random cuts: the union is the published range, nothing twice', async () => {
+    const { random } = seededRandom('StreamEvents cuts');
     const from = await lastSeq();
     const publisher = publishAtRate(nats.js, ['BTC', 'ETH', 'SOL'], 400, { booksEvery: 4 });
     const received: number[] = [];
@@ -65,7 +67,7 @@ describe('StreamEvents', () => {
     let cuts = 0;
     let end = Number.POSITIVE_INFINITY;
     while (after < end) {
-      const take = 5 + Math.floor(Math.random() * 60);
+      const take = 5 + Math.floor(random() * 60);
       const s = collect(clients[cuts % 2]?.StreamEvents({ after_seq: after }, keyMetadata(key)));
       await eventually(
         () => seqsOf(s.messages).length >= take || (end !== Infinity && seqsOf(s.messages).at(-1) === end),
