@@ -7,11 +7,14 @@
  *   on a process: a new seed past it → 429 `subscription_limit`, an already-held one still opens;
  * - a process holds at most LIVE_SESSIONS_PER_PROCESS sessions: a new one past it → 503 `overload`;
  * and a refused start leaves no session behind: the process holds (and has produced) exactly the
- * sessions admitted, and once streams close their slots come back.
+ * sessions admitted, and once streams close their slots come back. A session whose start failed
+ * (its stream missing: 503 `feed_unavailable`) is not kept: once the stream is back, it starts.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { setupStreams } from '../../app/streams.ts';
 import { BASIC_SIMULATION_STREAMS, LIVE_SESSIONS_PER_ACCOUNT } from '../../contracts/base-url-limits.ts';
 import { TIER_LIMITS } from '../../contracts/limits.ts';
+import { STREAMS } from '../../contracts/streams.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
@@ -26,6 +29,8 @@ let server: TestNats;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: TestHttp;
+/** A second process on the same NATS, for the failed start. */
+let second: TestHttp;
 const open: AbortController[] = [];
 
 beforeAll(async () => {
@@ -33,20 +38,22 @@ beforeAll(async () => {
   nats = await connectTestNats(server.url, config);
   accounts = await startTestAccounts(nats, config);
   http = await startTestHttp(nats, config, accounts);
+  second = await startTestHttp(nats, config, accounts);
 });
 
 afterAll(async () => {
   for (const c of open) c.abort();
   await http?.close();
+  await second?.close();
   accounts?.stop();
   await nats?.nc.close();
   await server?.cleanup();
 });
 
 /** Opens `/stream/live` for `seed`: the response (a 200 stays open until the test ends). */
-async function live(key: string, seed: number): Promise<Response> {
+async function live(key: string, seed: number, base = http.url): Promise<Response> {
   const ctl = new AbortController();
-  const res = await fetch(`${http.url}/stream/live?symbol=BTC&seed=${seed}`, {
+  const res = await fetch(`${base}/stream/live?symbol=BTC&seed=${seed}`, {
     headers: { 'x-api-key': key, accept: 'text/event-stream' },
     signal: ctl.signal,
   });
@@ -92,4 +99,15 @@ it('caps streams per key, sessions per account and per process; refusals leave n
     'a stream after the others closed',
     250,
   );
+});
+
+it('does not keep a session whose start failed', async () => {
+  const { key } = await accounts.key('pro');
+  await nats.jsm.streams.delete(STREAMS.SIM);
+  await expectError(await live(key, 5_000, second.url), 503, 'feed_unavailable');
+  expect(second.sessions.size).toBe(0);
+  await setupStreams(nats, config);
+  const res = await live(key, 5_000, second.url);
+  expect(res.status).toBe(200);
+  expect(second.sessions.size).toBe(1);
 });
