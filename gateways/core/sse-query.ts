@@ -1,8 +1,9 @@
 /**
  * The SSE spelling of a Subscription (contracts/subscription.ts): comma lists in the query
  * (`coin`, `event_type`, `source`), the resume position in the `Last-Event-ID` header or the
- * `last_event_id` query value. Unknown parameters and values are refused with field details
- * (400, validate.ts). Shared by every SSE route (unified stream, cache replay, live sessions).
+ * `last_event_id` query value. Unknown parameters are ignored (a cache-buster such as `_=123`
+ * must not break a stream); bad values of known ones are refused with field details (400,
+ * validate.ts). `lastEventIdOf` is shared by every SSE route (unified stream, cache replay, live sessions).
  */
 import { z } from 'zod';
 import {
@@ -33,7 +34,8 @@ export const SseSubscriptionQuery = z
     source: commaList(SourceList).optional(),
     last_event_id: StreamPositionText.optional(),
   })
-  .strict();
+  // Unknown keys are dropped, not refused.
+  .strip();
 
 /** The resume position of an SSE request: the `Last-Event-ID` header wins (EventSource sends it). */
 export function lastEventIdOf(

@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/unified/stream`: validate → guard → subscribe → position → open. Every failure
+ * `GET /api/v1/unified/stream`: guard → validate → subscribe → position → open. Every failure
  * before the first byte is a real HTTP status with the error body (a browser EventSource does not
  * retry a 401); after it, failures are `event: error` messages. What the request means (coins
  * resolved, sources allowed, warnings, stale coins) is the core's (subscribe.ts): this file is
@@ -25,7 +25,7 @@ export type StreamRouteDeps = FeedDeps & {
 
 export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps): void {
   app.get('/api/v1/unified/stream', async (req, reply) => {
-    const request = parseSseSubscription(req.query, req.headers['last-event-id']);
+    // Who is asking comes first: a keyless request is 401 whatever its query says.
     const principal = await deps.guard.admit({
       surface: 'unified',
       region: deps.region,
@@ -38,6 +38,7 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
     });
     let subscribed: Subscribed;
     try {
+      const request = parseSseSubscription(req.query, req.headers['last-event-id']);
       subscribed = await subscribe(deps, request, principal);
     } catch (err) {
       principal.release();

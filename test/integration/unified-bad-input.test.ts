@@ -1,6 +1,8 @@
 /**
  * Bad input on the unified stream: every refusal is a clear HTTP error with the spec's body before
  * the first byte; positions out of range get an explicit notice; nothing restarts silently from 0.
+ * The key is checked before the query (a keyless bad request is 401, not 400), and unknown query
+ * parameters (a cache-buster) are ignored.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../../contracts/streams.ts';
@@ -15,11 +17,14 @@ import { openSse, type SseMessage } from '../support/sse.ts';
 
 let nats: TestNats;
 let gw: TestGateway;
+/** The same gateway behind the real API-key guard. */
+let keyed: TestGateway;
 let lastSeq = 0;
 
 beforeAll(async () => {
   nats = await startTestNats();
   gw = await startTestGateway(nats.url);
+  keyed = await startTestGateway(nats.url, {}, { guard: 'keys' });
   const p = publishAtRate(gw.nats.js, ['BTC', 'ETH'], 2_000);
   await eventually(() => p.published() >= 500, 20_000, '500 events published');
   await p.stop();
@@ -27,6 +32,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await keyed?.close();
   await gw?.close();
   await nats?.cleanup();
 });
@@ -51,7 +57,6 @@ async function firstMessages(
 
 describe('query validation', () => {
   it.each([
-    ['?foo=1', 'foo'],
     ['?event_type=quote', 'event_type'],
     ['?source=nyse', 'source'],
     ['?coin=BT.C', 'coin'],
@@ -59,6 +64,22 @@ describe('query validation', () => {
     ['?last_event_id=abc', 'last_event_id'],
   ])('%s → 400 invalid_params naming %s', async (q, field) => {
     await expectError(await fetch(streamUrl(q)), 400, 'invalid_params', field);
+  });
+
+  it('ignores unknown parameters (a cache-buster): the stream opens and streams', async () => {
+    const msgs = await firstMessages(streamUrl('?coin=BTC&last_event_id=0&_=1767225600000&foo=1'), 2);
+    expect(msgs.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(msgs.map((m) => `${m.event} ${JSON.parse(m.data).symbol}`))).toEqual(
+      new Set(['message BTC']),
+    );
+  });
+
+  it.each([
+    ['?event_type=quote', {}],
+    ['?coin=BT.C&foo=1', { 'last-event-id': 'abc' }],
+  ])('checks the key first: keyless %s → 401 invalid_key, not 400', async (q, headers) => {
+    const res = await fetch(`${keyed.url}/api/v1/unified/stream${q}`, { headers });
+    await expectError(res, 401, 'invalid_key');
   });
 
   it.each(['abc', '-5', '1.5', '99999999999999999999', '0x10'])('Last-Event-ID %s → 400', async (id) => {
