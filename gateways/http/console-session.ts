@@ -6,6 +6,7 @@
  * session that only a page of this origin can read (from the login answer or `GET …/session`).
  * Browsers' cross-site state-changing requests (an `Origin` or `Sec-Fetch-Site` naming another
  * site) are refused whatever their credentials, so a login or a registration cannot be forged either.
+ * A malformed `Origin` or session cookie is the client's mistake: 400 `invalid_params`, never a 500.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
@@ -17,13 +18,31 @@ export const CSRF_HEADER = 'x-csrf-token';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** A cookie's value from the `Cookie` header, or null. */
+/** A cookie's value from the `Cookie` header, or null; 400 when its percent-encoding is broken. */
 export function cookieValue(req: FastifyRequest, name: string): string | null {
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        throw new ApiError('invalid_params', `malformed ${name} cookie`, {
+          field: 'Cookie',
+          reason: 'bad percent-encoding',
+        });
+      }
+    }
   }
   return null;
+}
+
+/** The host an `Origin` header names; 400 when it is not a URL. */
+function originHost(origin: string): string {
+  try {
+    return new URL(origin).host;
+  } catch {
+    throw new ApiError('invalid_params', 'malformed Origin header', { field: 'Origin', reason: 'not a URL' });
+  }
 }
 
 export type ConsoleSessions = {
@@ -62,7 +81,7 @@ export function consoleSessions(
     const site = req.headers['sec-fetch-site'];
     const origin = req.headers.origin;
     const host = req.headers.host;
-    const crossOrigin = origin !== undefined && origin !== 'null' && host && new URL(origin).host !== host;
+    const crossOrigin = origin !== undefined && origin !== 'null' && host && originHost(origin) !== host;
     if (site === 'cross-site' || site === 'same-site' || crossOrigin || origin === 'null')
       throw new ApiError('forbidden', 'cross-site request refused: use the console of this origin');
   };

@@ -4,7 +4,7 @@
  * refused (403) and changes nothing; with the token it passes; a browser's cross-site request is
  * refused even with valid credentials; bearer sessions need no token (API clients); the unified
  * host refuses the cookie session; the dashboard proxy takes it, and one viewer's streams are
- * capped by its own plan.
+ * capped by its own plan. A malformed `Origin` or session cookie is 400 `invalid_params`, not 500.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createServiceKey, type ServiceKey } from '../../app/service-key.ts';
@@ -194,4 +194,21 @@ it('refuses a cookie session on the unified host; the dashboard proxy takes it w
     403,
     'tier_restricted',
   );
+});
+
+it('answers a malformed Origin or session cookie with 400 invalid_params, not 500', async () => {
+  const badOrigin = await fetch(api('/session'), {
+    method: 'POST',
+    headers: { ...json, origin: 'http://[' },
+    body: JSON.stringify({ email: 'nobody@example.com', password }),
+  });
+  await expectError(badOrigin, 400, 'invalid_params', 'Origin');
+  for (const path of ['/keys', '/session']) {
+    const res = await fetch(api(path), { headers: { cookie: 'other=1; mdp_session=%E0%A4%A' } });
+    await expectError(res, 400, 'invalid_params', 'Cookie');
+  }
+  const proxied = await fetch(`${http.url}/api/v1/unified/stream`, {
+    headers: { cookie: 'mdp_session=%zz' },
+  });
+  await expectError(proxied, 400, 'invalid_params', 'Cookie');
 });
