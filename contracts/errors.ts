@@ -130,6 +130,25 @@ export type WsCloseCode = (typeof WS_CLOSE_CODES)[number]['code'];
 /** A close code a server may put in a close frame. */
 export type SendableWsCloseCode = Exclude<WsCloseCode, (typeof WS_RESERVED_CLOSE_CODES)[number]>;
 
+/**
+ * The one status the server causes outside the rows: a gRPC stream already ended (a terminal
+ * status written) whose client still does not read `SSE_CLOSE_GRACE_MS` later is reset with
+ * RST_STREAM CANCEL, since its trailers wait behind data flow control holds. gRPC clients report
+ * that reset as CANCELLED, which the spec's table calls "Client cancelled": here it is not. Not
+ * REFUSED_STREAM (clients would say UNAVAILABLE): that code promises no application processing
+ * happened, so a proxy or a client may replay the call transparently, while this stream has
+ * delivered events. Clients treat a CANCELLED they did not cause as UNAVAILABLE: resume with
+ * `after_seq` = the last `seq` processed (the TypeScript client does).
+ */
+export const SERVER_RESET = Object.freeze({
+  /** HTTP/2 RST_STREAM error code sent (NGHTTP2_CANCEL). */
+  http2Code: 8,
+  /** The status a gRPC client reports for it. */
+  grpc: 'CANCELLED',
+  /** What a client should make of it. */
+  treatAs: 'UNAVAILABLE',
+} as const satisfies { http2Code: number; grpc: GrpcStatusName; treatAs: GrpcStatusName });
+
 /** gRPC status name → wire number, e.g. `UNAUTHENTICATED` → 16. */
 export const GRPC_STATUS_NUMBER = Object.freeze(
   Object.fromEntries(GRPC_STATUSES.map((s) => [s.name, s.number])),

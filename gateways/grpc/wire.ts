@@ -12,7 +12,7 @@
  * messages folded into `FeedMessage.batch` messages (batch-frames.ts) on the way out.
  */
 import type { ServerDuplexStream, ServerWritableStream } from '@grpc/grpc-js';
-import { ApiError } from '../../contracts/errors.ts';
+import { ApiError, SERVER_RESET } from '../../contracts/errors.ts';
 import { DrainGate } from '../core/drain-gate.ts';
 import type { Wire } from '../core/sink-parts.ts';
 import { batchFrames, batchSharedFrames } from './batch-frames.ts';
@@ -26,8 +26,8 @@ export type GrpcStream = ServerWritableStream<unknown, unknown> | ServerDuplexSt
 
 const asBuffer = (b: string | Buffer): Buffer => (typeof b === 'string' ? Buffer.from(b, 'latin1') : b);
 
-/** NGHTTP2_CANCEL: the RST_STREAM code of a stream dropped by the server. */
-const RST_CANCEL = 8;
+/** The RST_STREAM code of a stream dropped by the server (why CANCEL: contracts/errors.ts). */
+const RST_CANCEL = SERVER_RESET.http2Code;
 /**
  * Most bytes per write on the HTTP/2 stream. Each write is called back once flow control has let
  * all of it out, so a long chunk written whole would count as buffered until its last byte went:

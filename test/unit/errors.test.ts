@@ -12,6 +12,7 @@ import {
   isApiError,
   JSON_RPC_CODES,
   retryAfterSeconds,
+  SERVER_RESET,
   SSE_CODES,
   type SseCode,
   sseErrorData,
@@ -241,6 +242,16 @@ describe('httpErrorBody', () => {
     const body = httpErrorBody(new ApiError('forbidden'), 'req-42');
     expect(body.request_id).toBe('req-42');
     expect(new Date(body.timestamp).toISOString()).toBe(body.timestamp);
+  });
+});
+
+describe('the server reset of an unread gRPC stream', () => {
+  it('is said in the catalogue: RST_STREAM CANCEL, reported as CANCELLED, to be treated as UNAVAILABLE', () => {
+    expect(SERVER_RESET).toEqual({ http2Code: 8, grpc: 'CANCELLED', treatAs: 'UNAVAILABLE' });
+    // The spec's CANCELLED means "Client cancelled": the catalogue's own rows never send it for a server condition.
+    const serverRows = rows.filter((r) => r.grpc === 'CANCELLED' && r.code !== 'cancelled');
+    expect(serverRows).toEqual([]);
+    expect(GRPC_STATUS_NUMBER[SERVER_RESET.treatAs]).toBe(14);
   });
 });
 
