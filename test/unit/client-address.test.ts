@@ -3,10 +3,14 @@
  * server: TRUSTED_PROXIES entries (addresses, CIDR blocks, v4-mapped), a trusted peer's PROXY v2
  * header (sent at once with the request or on its own first), the peer itself when a trusted
  * peer sends none, X-Forwarded-For from a trusted hop only (the rightmost untrusted hop), a broken
- * header closing the connection, and an untrusted peer's header left to the HTTP parser (400).
+ * header closing the connection, an untrusted peer's header left to the HTTP parser (400), and
+ * a header ahead of a TLS handshake (the address kept under the TLS socket).
  */
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { generate } from 'selfsigned';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acceptProxyProtocol, clientAddress, TrustedProxies } from '../../gateways/core/client-address.ts';
 import { proxyV2Header } from '../support/proxy-relay.ts';
@@ -104,5 +108,28 @@ describe('acceptProxyProtocol + clientAddress', () => {
     const port = await whoAmIServer([]);
     expect(server?.listeners('connection').length).toBe(1);
     expect(body(await exchange(port, [request('X-Forwarded-For: 203.0.113.8\r\n')]))).toBe('127.0.0.1');
+  });
+
+  it('a PROXY header ahead of the TLS handshake names the client of the HTTPS request', async () => {
+    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+      keyType: 'ec',
+      curve: 'P-256',
+    });
+    server = createHttpsServer({ key: pems.private, cert: pems.cert }, (req, res) =>
+      res.end(clientAddress(req.socket, req.headers)),
+    );
+    acceptProxyProtocol(server, new TrustedProxies(['127.0.0.1']));
+    await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const raw = connect({ port, host: '127.0.0.1' });
+    raw.write(proxyV2Header('203.0.113.7', port));
+    const tls = tlsConnect({ socket: raw, rejectUnauthorized: false });
+    tls.end(request());
+    let out = '';
+    tls.on('data', (d) => {
+      out += d.toString('latin1');
+    });
+    await new Promise((r) => tls.on('close', r));
+    expect(body(out)).toBe('203.0.113.7');
   });
 });
