@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { EventType, Source, SymbolName } from './events.ts';
+import { MAX_COINS_PER_SUBSCRIPTION } from './transport-limits.ts';
 
 /**
  * A position in a stream: the JetStream stream sequence of the last event the client received
@@ -26,7 +27,10 @@ export const StreamPositionText = z
   .pipe(StreamPosition);
 
 const AT_LEAST_ONE = 'give at least one value';
-export const CoinList = z.array(SymbolName).min(1, AT_LEAST_ONE);
+export const CoinList = z
+  .array(SymbolName)
+  .min(1, AT_LEAST_ONE)
+  .max(MAX_COINS_PER_SUBSCRIPTION, `at most ${MAX_COINS_PER_SUBSCRIPTION} coins per subscription`);
 export const EventTypeList = z.array(EventType).min(1, AT_LEAST_ONE);
 export const SourceList = z.array(Source).min(1, AT_LEAST_ONE);
 

@@ -3,7 +3,9 @@
  * (what it will be delivered), the same for every transport:
  * - coins are resolved against the platform's known coins, then the viewer's own published coins
  *   (exact spelling first, then upper case); unknown ones become `coin_not_found` warnings, and
- *   if none is known the request fails with `coin_not_found`;
+ *   if none is known the request fails with `coin_not_found`; the viewer's own coins cost one
+ *   JetStream request per subscription at most (own-coins.ts), none when every coin is the
+ *   platform's, and none once the caller has gone (`signal` aborted);
  * - sources are limited by the key's `chain:*` scopes: asking for a source outside them is 403;
  * - the viewer (the principal's account) sees its own `stream: true` events too.
  * `initialStale` names the selected coins already stale, so a new client hears it at once.
@@ -13,7 +15,7 @@ import type { Subscription } from '../../contracts/subscription.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { Principal } from './guard.ts';
 import type { LiveTail } from './live-tail.ts';
-import { ownsCoin } from './own-coins.ts';
+import { type OwnCoinLookup, ownCoinLookup } from './own-coins.ts';
 import type { Selection } from './selection.ts';
 import { viewerOf } from './visibility.ts';
 
@@ -29,13 +31,22 @@ export type Subscribed = {
 
 export type SubscribeDeps = { nats: Nats; tail: LiveTail };
 
+export type SubscribeOptions = {
+  /** Aborts when the caller has gone: no JetStream request is made after it. */
+  signal?: AbortSignal;
+  /** The viewer's own coins, shared by several subscriptions of one request (JSON-RPC batch). */
+  ownCoins?: OwnCoinLookup;
+};
+
 export async function subscribe(
   deps: SubscribeDeps,
   request: Subscription,
   principal: Pick<Principal, 'accountId' | 'sources'>,
+  options: SubscribeOptions = {},
 ): Promise<Subscribed> {
   const viewer = viewerOf(principal);
-  const coins = request.coins ? await resolveCoins(deps, request.coins, viewer) : null;
+  const owned = options.ownCoins ?? ownCoinLookup(deps.nats, viewer, options.signal);
+  const coins = request.coins ? await resolveCoins(deps, request.coins, owned) : null;
   if (coins && coins.known.length === 0)
     throw new ApiError('coin_not_found', `not tracked: ${coins.unknown.join(', ')}`);
   return {
@@ -70,17 +81,20 @@ export function initialStaleFeeds(tail: LiveTail, selection: Selection): { coin:
   );
 }
 
+/** Each coin as the platform spells it, else as the viewer's own account does (exact, then upper case). */
 async function resolveCoins(
   deps: SubscribeDeps,
   coins: readonly string[],
-  viewer: string | null,
+  owned: OwnCoinLookup,
 ): Promise<{ known: string[]; unknown: string[] }> {
   const known: string[] = [];
   const unknown: string[] = [];
+  const spellingsOf = (c: string) => [...new Set([c, c.toUpperCase()])];
+  const notPlatform = coins.filter((c) => !spellingsOf(c).some((x) => deps.tail.health.knows(x)));
+  const own = notPlatform.length > 0 ? await owned(notPlatform.flatMap(spellingsOf)) : new Set<string>();
   for (const c of coins) {
-    const spellings = [...new Set([c, c.toUpperCase()])];
-    let hit = spellings.find((x) => deps.tail.health.knows(x));
-    for (const x of spellings) if (!hit && (await ownsCoin(deps.nats, viewer, x))) hit = x;
+    const spellings = spellingsOf(c);
+    const hit = spellings.find((x) => deps.tail.health.knows(x)) ?? spellings.find((x) => own.has(x));
     if (hit) known.push(hit);
     else unknown.push(c);
   }

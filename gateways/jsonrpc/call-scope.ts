@@ -43,8 +43,9 @@ export class CallScope {
     return this.controller.signal;
   }
 
-  /** Refuses to start a call for a key revoked since the request was admitted. */
+  /** Refuses to start a call for a key revoked since the request was admitted, or once the scope ended. */
   assertLive(): void {
+    if (this.reason) throw this.reason;
     if (this.principal.revoked.aborted)
       throw new ApiError('key_revoked', 'this API key was revoked while the request was in flight');
   }
@@ -66,6 +67,11 @@ export class CallScope {
         },
       );
     });
+  }
+
+  /** The client went away before its answer: calls still running or waiting end (-32603, cancelled). */
+  clientGone(): void {
+    this.abort(new ApiError('cancelled', 'the client closed the request'));
   }
 
   end(): void {

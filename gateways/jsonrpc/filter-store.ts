@@ -20,7 +20,9 @@
  * over the marker's revision, never the `@0` id of a new key (a duplicate within the window).
  * The filter id is `0x` + the slot (4 hex digits) + 24 random hex digits; a stale id never reaches
  * a newer filter in the same slot.
- * An install reads the key's `cap` slots with direct gets (the bucket has `allow_direct`), never by
+ * An install reads the key's slots with direct gets (the bucket has `allow_direct`), in order and
+ * FILTER_SLOT_READ_CHUNK at a time until one is free (a key with n live filters costs about n + 16
+ * gets, not `cap`; only a key at its cap reads all `cap`), never by
  * listing its keys: a listing is a new consumer on the bucket's stream, which after its leader's node
  * died waited for the new leader and consumer and made md_newFilter fail -32009 for 5-17 s (issue
  * 13). A direct get is answered by any replica; one that lags can only make a slot look taken or
@@ -33,6 +35,7 @@ import { nanos } from '@nats-io/transport-node';
 import { ApiError } from '../../contracts/errors.ts';
 import { FILTER_ID } from '../../contracts/jsonrpc.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
+import { FILTER_SLOT_READ_CHUNK } from '../../contracts/transport-limits.ts';
 import { decode, encode } from '../../platform/codec.ts';
 import { openBucket } from '../../platform/kv.ts';
 import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
@@ -93,18 +96,25 @@ export class FilterStore {
     cap: number,
     filter: Omit<StoredFilter, 'id' | 'polled_at_ms'>,
   ): Promise<string> {
-    const entries = await this.slotEntries(keyId, cap);
-    for (let slot = 0; slot < cap; slot++) {
-      const entry = entries[slot] ?? null;
-      if (entry?.operation === 'PUT') continue;
-      const id = `0x${slot.toString(16).padStart(4, '0')}${randomBytes(12).toString('hex')}`;
-      const value = encode({ ...filter, id, polled_at_ms: this.now() });
-      if (await this.take(`${keyId}.${slot}`, value, entry)) return id;
-      // Another replica took this slot meanwhile: try the next one.
+    let live = 0;
+    for (let from = 0; from < cap; from += FILTER_SLOT_READ_CHUNK) {
+      const entries = await this.slotEntries(keyId, from, Math.min(cap, from + FILTER_SLOT_READ_CHUNK));
+      for (const [i, entry] of entries.entries()) {
+        const slot = from + i;
+        if (entry?.operation === 'PUT') {
+          live++;
+          continue;
+        }
+        const id = `0x${slot.toString(16).padStart(4, '0')}${randomBytes(12).toString('hex')}`;
+        const value = encode({ ...filter, id, polled_at_ms: this.now() });
+        if (await this.take(`${keyId}.${slot}`, value, entry)) return id;
+        // Another replica took this slot meanwhile: try the next one.
+        live++;
+      }
     }
     throw new ApiError(
       'subscription_limit',
-      `this key already has ${entries.filter((e) => e?.operation === 'PUT').length} live filters (the cap of its tier is ${cap}); uninstall one or let it expire`,
+      `this key already has ${live} live filters (the cap of its tier is ${cap}); uninstall one or let it expire`,
       { limit: cap },
     );
   }
@@ -142,9 +152,9 @@ export class FilterStore {
     }
   }
 
-  /** The entries of slots [0, cap) (null: never written; a delete marker: free), one direct get each, at once. */
-  private slotEntries(keyId: string, cap: number): Promise<(KvEntry | null)[]> {
-    return Promise.all(Array.from({ length: cap }, (_, slot) => this.kv.get(`${keyId}.${slot}`)));
+  /** The entries of slots [from, to) (null: never written; a delete marker: free), one direct get each, at once. */
+  private slotEntries(keyId: string, from: number, to: number): Promise<(KvEntry | null)[]> {
+    return Promise.all(Array.from({ length: to - from }, (_, i) => this.kv.get(`${keyId}.${from + i}`)));
   }
 
   /**

@@ -6,11 +6,13 @@
  * a JSON-RPC error body: see app.ts) → the body is decoded (-32700, -32600 for an empty batch,
  * -32006 over 100 calls, each HTTP 200) → every further call of a batch takes one more token of the
  * key (batch-charge.ts: calls past its tokens are -32000 with `retry_after`, never run) → the calls
- * run independently and at once, and their answers go back in request order. A body of
+ * run independently, at most JSONRPC_BATCH_CONCURRENCY at once (bounded-all.ts), sharing the
+ * request's coin and answer budget (request-budget.ts), and their answers go back in request order. A body of
  * notifications only is 204. The body is read as text so that malformed JSON is -32700, not 400.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ApiError } from '../../contracts/errors.ts';
+import { JSONRPC_BATCH_CONCURRENCY } from '../../contracts/transport-limits.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { chargeBatch } from '../core/batch-charge.ts';
 import { clientAddress } from '../core/client-address.ts';
@@ -23,6 +25,7 @@ import {
   readCall,
 } from '../core/jsonrpc-envelope.ts';
 import { MARKET_DATA_SCOPE } from '../core/scopes.ts';
+import { boundedAll } from './bounded-all.ts';
 import { CallScope, callError } from './call-scope.ts';
 import type { CallContext } from './context.ts';
 import { type MethodTable, runCall } from './methods/index.ts';
@@ -67,6 +70,10 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
       const charge = await chargeBatch(decoded.items.length, principal);
       if (charge.decision) reply.headers(rateLimitHeaders(charge.decision));
       const calls = new CallScope(principal, deps.callTimeoutMs);
+      // A client that has gone stops the calls still running or waiting their turn.
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) calls.clientGone();
+      });
       const ctx: CallContext = {
         principal,
         requestId: req.id,
@@ -92,7 +99,7 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
       };
       let answers: (string | null)[];
       try {
-        answers = await Promise.all(decoded.items.map(answer));
+        answers = await boundedAll(decoded.items, JSONRPC_BATCH_CONCURRENCY, answer);
       } finally {
         calls.end();
         principal.release();

@@ -1,7 +1,8 @@
 /**
  * Polling filters in the EVM manner: `md_newFilter [{coins, event_types, sources, last_event_id}]`
  * → a filter id; `md_getFilterChanges [id]` → the events stored since the previous poll (each with
- * its `seq`, in stream order, at most `filterMaxEvents`: the rest come with the next poll);
+ * its `seq`, in stream order, at most `filterMaxEvents` and what the request's answer still has
+ * room for (request-budget.ts): the rest come with the next poll);
  * `md_uninstallFilter [id]` → whether there was one. A filter starts after the newest event at its
  * creation (or after `last_event_id`, which must still be retained: -32008 otherwise), belongs to
  * the key that made it, and sees the platform's feed plus that key's own account's events. Its
@@ -17,6 +18,7 @@ import { eventsAfter } from '../../core/log-range.ts';
 import type { Selection } from '../../core/selection.ts';
 import { type CallContext, type EdgeDeps, type Json, toJson } from '../context.ts';
 import type { StoredFilter } from '../filter-store.ts';
+import { answerFull, budgetOf } from '../request-budget.ts';
 import { selectionOf } from '../selection.ts';
 
 /** Filters of the open guard (benchmarks) belong to no key: they share one owner. */
@@ -53,7 +55,7 @@ export function filterMethods(deps: EdgeDeps) {
   return {
     md_newFilter: async (p: ParamsOf<'md_newFilter'>, ctx: CallContext): Promise<Json> => {
       const { principal } = ctx;
-      const { selection, lastEventId } = await selectionOf(deps, p.filter, principal);
+      const { selection, lastEventId } = await selectionOf(deps, p.filter, ctx);
       const id = await deps.filters.install(keyOf(principal), TIER_LIMITS[principal.tier].subscriptions, {
         coins: listOf(selection.coins),
         event_types: listOf(selection.eventTypes),
@@ -65,15 +67,17 @@ export function filterMethods(deps: EdgeDeps) {
     },
 
     md_getFilterChanges: async (p: ParamsOf<'md_getFilterChanges'>, ctx: CallContext): Promise<Json> => {
-      const events = await deps.filters.poll(keyOf(ctx.principal), p.filter_id, (f) =>
-        eventsAfter(
-          deps,
-          storedSelection(f, ctx.principal),
-          f.cursor,
-          deps.settings.filterMaxEvents,
-          ctx.signal,
-        ),
-      );
+      const budget = budgetOf(deps.nats, ctx);
+      const events = await deps.filters.poll(keyOf(ctx.principal), p.filter_id, async (f) => {
+        // Within the room left in the request's answer; what is left out comes with the next poll.
+        const room = budget.room(deps.settings.filterMaxEvents);
+        const read = await eventsAfter(deps, storedSelection(f, ctx.principal), f.cursor, room, ctx.signal);
+        const kept = budget.keep(read.events);
+        if (kept.length === read.events.length) return read;
+        // Nothing fits: an empty answer would read as "no new events".
+        if (kept.length === 0) throw answerFull();
+        return { events: kept, reached: kept.at(-1)?.seq ?? f.cursor };
+      });
       return `[${events.map((e) => e.json).join(',')}]` as Json;
     },
 

@@ -1,7 +1,7 @@
 /**
  * `md_trades [coin, start_ms, end_ms, limit?]`: the coin's trades with start_ms ≤ timestamp_ms ≤
  * end_ms, read from the log in the order they were stored, at most `limit` (`truncated` says more
- * were there: narrow the range to page). -32008 when end is before start, the range is wider than
+ * were there, or the request's answer had no more room: narrow the range to page). -32008 when end is before start, the range is wider than
  * the configured cap, or it starts before what the log retains.
  *
  * The log is positioned by its own store time: a trade is stored after its event time, and at most
@@ -15,6 +15,7 @@ import type { FeedEvent } from '../../core/feed-event.ts';
 import { fieldsOf } from '../../core/latest-state.ts';
 import { eventsStoredBetween } from '../../core/log-range.ts';
 import type { CallContext, EdgeDeps, Json } from '../context.ts';
+import { budgetOf } from '../request-budget.ts';
 import { onlyCoin, selectionOf } from '../selection.ts';
 
 const CLOCK_MARGIN_MS = 1_000;
@@ -38,18 +39,16 @@ export function tradeMethods(deps: EdgeDeps) {
         throw range(`the range is wider than ${settings.tradesMaxRangeMs} ms`, {
           max_range_ms: settings.tradesMaxRangeMs,
         });
-      const { selection } = await selectionOf(
-        deps,
-        { coins: [p.coin], event_types: ['trade'] },
-        ctx.principal,
-      );
+      const { selection } = await selectionOf(deps, { coins: [p.coin], event_types: ['trade'] }, ctx);
       const retainedFrom = await retainedFromMs();
       if (p.start_ms < retainedFrom)
         throw range(`start_ms is before the oldest trade retained (${retainedFrom})`, {
           retained_from_ms: retainedFrom,
         });
 
-      const limit = p.limit ?? TRADES_DEFAULT_LIMIT;
+      // At most what the request's answer still has room for (request-budget.ts): `truncated` says so.
+      const budget = budgetOf(deps.nats, ctx);
+      const limit = budget.room(p.limit ?? TRADES_DEFAULT_LIMIT);
       const trades: FeedEvent[] = [];
       await eventsStoredBetween(
         deps.nats,
@@ -63,8 +62,9 @@ export function tradeMethods(deps: EdgeDeps) {
         },
         ctx.signal,
       );
-      const truncated = trades.length > limit;
-      const list = (truncated ? trades.slice(0, limit) : trades).map((t) => t.json).join(',');
+      const kept = budget.keep(trades.slice(0, limit));
+      const truncated = trades.length > kept.length;
+      const list = kept.map((t) => t.json).join(',');
       const head = JSON.stringify({
         coin: onlyCoin(selection),
         start_ms: p.start_ms,
