@@ -2,12 +2,14 @@
  * The gRPC feed edge of one region, built from its dependencies (tests listen on port 0):
  * price.PriceService (unary, server-streaming and bidirectional methods on the core data plane),
  * server reflection and grpc.health.v1 (both answer without a key), the TLS policy, keepalive
- * settings that tolerate idle streams, GOAWAY for a client that pings too often, and
+ * settings that tolerate idle streams, GOAWAY for a client that pings too often, at most
+ * GRPC_MAX_CONCURRENT_STREAMS calls open per connection, and
  * INVALID_ARGUMENT for a request body that does not decode (undecodable.ts), and the client's
  * address from a trusted balancer's PROXY header (client-address.ts).
  */
 import { Server, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
+import { GRPC_MAX_CONCURRENT_STREAMS } from '../../contracts/transport-limits.ts';
 import type { Config } from '../../platform/config.ts';
 import type { TlsOptions } from '../../platform/tls.ts';
 import { acceptProxyProtocol, TrustedProxies } from '../core/client-address.ts';
@@ -59,6 +61,8 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
     // Nothing reads channelz here (no channelz service is added): without it, grpc-js skips the
     // per-call and per-message trackers (timestamps, counters, closures) on every call.
     'grpc.enable_channelz': 0,
+    // Calls one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
+    'grpc.max_concurrent_streams': GRPC_MAX_CONCURRENT_STREAMS,
     interceptors: [rejectUndecodable(edge)],
   });
   tolerantServices(server);
@@ -69,7 +73,7 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
   } as UntypedServiceImplementation);
   new ReflectionService(reflectedDefinition).addToServer(server);
   const health = startEdgeHealth(deps.nats, deps.region, deps.maintenance ?? null);
-  health.impl.addToServer(server);
+  health.addToServer(server);
   const detachMaintenance =
     deps.maintenance?.onStart(deps.region, 'grpc', (w) =>
       // Open streams learn when to come back, as new calls do (`retry-after-ms` to the window's end,

@@ -8,16 +8,26 @@
  * after the last sequence the stream has handed to its sink (`position`), so an event is never
  * delivered twice and none of the new selection after that point is missed. Before any event the
  * position is where the stream started (`after_seq`, or the live tail's end when it opened).
+ *
+ * Bounds (contracts/transport-limits.ts): the subscription's coins stay within
+ * MAX_COINS_PER_SUBSCRIPTION (a subscribe past it ends the stream INVALID_ARGUMENT); a change
+ * resolves only coins it has not resolved before (own-coins.ts `rememberingLookup`: at most one
+ * JetStream request per message, none once the client has cancelled); at most
+ * GRPC_STREAM_MAX_PENDING control messages wait to be applied: reading pauses at half of it, and
+ * a message past it ends the stream RESOURCE_EXHAUSTED (`rate_limited`).
  */
 import type { ServerDuplexStream } from '@grpc/grpc-js';
 import { ApiError, isApiError } from '../../contracts/errors.ts';
 import { EVENT_TYPES, SOURCES } from '../../contracts/events.ts';
 import type { Subscription } from '../../contracts/subscription.ts';
+import { GRPC_STREAM_MAX_PENDING, MAX_COINS_PER_SUBSCRIPTION } from '../../contracts/transport-limits.ts';
 import type { BufferedSink } from '../core/buffered-sink.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
 import type { Principal } from '../core/guard.ts';
+import { type OwnCoinLookup, rememberingLookup } from '../core/own-coins.ts';
 import type { FeedNotice, FeedSubscription } from '../core/replay-source.ts';
-import { initialStale } from '../core/subscribe.ts';
+import { initialStale, type SubscribeOptions } from '../core/subscribe.ts';
+import { viewerOf } from '../core/visibility.ts';
 import { failure, type GrpcEdgeDeps, requestIdOf } from './context.ts';
 import { feedInto, openStream, type WarnableSink } from './feed-stream.ts';
 import { feedFramer, PONG } from './framer.ts';
@@ -43,13 +53,13 @@ export function bidiStreamMethod(deps: GrpcEdgeDeps): (call: Call) => void {
         return;
       }
       call.pause();
-      const session = new BidiSession(deps);
+      const session = new BidiSession(deps, call);
       void openStream(
         deps,
         call,
         requestId,
         feedFramer(requestId),
-        (sink, principal) => session.start(sink, principal, first.open as Msg),
+        (sink, principal, gone) => session.start(sink, principal, first.open as Msg, gone),
         batchRequested(first.open as Msg),
       ).then((opened) => {
         if (!opened) return;
@@ -67,6 +77,9 @@ class BidiSession {
   private feed: FeedSubscription | null = null;
   private position = 0;
   private chain: Promise<void> = Promise.resolve();
+  /** Control messages received and not yet applied. */
+  private pending = 0;
+  private resolving: SubscribeOptions = {};
   /** What feeds write into: the sink, with the position recorded. */
   private readonly tracking: WarnableSink = {
     event: (ev: FeedEvent) => {
@@ -84,25 +97,53 @@ class BidiSession {
     warn: (code, message, extra) => this.sink.warn(code, message, extra),
   };
 
-  constructor(private readonly deps: GrpcEdgeDeps) {}
+  constructor(
+    private readonly deps: GrpcEdgeDeps,
+    private readonly call: Pick<Call, 'pause' | 'resume'>,
+  ) {}
 
   async start(
     sink: BufferedSink,
     principal: Principal,
     open: Msg,
+    gone: AbortSignal,
   ): Promise<{ close(): void; stale: string[] }> {
     this.sink = sink;
     this.principal = principal;
+    const ownCoins: OwnCoinLookup = rememberingLookup(this.deps.nats, viewerOf(principal), gone);
+    this.resolving = { signal: gone, ownCoins };
     const request = subscriptionOf(open);
     for (const k of LIST_KEYS) if (request[k]) this.lists[k] = request[k] as never;
     this.position = request.last_event_id ?? this.deps.tail.lastSeq;
-    const { feed, subscribed } = await feedInto(this.deps, this.tracking, request, principal);
+    const { feed, subscribed } = await feedInto(
+      this.deps,
+      this.tracking,
+      request,
+      principal,
+      undefined,
+      this.resolving,
+    );
     this.feed = feed;
     return { close: () => this.close(), stale: initialStale(this.deps.tail, subscribed.selection) };
   }
 
   control(m: Msg): void {
-    this.chain = this.chain.then(() => this.apply(m)).catch((err) => this.fail(err));
+    if (this.pending >= GRPC_STREAM_MAX_PENDING) {
+      this.fail(
+        new ApiError(
+          'rate_limited',
+          `more than ${GRPC_STREAM_MAX_PENDING} messages waiting to be applied; wait for each change to take effect`,
+        ),
+      );
+      return;
+    }
+    if (++this.pending === GRPC_STREAM_MAX_PENDING / 2) this.call.pause();
+    this.chain = this.chain
+      .then(() => this.apply(m))
+      .catch((err) => this.fail(err))
+      .finally(() => {
+        if (this.pending-- === GRPC_STREAM_MAX_PENDING / 2) this.call.resume();
+      });
   }
 
   private async apply(m: Msg): Promise<void> {
@@ -118,6 +159,13 @@ class BidiSession {
       });
     const change = subscriptionOf(m[m.kind] as Msg);
     const next = m.kind === 'subscribe' ? union(this.lists, change) : this.without(change);
+    // An unsubscribe from "all" lists the platform's coins: only what a client adds is capped.
+    if (m.kind === 'subscribe' && (next.coins?.length ?? 0) > MAX_COINS_PER_SUBSCRIPTION)
+      throw new ApiError(
+        'invalid_params',
+        `a subscription may name at most ${MAX_COINS_PER_SUBSCRIPTION} coins; unsubscribe some first`,
+        { field: 'coins', reason: 'too many', limit: MAX_COINS_PER_SUBSCRIPTION },
+      );
     const previous = this.lists;
     this.feed?.close();
     this.feed = null;
@@ -139,6 +187,8 @@ class BidiSession {
       this.tracking,
       { ...lists, last_event_id: this.position },
       this.principal,
+      undefined,
+      this.resolving,
     );
     if (this.sink.closed) feed.close();
     else this.feed = feed;

@@ -15,7 +15,7 @@ import { assertNotRevoked, type Principal } from '../core/guard.ts';
 import { type FeedSink, type FeedSubscription, openFeed } from '../core/replay-source.ts';
 import { selectionKey } from '../core/selection.ts';
 import type { Framer } from '../core/sink-parts.ts';
-import { initialStale, type Subscribed, subscribe } from '../core/subscribe.ts';
+import { initialStale, type Subscribed, type SubscribeOptions, subscribe } from '../core/subscribe.ts';
 import { type Admitted, admit, type CallLike, failure, type GrpcEdgeDeps } from './context.ts';
 import { GrpcSink } from './grpc-sink.ts';
 import { sendHeaders } from './headers.ts';
@@ -50,8 +50,9 @@ export async function feedInto(
   request: Subscription,
   principal: Principal,
   check?: (s: Subscribed) => void,
+  options: SubscribeOptions = {},
 ): Promise<{ feed: FeedSubscription; subscribed: Subscribed }> {
-  const subscribed = await subscribe(deps, request, principal);
+  const subscribed = await subscribe(deps, request, principal, options);
   check?.(subscribed);
   for (const w of subscribed.warnings) sink.warn(w.code, w.message, { coin: w.coin });
   try {
@@ -73,14 +74,22 @@ export async function openStream(
   call: GrpcStream & CallLike,
   requestId: string,
   framer: Framer,
-  start: (sink: BufferedSink, principal: Principal) => Promise<{ close(): void; stale?: string[] }>,
+  start: (
+    sink: BufferedSink,
+    principal: Principal,
+    gone: AbortSignal,
+  ) => Promise<{ close(): void; stale?: string[] }>,
   batch = false,
 ): Promise<OpenedStream | null> {
   let admitted: Admitted | null = null;
+  // The client cancelled: no more JetStream requests on its behalf (coin resolution stops).
+  const gone = new AbortController();
+  const cancelled = () => gone.abort(new ApiError('cancelled', 'the client cancelled the call'));
+  call.once('cancelled', cancelled);
   try {
     admitted = await admit(deps, call, requestId, true);
     const sink = sinkFor(deps, call, requestId, framer, batch);
-    const opened = await start(sink, admitted.principal);
+    const opened = await start(sink, admitted.principal, gone.signal);
     try {
       assertNotRevoked(admitted.principal);
     } catch (err) {
@@ -111,8 +120,16 @@ export async function startFeed(
   sink: BufferedSink,
   request: Subscription,
   principal: Principal,
+  signal?: AbortSignal,
 ): Promise<{ close(): void; stale: string[] }> {
-  const { feed, subscribed } = await feedInto(deps, sink, request, principal);
+  const { feed, subscribed } = await feedInto(
+    deps,
+    sink,
+    request,
+    principal,
+    undefined,
+    signal ? { signal } : {},
+  );
   sink.shareChunksAs(`grpc-feed|${selectionKey(subscribed.selection)}`);
   return { close: () => feed.close(), stale: initialStale(deps.tail, subscribed.selection) };
 }

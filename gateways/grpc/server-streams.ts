@@ -33,7 +33,7 @@ export function serverStreamMethods(deps: GrpcEdgeDeps): Record<string, (call: C
         call,
         requestId,
         feedFramer(requestId),
-        (sink, principal) => startFeed(deps, sink, subscriptionOf(call.request), principal),
+        (sink, principal, gone) => startFeed(deps, sink, subscriptionOf(call.request), principal, gone),
         batchRequested(call.request),
       );
     },
@@ -41,8 +41,8 @@ export function serverStreamMethods(deps: GrpcEdgeDeps): Record<string, (call: C
       const requestId = requestIdOf(call);
       const activity: MidActivity = { touched: () => {} };
       const framer = midsFramer(() => activity.touched());
-      void openStream(deps, call, requestId, framer, (sink, principal) =>
-        startMids(deps, sink, call.request, principal, activity),
+      void openStream(deps, call, requestId, framer, (sink, principal, gone) =>
+        startMids(deps, sink, call.request, principal, activity, gone),
       );
     },
   };
@@ -54,6 +54,7 @@ async function startMids(
   req: Req,
   principal: Principal,
   activity: MidActivity,
+  gone: AbortSignal,
 ): Promise<{ close(): void }> {
   const heartbeatS = Number(req.heartbeat_s) || DEFAULT_HEARTBEAT_S;
   if (heartbeatS > MAX_HEARTBEAT_S)
@@ -62,10 +63,17 @@ async function startMids(
       reason: 'too large',
     });
   const request = { ...subscriptionOf({ coins: req.coins }), event_types: ['book' as const] };
-  const { feed, subscribed } = await feedInto(deps, sink, request, principal, (s) => {
-    if (s.warnings.length > 0)
-      throw new ApiError('coin_not_found', `not tracked: ${s.warnings.map((w) => w.coin).join(', ')}`);
-  });
+  const { feed, subscribed } = await feedInto(
+    deps,
+    sink,
+    request,
+    principal,
+    (s) => {
+      if (s.warnings.length > 0)
+        throw new ApiError('coin_not_found', `not tracked: ${s.warnings.map((w) => w.coin).join(', ')}`);
+    },
+    { signal: gone },
+  );
   const { coins, sources } = subscribed.selection;
   sink.shareChunksAs(`grpc-mids|${selectionKey(subscribed.selection)}`);
   // One timer, re-armed by every mid written: it fires only after `heartbeat_s` seconds in which
