@@ -28,6 +28,7 @@ import { createHttpApp } from '../core/http-hygiene.ts';
 import type { LiveTail } from '../core/live-tail.ts';
 import { requestIdFrom } from '../core/request-id.ts';
 import { WsConnection } from './connection.ts';
+import { EarlyMessages } from './early-messages.ts';
 import { type FramerState, wsFramer } from './framer.ts';
 import type { KeyLeases } from './lease.ts';
 import { wsMessages } from './messages.ts';
@@ -105,10 +106,13 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
     };
     const wire = new WsWire(ws, state, requestId);
     withReasons(ws, wire);
-    // Messages sent before admission completes wait for it.
-    const early: [Buffer, boolean][] = [];
+    // Messages sent before admission completes wait for it, within bounds (early-messages.ts).
+    const early = new EarlyMessages();
     let onMessage = (data: Buffer, isBinary: boolean): void => {
-      early.push([data, isBinary]);
+      if (!early.push(data, isBinary) && early.refusal) wire.fail(early.refusal);
+    };
+    const refusedEarly = () => {
+      if (early.refusal) throw early.refusal;
     };
     ws.on('message', (data: Buffer, isBinary: boolean) => onMessage(data, isBinary));
     ws.on('error', () => {});
@@ -127,6 +131,7 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
         capability: 'stream:read',
         stream: false,
       });
+      refusedEarly();
       const keyId = principal.keyId;
       const lease =
         keyId === null
@@ -135,6 +140,10 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
               throw new ApiError('upstream_unavailable', 'NATS unreachable.', undefined, { cause: err });
             });
       if (!lease) throw new ApiError('duplicate_connection', 'Another connection exists for this key.');
+      if (early.refusal) {
+        lease.release();
+        refusedEarly();
+      }
       const held = principal;
       let session: Session | null = null;
       const sink = new BufferedSink(
@@ -172,7 +181,7 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
       if (!started) return;
       const s = session;
       onMessage = (data, isBinary) => s.handle(data, isBinary);
-      for (const [data, isBinary] of early.splice(0)) s.handle(data, isBinary);
+      for (const [data, isBinary] of early.take()) s.handle(data, isBinary);
     } catch (err) {
       principal?.release();
       const e = toApiError(err);

@@ -46,6 +46,8 @@ export class Session {
   private readonly selections = new Map<string, Selection>();
   private readonly rate: MessageRate;
   private encodingFixed = false;
+  /** Aborts when the connection ends: coin resolution makes no more JetStream requests for it. */
+  private readonly gone = new AbortController();
 
   constructor(
     private readonly deps: SessionDeps,
@@ -79,6 +81,7 @@ export class Session {
 
   /** Closes every feed (the connection ended). */
   close(): void {
+    this.gone.abort(new ApiError('cancelled', 'the connection closed'));
     for (const f of this.feeds.values()) f?.close();
     this.feeds.clear();
   }
@@ -106,7 +109,9 @@ export class Session {
       throw new ApiError('subscription_limit', `At most ${cap} subscriptions per connection.`);
     this.fixEncoding(m);
     this.feeds.set(m.id, null);
-    const subscribed = await subscribe(this.deps, toSubscription(m), this.principal);
+    const subscribed = await subscribe(this.deps, toSubscription(m), this.principal, {
+      signal: this.gone.signal,
+    });
     if (!this.feeds.has(m.id) || this.sink.closed) return;
     this.selections.set(m.id, subscribed.selection);
     this.shareChunks();
