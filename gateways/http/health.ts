@@ -33,7 +33,14 @@ export function createHealth(
 
 /** `GET /healthz`: 200 with the health answer while NATS and the streams answer, 503 otherwise. */
 export function registerHealthz(app: FastifyInstance, port: HealthPort): void {
-  app.get('/healthz', async (_req, reply) => {
+  const openapi = {
+    summary:
+      "The process's health: NATS, the streams, and the account projection's catch-up (503 while degraded)",
+    tag: 'health',
+    auth: 'none',
+    errors: [],
+  } as const;
+  app.get('/healthz', { config: { openapi } }, async (_req, reply) => {
     const answer = await port.health();
     if (answer.status !== 'ok') reply.code(503).header('retry-after', '1');
     return reply.send(answer);
