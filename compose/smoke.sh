@@ -3,11 +3,11 @@
 # reachable: builds and starts it with freshly generated secrets (a temporary env file, a
 # self-signed certificate for HAProxy, a metrics-key file for Prometheus), waits for the edges to
 # answer through HAProxy, then checks, through HAProxy only:
-#   1. GET /api/v1/public/status on {base_url} (:8443)
+#   1. GET /api/v1/public/status on {base_url} (api.mdp.localhost)
 #   2. register an operator account, log in, raise it to Quant, create an API key (console API)
-#   3. one event of the unified SSE stream (:8444)
-#   4. JSON-RPC eth_blockNumber (:8545)
-#   5. gRPC health of price.PriceService (:50051) with grpcurl, or where grpcurl is absent with
+#   3. one event of the unified SSE stream (stream.us.mdp.localhost)
+#   4. JSON-RPC eth_blockNumber (rpc.us.mdp.localhost)
+#   5. gRPC health of price.PriceService (grpc.us.mdp.localhost) with grpcurl, or where grpcurl is absent with
 #      compose/grpc-health.mjs (the repository's grpc-js; needs `npm ci`), skipped when neither
 # prints a summary and tears everything down (containers, networks, volumes, temporary files).
 # Without a Docker engine it says so and exits 0.
@@ -93,8 +93,11 @@ trap teardown EXIT
 # fails to parse nats-auth.conf (nats-io/nats-server#3431, #5189), e.g. "3a9f..." or "5e7b...".
 rand() { printf 's%s' "$(openssl rand -hex 24)"; }
 mkdir -p "$tmp/certs"
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=localhost" \
-  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+# Every public host name is on 443 of the balancer (compose's defaults, *.mdp.localhost).
+hosts=(api stream.us stream.jp rpc.us rpc.jp grpc.us grpc.jp sync.us sync.jp)
+san="$(printf 'DNS:%s.mdp.localhost,' "${hosts[@]}")"
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=mdp.localhost" \
+  -addext "subjectAltName=${san%,}" \
   -keyout "$tmp/certs/edge.key" -out "$tmp/certs/edge.crt" >/dev/null 2>&1
 cat "$tmp/certs/edge.crt" "$tmp/certs/edge.key" >"$tmp/certs/edge.pem"
 chmod 644 "$tmp/certs/edge.pem"
@@ -110,7 +113,7 @@ NATS_WORKER_PASSWORD=$(rand)
 NATS_ADMIN_PASSWORD=$(rand)
 GRAFANA_ADMIN_PASSWORD=$(rand)
 MDP_METRICS_API_KEY_FILE=$tmp/metrics.key
-PUBLIC_BASE_URL=https://localhost:8443
+PUBLIC_BASE_URL=https://api.mdp.localhost
 EOF
 cat >"$tmp/override.yml" <<EOF
 services:
@@ -126,10 +129,11 @@ if ! dc build; then fail "image build"; exit 1; fi
 if ! dc up -d ${services[@]+"${services[@]}"}; then fail "docker compose up"; exit 1; fi
 pass "topology up ($(dc ps -q | wc -l | tr -d ' ') containers)"
 
-base="https://localhost:8443"
-unified="https://localhost:8444"
-jsonrpc="https://localhost:8545"
-c() { curl -sk --max-time 10 "$@"; }
+base="https://api.mdp.localhost"
+unified="https://stream.us.mdp.localhost"
+jsonrpc="https://rpc.us.mdp.localhost"
+# Every name reaches the balancer on this machine's 443, whatever the resolver says of .localhost.
+c() { curl -sk --max-time 10 --connect-to ::127.0.0.1:443 "$@"; }
 
 # Every edge answers /healthz through HAProxy, and {base_url} its public status.
 wait_for() { # what url
@@ -179,7 +183,7 @@ fi
 
 # ---- 3. one unified SSE event -------------------------------------------------------------------
 if [ -n "$key" ]; then
-  event="$(curl -skN --max-time 30 -H "x-api-key: $key" "$unified/api/v1/unified/stream?coin=BTC" |
+  event="$(curl -skN --max-time 30 --connect-to ::127.0.0.1:443 -H "x-api-key: $key" "$unified/api/v1/unified/stream?coin=BTC" |
     grep -m1 '^data:' || true)"
   if [ -n "$event" ]; then pass "unified SSE: ${event:0:80}"; else fail "unified SSE: no event within 30 s"; fi
 else
@@ -199,11 +203,11 @@ fi
 
 # ---- 5. gRPC health -----------------------------------------------------------------------------
 if command -v grpcurl >/dev/null 2>&1; then
-  health="$(grpcurl -insecure -max-time 10 -d '{"service":"price.PriceService"}' \
-    localhost:50051 grpc.health.v1.Health/Check 2>&1 || true)"
+  health="$(grpcurl -insecure -max-time 10 -authority grpc.us.mdp.localhost -servername grpc.us.mdp.localhost \
+    -d '{"service":"price.PriceService"}' 127.0.0.1:443 grpc.health.v1.Health/Check 2>&1 || true)"
   if echo "$health" | grep -q '"SERVING"'; then pass "gRPC health: SERVING"; else fail "gRPC health: $health"; fi
 elif [[ -d "$here/../node_modules/@grpc/grpc-js" ]]; then
-  health="$(node "$here/grpc-health.mjs" localhost:50051 price.PriceService "$tmp/certs/edge.crt" 2>&1 || true)"
+  health="$(node "$here/grpc-health.mjs" 127.0.0.1:443 price.PriceService "$tmp/certs/edge.crt" grpc.us.mdp.localhost 2>&1 || true)"
   if [[ "$health" == "SERVING" ]]; then pass "gRPC health: SERVING (grpc-js)"; else fail "gRPC health: $health"; fi
 else
   skip "gRPC health: neither grpcurl nor the repository's node_modules"
