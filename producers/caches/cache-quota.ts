@@ -7,11 +7,12 @@
  * published and stops counting when deleted, when its store failed, or once the `CACHE` stream's
  * max age (plus a minute) has passed, by which time its events are gone.
  */
+import type { KV } from '@nats-io/kv';
 import { ApiError } from '../../contracts/errors.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { decode, encode } from '../../platform/codec.ts';
+import { decode } from '../../platform/codec.ts';
 import { openBucket } from '../../platform/kv.ts';
-import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
+import { CasConflictError, type CasWriter, casChange, casWriter } from '../../platform/kv-cas.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 export type CacheQuotaLimits = { maxBytes: number; maxCaches: number; maxAgeMs: number };
@@ -19,14 +20,12 @@ export type CacheQuotaLimits = { maxBytes: number; maxCaches: number; maxAgeMs: 
 /** Cache key → [bytes, counted until (Unix ms)]. */
 type Ledger = { caches: Record<string, [number, number]> };
 
-/** Compare-and-swap attempts before 503 `conflict`. */
-const MAX_SWAPS = 16;
 /** Counted this long past the stream's max age (its events are published just after the reservation). */
 const AGE_MARGIN_MS = 60_000;
 
 export class CacheQuota {
   private constructor(
-    private readonly read: (key: string) => Promise<{ ledger: Ledger; revision: number | null }>,
+    private readonly kv: KV,
     private readonly cas: CasWriter,
     private readonly limits: CacheQuotaLimits,
     private readonly now: () => number,
@@ -36,12 +35,7 @@ export class CacheQuota {
     const bucket = await openBucket<Ledger>(nats, KV_BUCKETS.cacheQuota, {
       ttlMs: limits.maxAgeMs + 2 * AGE_MARGIN_MS,
     });
-    const read = async (key: string) => {
-      const e = await bucket.raw.get(key);
-      if (e?.operation !== 'PUT' || e.value.length === 0) return { ledger: { caches: {} }, revision: null };
-      return { ledger: decode<Ledger>(e.value), revision: e.revision };
-    };
-    return new CacheQuota(read, casWriter(nats.js, KV_BUCKETS.cacheQuota, 5_000), limits, now);
+    return new CacheQuota(bucket.raw, casWriter(nats.js, KV_BUCKETS.cacheQuota, 5_000), limits, now);
   }
 
   /** Counts `bytes` for cache `cacheKey` of the account, or throws 429 `quota_exceeded`. */
@@ -77,8 +71,9 @@ export class CacheQuota {
 
   /** What the account's caches count now: bytes and caches. */
   async usage(accountId: string): Promise<{ bytes: number; caches: number }> {
-    const live = this.live((await this.read(accountId)).ledger);
-    const entries = Object.values(live.caches);
+    const e = await this.kv.get(accountId);
+    const stored = e?.operation === 'PUT' && e.value.length > 0 ? decode<Ledger>(e.value) : { caches: {} };
+    const entries = Object.values(this.live(stored).caches);
     return { bytes: entries.reduce((n, [b]) => n + b, 0), caches: entries.length };
   }
 
@@ -90,20 +85,19 @@ export class CacheQuota {
   }
 
   private async swap(accountId: string, change: (ledger: Ledger) => Ledger): Promise<void> {
-    for (let attempt = 0; attempt < MAX_SWAPS; attempt++) {
-      const { ledger, revision } = await this.read(accountId);
-      const next = encode(change(this.live(ledger)));
-      try {
-        if (revision === null) await this.cas.create(accountId, next);
-        else await this.cas.update(accountId, next, revision);
-        return;
-      } catch (err) {
-        if (!(err instanceof CasConflictError)) throw err;
-      }
+    try {
+      await casChange<Ledger>(this.kv, this.cas, accountId, (current) =>
+        change(this.live(current ?? { caches: {} })),
+      );
+    } catch (err) {
+      if (!(err instanceof CasConflictError)) throw err;
+      const busy = new ApiError(
+        'conflict',
+        'the account cache quota is being changed by other requests; retry',
+      );
+      busy.retryAfterSeconds = 1;
+      throw busy;
     }
-    const err = new ApiError('conflict', 'the account cache quota is being changed by other requests; retry');
-    err.retryAfterSeconds = 1;
-    throw err;
   }
 }
 
