@@ -5,7 +5,8 @@
  * - HTTP/2: the server announces SETTINGS_MAX_CONCURRENT_STREAMS = 100 (unlimited before);
  * - grpc.health.v1 Watch (no key): a watch of a service the edge does not have gets SERVICE_UNKNOWN
  *   and ends NOT_FOUND, so 300 distinct names leave nothing behind (each stayed open, kept in a map,
- *   before); a watch of '' still follows the status;
+ *   before); a watch of '' still follows the status; 1,000 watches at once, one more is
+ *   RESOURCE_EXHAUSTED (subscription_limit);
  * - the bidirectional Stream: a subscribe that takes the coins past 100 ends it INVALID_ARGUMENT
  *   (invalid_params); 20 changes of a stream over 5 of the account's own coins cost no further
  *   own-coin lookup (every change resolved every coin again before: 2 requests per coin);
@@ -18,7 +19,11 @@ import type { Subscription } from '@nats-io/transport-node';
 import { protoPath as healthProto } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountMdSubject } from '../../contracts/subjects.ts';
-import { GRPC_MAX_CONCURRENT_STREAMS, MAX_COINS_PER_SUBSCRIPTION } from '../../contracts/transport-limits.ts';
+import {
+  GRPC_HEALTH_MAX_WATCHES,
+  GRPC_MAX_CONCURRENT_STREAMS,
+  MAX_COINS_PER_SUBSCRIPTION,
+} from '../../contracts/transport-limits.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
@@ -53,11 +58,12 @@ afterAll(async () => {
 
 /** A grpc.health.v1 client from the standard proto. */
 // biome-ignore lint/suspicious/noExplicitAny: a client made at run time
-function healthClient(target: string): Client & Record<string, any> {
+function healthClient(target: string, ownConnection = false): Client & Record<string, any> {
   const def = loadSync(healthProto, { keepCase: true, enums: String, defaults: true, oneofs: true });
   // biome-ignore lint/suspicious/noExplicitAny: a client made at run time
   const Health = (loadPackageDefinition(def) as any).grpc.health.v1.Health;
-  return new Health(target, credentials.createInsecure());
+  const options = ownConnection ? { 'grpc.use_local_subchannel_pool': 1 } : {};
+  return new Health(target, credentials.createInsecure(), options);
 }
 
 /** Counts the own-coin lookups (`STREAM.INFO` with a subjects filter) made while it listens. */
@@ -111,6 +117,24 @@ describe('grpc.health.v1 Watch', () => {
     overall.call.cancel();
     health.close();
   });
+
+  it('keeps at most 1,000 watches open: one more is RESOURCE_EXHAUSTED', async () => {
+    // 100 streams per connection: 10 connections of 100 watches each.
+    const connections = Array.from({ length: GRPC_HEALTH_MAX_WATCHES / GRPC_MAX_CONCURRENT_STREAMS }, () =>
+      healthClient(edge.target, true),
+    );
+    const watches = connections.flatMap((c) =>
+      Array.from({ length: GRPC_MAX_CONCURRENT_STREAMS }, () => collect(c.Watch({ service: '' }))),
+    );
+    await eventually(() => watches.every((w) => w.messages.length > 0), 30_000, 'every watch answered');
+    const extra = healthClient(edge.target, true);
+    const refused = collect(extra.Watch({ service: '' }));
+    const err = await refused.ended;
+    expect(err?.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(trailers(err ?? undefined)['x-error-code']).toBe('subscription_limit');
+    for (const w of watches) w.call.cancel();
+    for (const c of [...connections, extra]) c.close();
+  }, 60_000);
 });
 
 describe('the bidirectional Stream', () => {
