@@ -74,8 +74,17 @@ export type RegisterBody = z.infer<typeof RegisterBody>;
 export const LoginBody = Attribution.extend({ email: Email, password: z.string().min(1).max(256) }).strict();
 export type LoginBody = z.infer<typeof LoginBody>;
 
+/**
+ * `expires_at` (ISO 8601, in the future): past it the key answers as a revoked one (`key_expired`).
+ * A key with `status:admin` always expires, at most `ADMIN_KEY_MAX_TTL_S` after its creation (that
+ * maximum when none is sent).
+ */
 export const CreateKeyBody = z
-  .object({ name: text(64), scopes: z.array(Scope).max(16).default([]) })
+  .object({
+    name: text(64),
+    scopes: z.array(Scope).max(16).default([]),
+    expires_at: z.iso.datetime({ offset: true }).optional(),
+  })
   .strict();
 export type CreateKeyBody = z.infer<typeof CreateKeyBody>;
 
@@ -154,6 +163,8 @@ export type AccountEvent =
       prefix: string;
       name: string;
       scopes: Scope[];
+      /** Unix ms after which the key is refused (`key_expired`); absent: never. */
+      expires_at?: number;
       at: number;
     }
   /**
@@ -204,7 +215,16 @@ export type KeyRecord = Projected & {
   jp_access: boolean;
   scopes: Scope[];
   status: KeyStatus;
+  /** Unix ms after which the key answers as revoked (`key_expired`); null or absent: never. */
+  expires_at?: number | null;
 };
+
+/** Whether a key record is past its expiry at `now` (Unix ms). */
+export const keyExpired = (rec: { expires_at?: number | null }, now: number): boolean =>
+  rec.expires_at != null && rec.expires_at <= now;
+
+/** Default longest life of a key with `status:admin` (configuration `ADMIN_KEY_MAX_TTL_S`), ms: 30 days. */
+export const ADMIN_KEY_MAX_TTL_MS = 30 * 86_400_000;
 
 /** KV `accounts`, keyed by account id: what the console shows. Bounded: keys live apart. */
 export type AccountView = Projected & {
@@ -235,6 +255,8 @@ export type AccountKeyRecord = Projected & {
   created_at: number;
   status: KeyStatus;
   revoked_at: number | null;
+  /** Unix ms after which the key is refused; null or absent: never. */
+  expires_at?: number | null;
 };
 
 /** KV `sessions`, keyed by the session token's hash; `ended` marks a logout (kept so replays cannot revive it). */

@@ -177,6 +177,7 @@ const ROWS = {
   //                     HTTP JSONRPC gRPC                  SSE                WS    message
   invalid_key:          [401, -32001, 'UNAUTHENTICATED',    'auth_failed',     4001, 'API key missing or invalid.'],
   key_revoked:          [401, -32001, 'UNAUTHENTICATED',    'auth_expired',    4002, 'API key revoked or expired.'],
+  key_expired:          [401, -32001, 'UNAUTHENTICATED',    'auth_expired',    4002, 'API key expired.'],
   // Console-only (never on a WebSocket), hence 1008 rather than the API-key code 4001.
   invalid_credentials:  [401, -32001, 'UNAUTHENTICATED',    'auth_failed',     1008, 'Email or password incorrect.'],
   session_invalid:      [401, -32001, 'UNAUTHENTICATED',    'auth_failed',     1008, 'Session token missing, invalid or expired.'],
@@ -365,10 +366,18 @@ export function httpErrorBody(err: ApiError, requestId: string, now: Date = new 
 }
 
 /** Spec Events §2: the `data` of an SSE `event: error` message. */
-export type SseErrorData = { code: SseCode; message: string; request_id: string; terminal: boolean };
+/** `reason`: `key_expired` when `auth_expired` ends a stream because its key expired (else: revoked). */
+export type SseErrorData = {
+  code: SseCode;
+  message: string;
+  request_id: string;
+  terminal: boolean;
+  reason?: 'key_expired';
+};
 
 /** The SSE error event data of `err`; `terminal` comes from the spec's SSE table. */
 export function sseErrorData(err: ApiError, requestId: string): SseErrorData {
   const code = err.row.sse;
-  return { code, message: publicMessage(err), request_id: requestId, terminal: sseTerminal(code) };
+  const data = { code, message: publicMessage(err), request_id: requestId, terminal: sseTerminal(code) };
+  return err.code === 'key_expired' ? { ...data, reason: 'key_expired' } : data;
 }

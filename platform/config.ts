@@ -186,6 +186,8 @@ export const ConfigSchema = z.object({
    * an operator of whoever registered it first. Operators are made by `npm run operator -- grant <email>`.
    */
   OPERATOR_EMAILS: list(''),
+  /** Longest life of an API key with `status:admin` (its `expires_at` at most this after creation), s: 30 days. */
+  ADMIN_KEY_MAX_TTL_S: int(30 * 86_400, 60, 365 * 86_400),
   /** Longest a console command waits for the account projection before 503 `account_update_pending`, ms. */
   ACCOUNT_PROJECTION_DEADLINE_MS: int(5_000, 100, 120_000),
   /** Console session lifetime, seconds. */

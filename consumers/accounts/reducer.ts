@@ -44,6 +44,8 @@ export type ActiveKey = {
   prefix: string;
   scopes: Scope[];
   created_at: number;
+  /** Unix ms after which the key is refused; null or absent: never. */
+  expires_at?: number | null;
 };
 
 export type AccountState = { view: AccountView; keys: Map<string, ActiveKey> };
@@ -75,6 +77,7 @@ function keyRecords(
       jp_access: view.jp_access,
       scopes: k.scopes,
       status,
+      expires_at: k.expires_at ?? null,
       seq,
     },
   });
@@ -91,6 +94,7 @@ function keyRecords(
       created_at: k.created_at,
       status,
       revoked_at: revokedAt,
+      expires_at: k.expires_at ?? null,
       seq,
     },
   };
@@ -173,6 +177,7 @@ export function applyAccountEvent(state: AccountsState, ev: AccountEvent, seq: n
         prefix: ev.prefix,
         scopes: ev.scopes,
         created_at: ev.at,
+        expires_at: ev.expires_at ?? null,
       };
       account.keys.set(k.key_id, k);
       return keyRecords(view, k, seq);

@@ -6,7 +6,10 @@
  * the key, `{base_url}`'s `/stream/live` included (its cap: `streamCap`, authorize.ts).
  * The revocation signal is taken in the same turn as the lookup that found the key active, so a
  * revocation arriving during the later awaits is seen: as 401 here, or by the caller's signal.
+ * A key past its `expires_at` answers as a revoked one with the reason `key_expired`, and the
+ * signal of a request of an expiring key aborts at its expiry too (key-expiry.ts).
  */
+import type { KeyRecord } from '../../contracts/accounts.ts';
 import { isWellFormedApiKey } from '../../contracts/api-key-format.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import type { Tier } from '../../contracts/limits.ts';
@@ -20,6 +23,7 @@ import {
   type RateDecision,
   RateLimitedError,
 } from './guard.ts';
+import { assertNotExpired, revocationError, untilExpiry } from './key-expiry.ts';
 import { KeyFailureLimit } from './key-failure-limit.ts';
 import type { KeyStore } from './key-store.ts';
 import { createLocalStreamSlots, type StreamSlots } from './stream-slots.ts';
@@ -78,13 +82,29 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
     if (!rec) throw new ApiError('invalid_key', 'unknown API key');
     deps.onIdentified?.(req.requestId, rec.account_id);
     if (rec.status !== 'active') throw new ApiError('key_revoked', 'this API key has been revoked');
-    const revoked = deps.keys.revocationSignal(rec.key_hash);
+    assertNotExpired(rec);
+    const watch = untilExpiry(deps.keys.revocationSignal(rec.key_hash), rec.expires_at);
+    const revoked = watch.signal;
+    try {
+      return await admitKey(req, rec, revoked, watch.stop);
+    } catch (err) {
+      watch.stop();
+      throw err;
+    }
+  }
+
+  async function admitKey(
+    req: GuardRequest,
+    rec: KeyRecord,
+    revoked: AbortSignal,
+    stopWatch: () => void,
+  ): Promise<Principal> {
     // Every request of a valid key counts, refused ones included: the bucket protects the edge.
     const decision = await deps.limiter.check(rec.key_id, rec.tier);
     if (decision.unavailable) throw new ApiError('overload', 'rate limiting is unavailable; retry shortly');
     if (!decision.admitted) throw new RateLimitedError(decision, rec.tier);
     const grant = authorize(rec, { surface: req.surface, region: req.region, capability: req.capability });
-    if (revoked.aborted) throw new ApiError('key_revoked', 'this API key has been revoked');
+    if (revoked.aborted) throw revocationError(revoked);
 
     const counted = req.stream;
     let release = () => {};
@@ -100,10 +120,15 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
         );
       if (revoked.aborted) {
         slot.release();
-        throw new ApiError('key_revoked', 'this API key has been revoked');
+        throw revocationError(revoked);
       }
       release = slot.release;
     }
+    const releaseSlot = release;
+    release = () => {
+      stopWatch();
+      releaseSlot();
+    };
     deps.keys.touch(rec.key_id);
     return {
       accountId: rec.account_id,
@@ -114,7 +139,7 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
       revoked,
       rateLimit: decision,
       async charge() {
-        if (revoked.aborted) throw new ApiError('key_revoked', 'this API key has been revoked');
+        if (revoked.aborted) throw revocationError(revoked);
         const next = await deps.limiter.check(rec.key_id, rec.tier);
         if (next.unavailable) throw new ApiError('overload', 'rate limiting is unavailable; retry shortly');
         if (!next.admitted) throw new RateLimitedError(next, rec.tier);

@@ -12,6 +12,7 @@ import type { ErrorCode } from '../../contracts/errors.ts';
 import { openStreams } from '../../platform/metrics.ts';
 import { Flusher } from './flusher.ts';
 import type { Principal } from './guard.ts';
+import { revocationError } from './key-expiry.ts';
 
 /** What the registry needs of a connection (BufferedSink is one). */
 export type Connection = {
@@ -81,7 +82,8 @@ export class ConnectionRegistry {
    */
   start(conn: Connection, opts: StartOptions = {}): boolean {
     const revoked = opts.principal?.revoked;
-    const onRevoked = () => conn.terminate('key_revoked');
+    // A key that expired ends its streams as a revoked one does, with its own reason (key-expiry.ts).
+    const onRevoked = () => conn.terminate(revoked ? revocationError(revoked).code : 'key_revoked');
     const cleanup = () => {
       revoked?.removeEventListener('abort', onRevoked);
       opts.onClose?.();

@@ -60,7 +60,12 @@ export function registerConsoleKeyRoutes(app: FastifyInstance, deps: ConsoleKeyD
       const key = await accounts.createKey(accountId, body);
       return reply
         .code(201)
-        .send({ ...key, created_at: iso(key.created_at), note: 'store this key now: it is shown only once' });
+        .send({
+          ...key,
+          created_at: iso(key.created_at),
+          expires_at: iso(key.expires_at),
+          note: 'store this key now: it is shown only once',
+        });
     },
   );
 
@@ -93,6 +98,7 @@ export function registerConsoleKeyRoutes(app: FastifyInstance, deps: ConsoleKeyD
           created_at: iso(k.created_at),
           last_used_at: iso(await deps.usage.get(k.key_id)),
           revoked_at: iso(k.revoked_at),
+          expires_at: iso(k.expires_at),
         })),
       );
       return { keys };

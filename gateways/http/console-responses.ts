@@ -27,6 +27,8 @@ export const KeyView = z.object({
   created_at: Time,
   last_used_at: Time.nullable(),
   revoked_at: Time.nullable(),
+  /** Past it the key answers as revoked (`key_expired`); null: never. */
+  expires_at: Time.nullable(),
 });
 export const KeyList = z.object({ keys: z.array(KeyView) });
 export const CreatedKeyResponse = z.object({
@@ -37,9 +39,15 @@ export const CreatedKeyResponse = z.object({
   tier: Plan,
   scopes: z.array(Scope),
   created_at: Time,
+  expires_at: Time.nullable(),
   note: z.string(),
 });
-export const UpdatedKeyResponse = KeyView.omit({ last_used_at: true, revoked_at: true, created_at: true });
+export const UpdatedKeyResponse = KeyView.omit({
+  last_used_at: true,
+  revoked_at: true,
+  created_at: true,
+  expires_at: true,
+});
 
 export const AccountResponse = z.object({
   account_id: z.string(),

@@ -13,6 +13,7 @@ import {
   type AccountEvent,
   type AccountKeyRecord,
   type AccountView,
+  ADMIN_KEY_MAX_TTL_MS,
   ATTRIBUTION_FIELDS,
   type Attribution,
   accountKeyKey,
@@ -54,6 +55,8 @@ export type AccountsServiceDeps = {
    * @deprecated
    */
   operatorEmails?: readonly string[];
+  /** Longest life of a key with `status:admin`, ms (configuration `ADMIN_KEY_MAX_TTL_S`; default ADMIN_KEY_MAX_TTL_MS). */
+  adminKeyMaxTtlMs?: number;
   log?: Logger;
 };
 
@@ -68,6 +71,8 @@ export type CreatedKey = {
   tier: string;
   scopes: string[];
   created_at: number;
+  /** Unix ms after which the key is refused; null: never. */
+  expires_at: number | null;
 };
 
 /** Internal callers (service key, demo account, operators, tests) pass `trusted`: no plan or key-cap policy. */
@@ -251,6 +256,8 @@ export class AccountsService {
         );
     }
     const key = generateApiKey();
+    const now = Date.now();
+    const expiresAt = this.expiryOf(body.scopes, body.expires_at, now);
     const ev = {
       type: 'key_created' as const,
       account_id: accountId,
@@ -259,7 +266,8 @@ export class AccountsService {
       prefix: keyDisplayPrefix(key),
       name: body.name,
       scopes: [...new Set(body.scopes)],
-      at: Date.now(),
+      ...(expiresAt !== null ? { expires_at: expiresAt } : {}),
+      at: now,
     };
     await this.publish(ev);
     return {
@@ -270,7 +278,34 @@ export class AccountsService {
       tier: view.plan,
       scopes: ev.scopes,
       created_at: ev.at,
+      expires_at: expiresAt,
     };
+  }
+
+  /**
+   * A new key's expiry, Unix ms (null: never): `expires_at` must be in the future (422); a key with
+   * `status:admin` expires at most `adminKeyMaxTtlMs` after `now`, that long when none is sent.
+   */
+  private expiryOf(scopes: readonly string[], expiresAt: string | undefined, now: number): number | null {
+    const at = expiresAt === undefined ? null : Date.parse(expiresAt);
+    if (at !== null && at <= now)
+      throw new ApiError('unprocessable', 'expires_at must be in the future', {
+        field: 'expires_at',
+        reason: 'not in the future',
+      });
+    if (!scopes.includes('status:admin')) return at;
+    const maxMs = this.deps.adminKeyMaxTtlMs ?? ADMIN_KEY_MAX_TTL_MS;
+    if (at !== null && at > now + maxMs)
+      throw new ApiError(
+        'unprocessable',
+        `a status:admin key expires within ${maxMs / 1_000} s of its creation`,
+        {
+          field: 'expires_at',
+          reason: `over ${maxMs / 1_000} s away`,
+          limit: maxMs / 1_000,
+        },
+      );
+    return at ?? now + maxMs;
   }
 
   /** The account's own record of a key; 404 for a key of another account or none. */
@@ -288,6 +323,17 @@ export class AccountsService {
     if (entry.status !== 'active')
       throw new ApiError('unprocessable', `key ${keyId} is revoked; it can no longer be changed`);
     if (body.scopes) await assertMayGrant(body.scopes, () => this.isOperator(accountId));
+    const maxMs = this.deps.adminKeyMaxTtlMs ?? ADMIN_KEY_MAX_TTL_MS;
+    if (
+      body.scopes?.includes('status:admin') &&
+      !entry.scopes.includes('status:admin') &&
+      (entry.expires_at == null || entry.expires_at > Date.now() + maxMs)
+    )
+      throw new ApiError(
+        'unprocessable',
+        `status:admin goes only on keys expiring within ${maxMs / 1_000} s: create a new key with it`,
+        { field: 'scopes', reason: 'status:admin on a key without a short expiry' },
+      );
     const ev = {
       type: 'key_updated' as const,
       account_id: accountId,

@@ -1,7 +1,8 @@
 /**
  * `mdp login` and `mdp keys` against the real console: the session and a saved key live in a
  * config file of mode 0600 (directory 0700); a key created with --save is never printed; the saved
- * key works for later commands until `keys revoke`, then exit 3. Without a session: exit 3.
+ * key works for later commands until `keys revoke`, then exit 3. Without a session: exit 3. A key
+ * made with --expires-at carries it (console API, key list); a past one is refused (422).
  */
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -77,6 +78,23 @@ it('logs in, creates a saved key without printing it, uses it, lists and revokes
   expect(refused.stderr).not.toContain(saved);
 
   expect((await runCli(['keys', 'create', '--name', 'x', '--scopes', 'root'], env)).code).toBe(2);
+
+  // --expires-at goes through the console API into the key record and back.
+  const until = new Date(Date.now() + 86_400_000).toISOString();
+  const expiring = await runCli(['keys', 'create', '--name', 'temp', '--expires-at', until, '--json'], env);
+  expect(expiring.code, expiring.stderr).toBe(0);
+  const temp = JSON.parse(expiring.stdout) as { key_id: string; expires_at: string };
+  expect(temp.expires_at).toBe(until);
+  const listed = JSON.parse((await runCli(['keys', 'ls', '--json'], env)).stdout) as Record<
+    string,
+    unknown
+  >[];
+  expect(listed.find((k) => k.key_id === temp.key_id)).toMatchObject({ expires_at: until });
+  expect((await runCli(['keys', 'create', '--name', 'y', '--expires-at', 'tomorrow'], env)).code).toBe(2);
+  const past = new Date(Date.now() - 60_000).toISOString();
+  const refusedPast = await runCli(['keys', 'create', '--name', 'z', '--expires-at', past], env);
+  expect(refusedPast.code).not.toBe(0);
+  expect(refusedPast.stderr).toMatch(/unprocessable/);
   expect((await runCli(['logout'], env)).code).toBe(0);
   expect(JSON.parse(readFileSync(file, 'utf8')).session).toBeUndefined();
   expect((await runCli(['keys', 'ls'], env)).code).toBe(3);

@@ -54,6 +54,7 @@ export async function startTestAccounts(
     projectionDeadlineMs: config.ACCOUNT_PROJECTION_DEADLINE_MS,
     selfServicePlans: config.SELF_SERVICE_PLANS === undefined || selfServicePlans(config),
     operatorEmails: config.OPERATOR_EMAILS,
+    adminKeyMaxTtlMs: config.ADMIN_KEY_MAX_TTL_S * 1_000,
     log,
     ...overrides,
   });

@@ -282,6 +282,8 @@ describe('sseErrorData', () => {
         message: row.message,
         request_id: 'r',
         terminal: SPEC_SSE[row.sse],
+        // auth_expired covers a revoked and an expired key: the reason says which.
+        ...(row.code === 'key_expired' ? { reason: 'key_expired' } : {}),
       });
     }
   });

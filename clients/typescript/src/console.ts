@@ -17,10 +17,15 @@ export type KeyView = {
   created_at: string | number;
   last_used_at: string | number | null;
   revoked_at: string | number | null;
+  /** Past it the key answers as revoked (`key_expired`); null: never. */
+  expires_at?: string | null;
 };
 
 /** `POST /keys`: the key in clear appears in this answer only. */
-export type CreatedKey = Pick<KeyView, 'key_id' | 'name' | 'prefix' | 'tier' | 'scopes' | 'created_at'> & {
+export type CreatedKey = Pick<
+  KeyView,
+  'key_id' | 'name' | 'prefix' | 'tier' | 'scopes' | 'created_at' | 'expires_at'
+> & {
   key: string;
 };
 
@@ -54,8 +59,11 @@ export class ConsoleClient {
   readonly keys = {
     list: async (): Promise<KeyView[]> =>
       (await this.http.json<{ keys: KeyView[] }>('GET', '/api/v1/console/keys')).keys,
-    create: (name: string, scopes?: Scope[]): Promise<CreatedKey> =>
-      this.http.json('POST', '/api/v1/console/keys', { body: scopes ? { name, scopes } : { name } }),
+    /** `expiresAt`: ISO 8601; past it the key is refused (`key_expired`). */
+    create: (name: string, scopes?: Scope[], expiresAt?: string): Promise<CreatedKey> =>
+      this.http.json('POST', '/api/v1/console/keys', {
+        body: { name, ...(scopes ? { scopes } : {}), ...(expiresAt ? { expires_at: expiresAt } : {}) },
+      }),
     revoke: (keyId: string): Promise<void> =>
       this.http.json('DELETE', `/api/v1/console/keys/${encodeURIComponent(keyId)}`),
   };

@@ -50,6 +50,12 @@ export const keysCreate: Command = {
       value: 'LIST',
       description: 'comma list of scopes (default: all the plan allows)',
     },
+    'expires-at': {
+      type: 'string',
+      value: 'TIME',
+      description:
+        'ISO 8601 time after which the key is refused (key_expired); status:admin keys always expire, at most the service maximum',
+    },
     save: { type: 'boolean', description: 'store the key in the config file for later commands' },
   },
   async run(ctx, values) {
@@ -57,7 +63,14 @@ export const keysCreate: Command = {
     const scopes = list(values, 'scopes');
     const bad = scopes?.find((s) => !Scope.safeParse(s).success);
     if (bad) throw new UsageError(`--scopes: unknown scope ${bad}`);
-    const created = await consoleOf(ctx).keys.create(name, scopes as Scope[] | undefined);
+    const expiresAt = values['expires-at'];
+    if (expiresAt !== undefined && (typeof expiresAt !== 'string' || Number.isNaN(Date.parse(expiresAt))))
+      throw new UsageError('--expires-at: an ISO 8601 time, e.g. 2027-01-31T00:00:00Z');
+    const created = await consoleOf(ctx).keys.create(
+      name,
+      scopes as Scope[] | undefined,
+      expiresAt as string | undefined,
+    );
     const { key, ...meta } = created;
     if (values.save) updateConfig({ api_key: key }, ctx.env);
     const shown = values.save ? { ...meta, saved: true } : created;
