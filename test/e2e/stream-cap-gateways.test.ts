@@ -2,8 +2,9 @@
  * The concurrent-stream cap of a key holds across gateway processes (gateways/core/stream-slots.ts):
  * a Pro key (cap 10) with 6 streams on one real unified gateway process and 4 on another gets 429
  * `subscription_limit` on either; a stream closed on one frees a slot on the other; after a kill -9
- * of the process holding 5 of them, those 5 stop counting within STREAM_LEASE_TTL_MS and not
- * before the other process admits exactly 10 in all, never 11.
+ * of the process holding 5 of them, those 5 stop counting within STREAM_LEASE_TTL_MS after their
+ * last renewal (asserted: TTL + one renewal period + a stated margin after the kill) and not before
+ * the other process admits exactly 10 in all, never 11.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
@@ -16,6 +17,8 @@ import { killAll, type ServiceProcess, startUnifiedGateways } from '../support/p
 import { openSse, type SseStream } from '../support/sse.ts';
 
 const TTL_MS = 3_000;
+/** Beyond TTL + one renewal period: five admissions, each a request, polled 100 ms apart. */
+const FREED_MARGIN_MS = 2_000;
 const config = testConfig();
 let server: TestNats;
 let nats: Nats;
@@ -98,6 +101,9 @@ it('Pro cap 10 over two gateway processes; a kill -9 frees its streams within th
     100,
   );
   const freedAfterMs = Date.now() - killedAt;
+  // A lease stops counting TTL after its last renewal, which came at most one renewal period
+  // (TTL / 3) before the kill; the margin covers the five admissions polled 100 ms apart.
+  expect(freedAfterMs).toBeLessThanOrEqual(TTL_MS + TTL_MS / 3 + FREED_MARGIN_MS);
   await refused(b);
   console.log(JSON.stringify({ leaseTtlMs: TTL_MS, freedAfterKillMs: freedAfterMs }));
 });
