@@ -20,6 +20,8 @@ import {
   WS_CONNECTIONS_PER_KEY,
   WS_HEARTBEAT_TIMEOUT_MS,
 } from '../../contracts/limits.ts';
+import { createLeasedRateLimiter } from '../../gateways/core/rate-limit/leased-rate-limiter.ts';
+import { createMemoryLeaseStore } from '../../gateways/core/rate-limit/memory-lease-store.ts';
 
 describe('tier limits match the spec', () => {
   it('has the three tiers, lowest first', () => {
@@ -124,25 +126,24 @@ describe('tryTake admits while at least one token is left and consumes one', () 
     expect(admitted).toBe(100);
   });
 
-  it('gives Basic a burst of 25, then 10/s, and at most 100 in any 60 s', () => {
-    const [spec] = tierBuckets('basic');
+  it('gives Basic a burst of 25, then 10/s, and at most 100 in any 60 s (the product limiter)', async () => {
     expect(tierBuckets('basic')).toEqual([{ rate: 10, burst: 25 }]);
     expect(tierWindow('basic')).toEqual({ limit: 100, windowMs: 60_000 });
     expect(tierWindow('pro')).toBeNull();
-    if (!spec) throw new Error('no bucket');
-    let bucket = fullBucket(spec, 0);
+    // The gateways' own limiter (buckets, window and leases) on a simulated clock, asked every 10 ms.
+    let clock = 0;
+    const limiter = createLeasedRateLimiter(createMemoryLeaseStore(), { now: () => clock, holderId: 'h' });
     const admittedAt: number[] = [];
     for (let t = 0; t < 600_000; t += 10) {
-      const held = admittedAt.filter((a) => a >= t - 60_000).length;
-      const r = tryTake(bucket, t, spec);
-      if (r.admitted && held < 100) {
-        admittedAt.push(t);
-        bucket = r.bucket;
-      }
+      clock = t;
+      if ((await limiter.check('key_basic', 'basic')).admitted) admittedAt.push(t);
     }
+    await limiter.close();
     expect(admittedAt.filter((t) => t < 1_000)).toHaveLength(25 + 9);
     expect(admittedAt[99]).toBe(7_500);
     expect(admittedAt.filter((t) => t >= 60_000 && t < 120_000)).toHaveLength(100);
+    for (let i = 100; i < admittedAt.length; i++)
+      expect((admittedAt[i] as number) - (admittedAt[i - 100] as number)).toBeGreaterThan(60_000);
     expect(admittedAt).toHaveLength(1_000);
   });
 });
