@@ -102,7 +102,7 @@ export const JSONRPC_EDGE_CODES: Readonly<Record<JsonRpcCode, { rows: readonly E
     [-32601]: { rows: ['method_not_found'], when: 'an unknown method (any eth_* but the four served)' },
     [-32602]: {
       rows: ['invalid_params', 'unprocessable', 'not_found'],
-      when: 'params of the wrong shape or value; an unknown or expired filter id',
+      when: 'params of the wrong shape or value (more than 100 coins in a filter, 500 in a request); an unknown or expired filter id',
     },
     [-32603]: {
       rows: ['internal', 'overload', 'conflict', 'request_timeout'],
@@ -124,7 +124,10 @@ export const JSONRPC_EDGE_CODES: Readonly<Record<JsonRpcCode, { rows: readonly E
     [-32004]: { rows: ['feed_unavailable'], when: 'no book yet for the coin, or the log unreachable' },
     [-32005]: { rows: ['subscription_limit'], when: 'more live filters than the tier’s subscription cap' },
     [-32006]: { rows: ['batch_too_large'], when: 'a batch over 100 calls' },
-    [-32007]: { rows: ['snapshot_too_large'], when: 'md_l2Book depth above 1000' },
+    [-32007]: {
+      rows: ['snapshot_too_large'],
+      when: 'md_l2Book depth above 1000; a call of a request whose answer already holds 20,000 events or 8 MiB',
+    },
     [-32008]: {
       rows: ['invalid_time_range'],
       when: 'md_trades: end before start, wider than the cap, or starting before retention',
