@@ -32,7 +32,7 @@ export async function startHttpGateway(
     sessionTtlMs: config.SESSION_TTL_S * 1_000,
     projectionDeadlineMs: config.ACCOUNT_PROJECTION_DEADLINE_MS,
     selfServicePlans: selfServicePlans(config),
-    operatorEmails: config.OPERATOR_EMAILS,
+    adminKeyMaxTtlMs: config.ADMIN_KEY_MAX_TTL_S * 1_000,
     log,
   });
   const service = startServiceKey(accounts, projector, log);

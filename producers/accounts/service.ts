@@ -49,12 +49,6 @@ export type AccountsServiceDeps = {
   projectionDeadlineMs?: number;
   /** Registration may choose the plan and Japan access (else: Basic, no Japan). */
   selfServicePlans?: boolean;
-  /**
-   * Ignored: a listed email no longer makes an operator (whoever registered it first won the rights).
-   * Operators are granted by `npm run operator -- grant <email>` (operator.ts).
-   * @deprecated
-   */
-  operatorEmails?: readonly string[];
   /** Longest life of a key with `status:admin`, ms (configuration `ADMIN_KEY_MAX_TTL_S`; default ADMIN_KEY_MAX_TTL_MS). */
   adminKeyMaxTtlMs?: number;
   log?: Logger;

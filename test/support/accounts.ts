@@ -53,7 +53,6 @@ export async function startTestAccounts(
     sessionTtlMs: 3_600_000,
     projectionDeadlineMs: config.ACCOUNT_PROJECTION_DEADLINE_MS,
     selfServicePlans: config.SELF_SERVICE_PLANS === undefined || selfServicePlans(config),
-    operatorEmails: config.OPERATOR_EMAILS,
     adminKeyMaxTtlMs: config.ADMIN_KEY_MAX_TTL_S * 1_000,
     log,
     ...overrides,
