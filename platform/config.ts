@@ -6,13 +6,13 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import {
   CACHE_QUOTA_BYTES,
-  PUBLISH_BYTES_PER_DAY,
-  PUBLISH_EVENTS_PER_DAY,
   CACHE_QUOTA_COUNT,
   CACHE_STREAM_MAX_AGE_S,
   CACHE_STREAM_MAX_BYTES,
   LIVE_SESSIONS_PER_ACCOUNT,
   LIVE_SESSIONS_PER_PROCESS,
+  PUBLISH_BYTES_PER_DAY,
+  PUBLISH_EVENTS_PER_DAY,
 } from '../contracts/base-url-limits.ts';
 
 const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
