@@ -58,14 +58,12 @@ export function registerConsoleKeyRoutes(app: FastifyInstance, deps: ConsoleKeyD
       const body = parseWith(CreateKeyBody, req.body ?? {});
       deps.limits.createKey(clientAddress(req.socket, req.headers), accountId);
       const key = await accounts.createKey(accountId, body);
-      return reply
-        .code(201)
-        .send({
-          ...key,
-          created_at: iso(key.created_at),
-          expires_at: iso(key.expires_at),
-          note: 'store this key now: it is shown only once',
-        });
+      return reply.code(201).send({
+        ...key,
+        created_at: iso(key.created_at),
+        expires_at: iso(key.expires_at),
+        note: 'store this key now: it is shown only once',
+      });
     },
   );
 
