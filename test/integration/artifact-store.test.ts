@@ -162,7 +162,8 @@ describe('a failed upload', () => {
       const res = await fetch(`${stack.http.url}/data/generate?async=true`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': key },
-        body: JSON.stringify(manifest),
+        // A manifest of its own: the same one again would attach to the completed job above.
+        body: JSON.stringify({ ...manifest, config: { ...manifest.config, seed: 4 } }),
       });
       const { job_id } = (await res.json()) as { job_id: string };
       const job = await eventually(
