@@ -15,10 +15,14 @@ describe('SSE subscription (query + Last-Event-ID)', () => {
     expect(parseSseSubscription({ last_event_id: '42' }, undefined).last_event_id).toBe(42);
     expect(parseSseSubscription({ last_event_id: '42' }, '77').last_event_id).toBe(77);
     expect(parseSseSubscription({}, '').last_event_id).toBeUndefined();
+    // Unknown parameters (a cache-buster) are ignored, not refused.
+    expect(parseSseSubscription({ coin: 'BTC', limit: '5', _: '1732760000' }, undefined)).toEqual({
+      coins: ['BTC'],
+    });
   });
 
   it.each([
-    [{ coin: 'BTC', limit: '5' }, undefined, 'limit'],
+    [{ coin: 'BTC', event_type: ['trade', 'book'] }, undefined, 'event_type'],
     [{ event_type: 'trade,quote' }, undefined, 'event_type'],
     [{}, '-1', 'Last-Event-ID'],
     [{}, '9007199254740993', 'Last-Event-ID'],
