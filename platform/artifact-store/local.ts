@@ -7,14 +7,20 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ArtifactStore, ByteRange, StoredFile } from './store.ts';
+
+/** How the store opens a file to write: `createWriteStream` (a seam: tests inject a full disk). */
+export type OpenWrite = (path: string) => Writable;
 
 export class LocalArtifactStore implements ArtifactStore {
   readonly backend = 'local' as const;
 
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    private readonly openWrite: OpenWrite = (path) => createWriteStream(path),
+  ) {}
 
   /** The file's path; refuses names that would leave the root. */
   pathOf(name: string): string {
@@ -32,7 +38,7 @@ export class LocalArtifactStore implements ArtifactStore {
     await mkdir(dirname(path), { recursive: true });
     const temp = join(dirname(path), `.${basename(path)}.${randomUUID()}.tmp`);
     try {
-      await pipeline(Readable.from(data, { objectMode: false }), createWriteStream(temp));
+      await pipeline(Readable.from(data, { objectMode: false }), this.openWrite(temp));
       await rename(temp, path);
     } catch (err) {
       await rm(temp, { force: true });
