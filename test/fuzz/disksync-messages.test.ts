@@ -29,7 +29,7 @@ import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { trade } from '../support/publisher.ts';
-import { expectClean, FUZZ_RUNS, fuzzParams, fuzzText, fuzzTimeout, mutated, within } from './fuzz.ts';
+import { expectClean, FUZZ_RUNS, fuzzAssert, fuzzText, fuzzTimeout, mutated, within } from './fuzz.ts';
 
 /** Burst 2 × this: a long-lived connection meets 4029 now and then, a burst input always. */
 const MSG_RATE = 200;
@@ -353,7 +353,7 @@ it(`answers ${FUZZ_RUNS} generated frame sequences, or closes with the spec's co
 }, async () => {
   const outcomes = new Map<string, number>();
   const count = (k: string) => outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
-  await fc.assert(
+  await fuzzAssert(
     fc.asyncProperty(frames, async (frames) => {
       const c = await admitted();
       for (const f of frames) {
@@ -373,7 +373,6 @@ it(`answers ${FUZZ_RUNS} generated frame sequences, or closes with the spec's co
         count('answered');
       }
     }),
-    fuzzParams(),
   );
   current?.ws.close();
   console.log(JSON.stringify({ runs: FUZZ_RUNS, outcomes: Object.fromEntries(outcomes) }));
