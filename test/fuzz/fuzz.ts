@@ -21,7 +21,7 @@ export const ANSWER_WITHIN_MS = 10_000;
 /** Test timeout for `runs` inputs at a pessimistic 20 ms each, plus start-up. */
 export const fuzzTimeout = (runs = FUZZ_RUNS) => 60_000 + runs * 20;
 
-export const fuzzParams = (runs = FUZZ_RUNS): fc.Parameters<unknown> => ({
+const fuzzParams = (runs = FUZZ_RUNS): fc.Parameters<unknown> => ({
   numRuns: runs,
   endOnFailure: true,
   seed: FUZZ_SEED,

@@ -5,9 +5,13 @@
  * - well-typed requests with adversarial values, serialized with contracts/proto/price.proto: any
  *   coin, depth, coins list, event types, sources, `after_seq` and `heartbeat_s` extremes, and for
  *   the bidirectional Stream whole ClientMessage sequences (open or not first);
+ * - the bidirectional Stream on its own with long and repeated coin lists: hundreds of distinct
+ *   coins, thousands of repeats of a few, lists around the per-subscription cap, and the same
+ *   subscribe / unsubscribe sent many times in a row (past the stream's pending-message bound);
  * - raw bytes as the request body (a generic client whose serializer passes Buffers through):
  *   random bytes, valid encodings cut short or with a byte flipped, lengths that overrun.
- * Keys vary (Quant, Pro, Basic, none, unknown) and so does `x-request-id`.
+ * Keys vary (Quant, Pro, Basic, a Quant key scoped to `chain:hyperliquid` + `stream:read`, none,
+ * unknown) and so does `x-request-id`. A failure names its replay seed (fuzz.ts `fuzzAssert`).
  *
  * The property: a result, an open stream, or a clear status (never INTERNAL, UNKNOWN or
  * DATA_LOSS) whose details are non-empty and hold no stack trace, with the catalogue's
@@ -34,7 +38,7 @@ import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { keyMetadata, startTestGrpc, type TestGrpc } from '../support/grpc.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
-import { expectClean, FUZZ_RUNS, fuzzParams, fuzzText, fuzzTimeout, within } from './fuzz.ts';
+import { expectClean, FUZZ_RUNS, fuzzAssert, fuzzText, fuzzTimeout, within } from './fuzz.ts';
 
 const config = testConfig();
 let server: TestNats;
@@ -58,6 +62,7 @@ beforeAll(async () => {
   client = new Client(edge.target, credentials.createInsecure());
   keylessClient = new Client(keyless.target, credentials.createInsecure());
   for (const plan of ['quant', 'pro', 'basic'] as const) keys[plan] = (await accounts.key(plan)).key;
+  keys.chain = (await accounts.key('quant', { scopes: ['chain:hyperliquid', 'stream:read'] })).key;
 }, 60_000);
 
 afterAll(async () => {
@@ -338,7 +343,7 @@ it(`answers ${FUZZ_RUNS} generated requests with a result or a clear status`, {
   timeout: fuzzTimeout(FUZZ_RUNS * 2),
 }, async () => {
   const outcomes = new Map<string, number>();
-  await fc.assert(
+  await fuzzAssert(
     fc.asyncProperty(fc.oneof(typed, rawRequest), who, requestId, async (r, plan, rid) => {
       const what = describeRequest(r, plan);
       const md = keyMetadata(keys[plan] ?? null, rid ? { 'x-request-id': rid } : {});
@@ -348,7 +353,6 @@ it(`answers ${FUZZ_RUNS} generated requests with a result or a clear status`, {
       outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
       expectCleanStatus(ended, what);
     }),
-    fuzzParams(),
   );
   console.log(JSON.stringify({ runs: FUZZ_RUNS, outcomes: Object.fromEntries(outcomes) }));
   expect(outcomes.get('typed OK')).toBeGreaterThan(0);
@@ -361,6 +365,97 @@ it(`answers ${FUZZ_RUNS} generated requests with a result or a clear status`, {
   );
   expect(after.status.code).toBe(Status.OK);
   expect(after.messages).toHaveLength(1);
+});
+
+// ---------------------------------------------------------------------------------------------
+// The bidirectional Stream with long and repeated coin lists.
+
+const distinct = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `C${from + i}`);
+/** Lists of up to 100 entries (the cap, counting repeats) mostly, and lists past it; long in both ways. */
+const longCoins = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.oneof(
+      fc.nat(100).map((n) => distinct(n)),
+      fc.array(fc.constantFrom('BTC', 'ETH', 'btc', 'SOL', 'NOPE1'), { minLength: 20, maxLength: 100 }),
+      fc
+        .tuple(fc.array(coin, { minLength: 1, maxLength: 5 }), fc.nat(100))
+        .map(([cs, n]) => Array.from({ length: n }, (_, i) => cs[i % cs.length] as string)),
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      fc.array(
+        fc.nat(5_000).map((i) => `C${i}`),
+        { minLength: 101, maxLength: 300 },
+      ),
+      fc.array(fc.constantFrom('BTC', 'ETH', 'btc', 'SOL', 'NOPE1'), { minLength: 101, maxLength: 3_000 }),
+      fc.constantFrom(Array(5_000).fill('BTC'), [...distinct(100), 'BTC'], ['BTC', ...distinct(100), 'BTC']),
+    ),
+  },
+);
+const longSubscription = fc.record(
+  {
+    coins: longCoins,
+    event_types: fc.subarray(['trade', 'book']),
+    sources: fc.subarray(['synthetic', 'hyperliquid', 'binance']),
+    after_seq: fc.oneof(fc.nat(40), fc.constant(0)),
+  },
+  { requiredKeys: ['coins'] },
+);
+/** One control message, or the same one sent 2 to 60 times in a row. */
+const repeated = fc
+  .tuple(
+    fc.oneof(
+      longSubscription.map((subscribe) => ({ subscribe })),
+      longSubscription.map((unsubscribe) => ({ unsubscribe })),
+      fc.string({ maxLength: 8 }).map((id) => ({ ping: { id } })),
+    ),
+    fc.oneof(fc.constant(1), fc.integer({ min: 2, max: 60 })),
+  )
+  .map(([m, n]) => Array<unknown>(n).fill(m));
+/** Mostly a plain open (the stream is up), so that the long lists reach subscribe and unsubscribe. */
+const opening = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record(
+      { coins: fc.subarray(['BTC', 'ETH', 'SOL']), after_seq: fc.nat(40) },
+      { requiredKeys: [] },
+    ),
+  },
+  { weight: 1, arbitrary: longSubscription },
+);
+const longSession = fc
+  .tuple(opening, fc.array(repeated, { minLength: 1, maxLength: 4 }))
+  .map(([open, rest]) => [{ open }, ...rest.flat()]);
+const streamWho = fc.constantFrom('quant', 'quant', 'quant', 'chain', 'pro');
+/** Sessions of hundreds of messages and coins: fewer of them than inputs of the other fuzzers. */
+const STREAM_RUNS = Math.max(20, Math.ceil(FUZZ_RUNS / 5));
+
+it(`Stream: ${STREAM_RUNS} sessions with long and repeated coin lists end with a result or a clear status`, {
+  timeout: fuzzTimeout(STREAM_RUNS * 20),
+}, async () => {
+  const outcomes = new Map<string, number>();
+  await fuzzAssert(
+    fc.asyncProperty(longSession, streamWho, async (parts, plan) => {
+      const summary = parts.map((m) => {
+        const [kind, v] = Object.entries(m as Record<string, { coins?: string[] }>)[0] ?? ['?', {}];
+        return `${kind}(${v.coins?.length ?? '-'} coins, ${new Set(v.coins).size} distinct)`;
+      });
+      const what = `Stream (${plan}) ${parts.length} messages: ${summary.slice(0, 12).join(' ')}`;
+      const ended = await within(bidi(client, parts, false, keyMetadata(keys[plan] as string)), what);
+      const k = Status[ended.status.code] as string;
+      outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
+      expectCleanStatus(ended, what);
+    }),
+    STREAM_RUNS,
+  );
+  console.log(JSON.stringify({ runs: STREAM_RUNS, outcomes: Object.fromEntries(outcomes) }));
+  expect(outcomes.get('OK')).toBeGreaterThan(0);
+
+  const after = await within(probe(client), 'GetBlockNumber after the sessions');
+  expect(after.status.code).toBe(Status.OK);
 });
 
 it('an undecodable body is INVALID_ARGUMENT invalid_params on every kind of method, the bidi stream after open too', async () => {
