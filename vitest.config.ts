@@ -11,7 +11,7 @@ export default defineConfig({
     // the environment (a port taken between pick and bind, a cluster still electing) are retried
     // inside their helpers, by their exact error.
     retry: 0,
-    // Each failed attempt prints its error, the ones a retry then passes too.
+    // Each failed test prints its error as it fails (test/support/failed-attempts.ts).
     setupFiles: ['test/support/failed-attempts.ts'],
     reporters: ['default'],
   },
