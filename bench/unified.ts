@@ -115,7 +115,7 @@ function params() {
     client_counts: list('BENCH_CLIENTS', [1, 100, 1_000]),
     warmup_s: num('BENCH_WARMUP_S', Math.max(1, 2 * scale)),
     measure_s: num('BENCH_MEASURE_S', Math.max(1.5, 8 * scale)),
-    saturation_clients: num('BENCH_SAT_CLIENTS', 1_000),
+    saturation_client_counts: list('BENCH_SAT_CLIENTS', [1_000, 300, 100]),
     saturation_burst_events: Math.round(num('BENCH_SAT_EVENTS', Math.max(1_000, 8_000 * scale))),
     saturation_repeats: Math.max(1, Math.round(num('BENCH_SAT_REPEATS', 2))),
     saturation_warmup_events: Math.round(num('BENCH_SAT_WARMUP_EVENTS', Math.max(200, 1_000 * scale))),
@@ -170,9 +170,10 @@ export async function run(): Promise<unknown> {
   try {
     const want = (phase: string) => p.phases.includes(phase);
     const latency = want('latency') ? await latencyPhases(p, bn, clients, startServer, stopServer) : {};
-    const throughput = want('throughput')
-      ? await throughputPhase(p, bn, clients, startServer, stopServer)
-      : null;
+    const throughput: Record<string, unknown> = {};
+    if (want('throughput'))
+      for (const n of p.saturation_client_counts)
+        throughput[String(n)] = await throughputPhase(p, n, bn, clients, startServer, stopServer);
     const resume = want('resume') ? await resumePhase(p, bn, clients, startServer, stopServer) : null;
     return {
       benchmark: 'unified',
@@ -187,7 +188,7 @@ export async function run(): Promise<unknown> {
       params: p,
       duration_s: Math.round(performance.now() - started) / 1_000,
       ...latency,
-      delivered_events_per_s_1000_clients: throughput,
+      delivered_events_per_s_by_clients: throughput,
       resume_catch_up_events_per_s: resume,
     };
   } finally {
@@ -444,12 +445,12 @@ async function burst(bn: BenchNats, clients: Worker, server: Worker, n: number, 
 
 async function throughputPhase(
   p: Params,
+  n: number,
   bn: BenchNats,
   clients: Worker,
   startServer: StartServer,
   stopServer: StopServer,
 ) {
-  const n = p.saturation_clients;
   const timeoutMs = Math.max(60_000, ((p.saturation_burst_events * n) / 50_000) * 1_000);
   const runOne = async (mode: ServerMode, backlogBytes = p.gateway_max_backlog_bytes) => {
     const env = { SSE_MAX_BACKLOG_BYTES: String(backlogBytes), SSE_CLOSE_GRACE_MS: '1000' };
@@ -491,7 +492,8 @@ async function throughputPhase(
       await stopServer(s.w);
     }
   };
-  // Alternated and repeated: this machine's noise comes in bursts; the best run of each side counts.
+  // Alternated and repeated: every run is reported (a bimodal server shows), and the goal is judged
+  // on each pair of neighbouring runs, not on the best of each side.
   type Run = Awaited<ReturnType<typeof runOne>>;
   const gatewayRuns: Run[] = [];
   const baselineRuns: Run[] = [];
@@ -499,36 +501,48 @@ async function throughputPhase(
     gatewayRuns.push(await runOne('gateway'));
     baselineRuns.push(await runOne('bare-coalesced'));
   }
-  const best = (runs: Run[]) =>
-    runs.reduce((a, b) =>
-      Number(b.completed) * b.events_per_s > Number(a.completed) * a.events_per_s ? b : a,
-    );
-  const gateway = best(gatewayRuns);
-  const baseline = best(baselineRuns);
-  // The same burst with the shipped per-client bound: does the slow-client policy hold?
+  const rate = (r: Run) => (r.completed ? r.events_per_s : 0);
+  /** Server CPU (µs, all threads) per delivered event: what the server spends, whoever reads slower. */
+  const cpuUs = (r: Run) =>
+    Math.round((r.server_proc.cpu_ms * 1_000 * 1_000) / Math.max(1, r.delivered_events)) / 1_000;
+  const pairs = gatewayRuns.map((g, i) => {
+    const b = baselineRuns[i] as Run;
+    return {
+      gateway: rate(g),
+      baseline: rate(b),
+      ratio: ratio(rate(g), rate(b)),
+      gateway_cpu_us_per_delivery: cpuUs(g),
+      baseline_cpu_us_per_delivery: cpuUs(b),
+      cpu_per_delivery_ratio: ratio(cpuUs(b), cpuUs(g)),
+      client_bound: g.client_bound,
+    };
+  });
+  const worst = pairs.reduce((a, b) => ((b.ratio ?? 0) < (a.ratio ?? 0) ? b : a));
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
   const defaultBacklog = benchConfig().SSE_MAX_BACKLOG_BYTES;
   const withDefault =
     p.check_default_backlog && defaultBacklog !== p.gateway_max_backlog_bytes
       ? await runOne('gateway', defaultBacklog)
       : null;
   return {
-    gateway: gateway.events_per_s,
-    baseline: baseline.events_per_s,
-    ratio: ratio(gateway.events_per_s, baseline.events_per_s),
-    goal: '≥ 0.7× baseline',
-    goal_met: (ratio(gateway.events_per_s, baseline.events_per_s) ?? 0) >= 0.7,
     clients: n,
-    aggregation: `best completed run of ${p.saturation_repeats} each, gateway and baseline alternated`,
-    all_runs_events_per_s: {
-      gateway: gatewayRuns.map((r) => (r.completed ? r.events_per_s : null)),
-      baseline: baselineRuns.map((r) => (r.completed ? r.events_per_s : null)),
-    },
-    method: `${p.saturation_burst_events} events published as fast as acks allow (${gateway.publish.rate_per_s}/s, i.e. ${gateway.publish.rate_per_s * n} deliveries/s demanded); delivered events counted by the client process / time from the first publish until every connection has the last event`,
+    gateway_median: median(pairs.map((x) => x.gateway)),
+    baseline_median: median(pairs.map((x) => x.baseline)),
+    ratio_worst_run: worst.ratio,
+    ratio_median: median(pairs.map((x) => x.ratio ?? 0)),
+    cpu_per_delivery_ratio_median: median(pairs.map((x) => x.cpu_per_delivery_ratio ?? 0)),
+    goal: '≥ 1.5× baseline in every run (delivered events/s)',
+    goal_met: pairs.every((x) => (x.ratio ?? 0) >= 1.5),
+    runs: pairs,
+    aggregation: `${p.saturation_repeats} runs of each, gateway and baseline alternated; every run listed`,
+    client_bound_note:
+      'client_bound: the client process was ≥ 95 % busy, so the gateway delivered as fast as it was read; cpu_per_delivery_ratio (baseline µs ÷ gateway µs of server CPU per delivered event) then says how much work the gateway saves',
+    method: `${p.saturation_burst_events} events published as fast as acks allow, i.e. ${p.saturation_burst_events * n} deliveries; delivered events counted by the client process / time from the first publish until every connection has the last event`,
     baseline_what:
       'raw ordered consumer → bare http SSE server, one buffer per client flushed on setImmediate',
     detail: {
-      gateway,
-      baseline,
+      gateway_runs: gatewayRuns,
+      baseline_runs: baselineRuns,
       ...(withDefault
         ? { gateway_with_default_max_backlog: { SSE_MAX_BACKLOG_BYTES: defaultBacklog, ...withDefault } }
         : {}),

@@ -1,7 +1,14 @@
 /** Event-loop utilisation, CPU and memory of this process over a measurement window. */
 import { performance } from 'node:perf_hooks';
 
-export type ProcSnapshot = { elu: number; cpu_pct: number; rss_mb: number; heap_used_mb: number };
+export type ProcSnapshot = {
+  elu: number;
+  cpu_pct: number;
+  /** CPU time (user + system, all threads) over the window. */
+  cpu_ms: number;
+  rss_mb: number;
+  heap_used_mb: number;
+};
 
 export class ProcStats {
   private elu = performance.eventLoopUtilization();
@@ -22,6 +29,7 @@ export class ProcStats {
     return {
       elu: Math.round(elu.utilization * 1_000) / 1_000,
       cpu_pct: Math.round(((cpu.user + cpu.system) / 1_000 / wallMs) * 1_000) / 10,
+      cpu_ms: Math.round((cpu.user + cpu.system) / 1_000),
       rss_mb: Math.round(mem.rss / 1_048_576),
       heap_used_mb: Math.round(mem.heapUsed / 1_048_576),
     };

@@ -1,0 +1,93 @@
+/**
+ * `npm run bench:check`: runs `npm run bench -- all` (bench/all.ts) and compares every ratio with
+ * the accepted one in `bench/baseline.json`; exits 1 when any accepted ratio is more than 20 %
+ * worse (`BENCH_CHECK_TOLERANCE`, default 0.2) or was not measured. A benchmark, not a test: run it
+ * by hand before and after any change to `gateways/core`, `platform/` or an encoder.
+ *
+ *   npm run bench:check                      run everything, then compare
+ *   npm run bench:check -- --from FILE       compare a finished run (`.data/bench/all.json`)
+ *   npm run bench:check -- --accept [FILE]   make a run (or FILE) the accepted baseline
+ *
+ * Accepting keeps the direction (`better`) already recorded for a ratio, so a direction fixed by
+ * hand in the baseline stays fixed.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type AllResult, OUT_DIR, run as runAll } from './all.ts';
+import { type Ratio, worsening } from './lib/ratios.ts';
+
+const BASELINE = fileURLToPath(new URL('./baseline.json', import.meta.url));
+
+type Baseline = { accepted_at: string; from_run_at: string; note: string; ratios: Record<string, Ratio> };
+
+function args(): { from?: string; accept: boolean } {
+  const a = process.argv.slice(2);
+  const fromAt = a.indexOf('--from');
+  const acceptAt = a.indexOf('--accept');
+  const fileAfter = (i: number) => (i >= 0 && a[i + 1] && !a[i + 1]?.startsWith('--') ? a[i + 1] : undefined);
+  return { from: fileAfter(fromAt) ?? fileAfter(acceptAt), accept: acceptAt >= 0 };
+}
+
+const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
+
+async function main(): Promise<void> {
+  const { from, accept } = args();
+  const now: AllResult = from ? readJson<AllResult>(from) : await runAll();
+  const failedBenchmarks = Object.entries(now.benchmarks).filter(([, b]) => !b.ok);
+  if (accept) {
+    const old = (() => {
+      try {
+        return readJson<Baseline>(BASELINE).ratios;
+      } catch {
+        return {} as Record<string, Ratio>;
+      }
+    })();
+    const ratios: Record<string, Ratio> = {};
+    for (const [path, r] of Object.entries(now.ratios))
+      ratios[path] = { value: r.value, better: old[path]?.better ?? r.better };
+    const baseline: Baseline = {
+      accepted_at: new Date().toISOString(),
+      from_run_at: now.started_at,
+      note: 'ratios of `npm run bench -- all` (bench/all.ts, reduced scale); see docs/benchmarks.md',
+      ratios,
+    };
+    writeFileSync(BASELINE, `${JSON.stringify(baseline, null, 2)}\n`);
+    process.stdout.write(`accepted ${Object.keys(ratios).length} ratios into bench/baseline.json\n`);
+    return;
+  }
+  const tolerance = Number(process.env.BENCH_CHECK_TOLERANCE ?? 0.2);
+  const baseline = readJson<Baseline>(BASELINE);
+  const rows = Object.entries(baseline.ratios).map(([path, accepted]) => {
+    const value = now.ratios[path]?.value;
+    const worse = value === undefined ? null : worsening(accepted, value);
+    const ok = worse !== null && worse <= tolerance;
+    return { path, better: accepted.better, accepted: accepted.value, now: value ?? null, worse, ok };
+  });
+  const failed = rows.filter((r) => !r.ok);
+  const report = {
+    compared: rows.length,
+    tolerance,
+    failed: failed.length,
+    failed_benchmarks: failedBenchmarks.map(([name, b]) => ({ name, error: b.error })),
+    new_ratios_not_in_baseline: Object.keys(now.ratios).filter((p) => !(p in baseline.ratios)),
+    rows,
+  };
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  for (const r of failed)
+    process.stderr.write(
+      r.now === null
+        ? `not measured: ${r.path}\n`
+        : `worse by ${Math.round((r.worse ?? 0) * 100)} %: ${r.path} ${r.accepted} → ${r.now} (${r.better} is better)\n`,
+    );
+  process.stderr.write(
+    `bench:check: ${rows.length - failed.length}/${rows.length} within ${tolerance * 100} % (results in ${OUT_DIR})\n`,
+  );
+  process.exit(failed.length > 0 || failedBenchmarks.length > 0 ? 1 : 0);
+}
+
+main().catch((err) => {
+  process.stderr.write(
+    `bench:check failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+/**
+ * The ratios of a benchmark's JSON result, found by name: every finite number whose key is
+ * `ratio`, starts with `ratio_`, ends with `_ratio` or reads `<a>_vs_<b>` (`p50_vs_bare`), keyed
+ * by its path in the document (`grpc.catch_up.ratio`). Each benchmark states its figures as
+ * ratios to a baseline measured in the same run, so these are what survives a noisy machine, and
+ * what `npm run bench:check` compares with `bench/baseline.json`.
+ *
+ * Which way is better is read from the name, as the benchmarks name them: a ratio of latencies or
+ * of time or memory (`p50`, `p99`, `latency`, `_ms`, `_us`, `seconds`, `time`, `rss`) is better lower; any
+ * other ratio (events/s, rows/s, MB/s) is better higher. `bench/baseline.json` records the direction
+ * of each accepted ratio, and what it records wins (a name the rule reads wrongly is fixed there).
+ */
+export type Better = 'higher' | 'lower';
+export type Ratio = { value: number; better: Better };
+
+const IS_RATIO = /^(ratio|ratio_.+|.+_ratio|.+_vs_.+)$/;
+const LOWER = /(p50|p90|p99|latency|_ms|_us|seconds|time|rss)/;
+
+export function betterOf(path: string): Better {
+  return LOWER.test(path) ? 'lower' : 'higher';
+}
+
+/** Every ratio of `doc`, with the path prefixed by `prefix` (the benchmark's name). */
+export function ratiosOf(doc: unknown, prefix: string): Record<string, Ratio> {
+  const out: Record<string, Ratio> = {};
+  const walk = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) {
+      for (const [i, v] of node.entries()) walk(v, `${path}[${i}]`);
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    for (const [key, value] of Object.entries(node)) {
+      const at = `${path}.${key}`;
+      if (typeof value === 'number' && Number.isFinite(value) && IS_RATIO.test(key))
+        out[at] = { value, better: betterOf(at) };
+      else walk(value, at);
+    }
+  };
+  walk(doc, prefix);
+  return out;
+}
+
+/** How much worse `now` is than `accepted` (0.25: 25 % worse; ≤ 0: as good or better). */
+export function worsening(accepted: Ratio, now: number): number {
+  if (accepted.value === 0) return 0;
+  return accepted.better === 'higher'
+    ? (accepted.value - now) / accepted.value
+    : (now - accepted.value) / accepted.value;
+}
