@@ -22,8 +22,9 @@
  *   `ws` server to a client in this process, and between floor and edge, the edge's own live tail
  *   relayed by that bare server (`tailRelayed`). DISKSYNC_BENCH_ROUNDS rounds
  *   (default 5), order reversed every other round, after a warm-up window of each
- *   (bench/lib/rounds.ts): medians over rounds. Then
- *   100 connections once (no goal; their JSON parsing shares this process's CPU with the edge).
+ *   (bench/lib/rounds.ts): medians over rounds. Then the fan-out: DISKSYNC_BENCH_CONNECTIONS (100
+ *   and 1,000) connections, clients in a process of their own, against a bare `ws` relay at as many
+ *   (bench/lib/fanout.ts), at min(1,000, 100,000 ÷ N) events/s; goal p50 ≤ 1.5× the relay's.
  *   DISKSYNC_BENCH_ONLY=live runs the live phase alone, =catchup the catch-up alone.
  */
 import { once } from 'node:events';
@@ -43,6 +44,7 @@ import { readOrdered } from '../platform/ordered-reader.ts';
 import { listenOpenDisksync } from '../test/support/disksync.ts';
 import { benchConfig } from './lib/config.ts';
 import { connect, edgeCatchUp, type Rate, rate, start } from './lib/disksync-catchup-client.ts';
+import { fanoutPhase } from './lib/fanout.ts';
 import { type BenchNats, fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
 import { Histogram } from './lib/histogram.ts';
 import { startWorker } from './lib/ipc.ts';
@@ -52,15 +54,12 @@ import { compareInRounds } from './lib/rounds.ts';
 const SECONDS = Number(process.env.DISKSYNC_BENCH_SECONDS ?? 5);
 const CATCHUP = Number(process.env.DISKSYNC_BENCH_CATCHUP ?? 200_000);
 const ROUNDS = Number(process.env.DISKSYNC_BENCH_ROUNDS ?? 5);
+/** Connection counts of the fan-out comparison (bench/lib/fanout.ts). */
+const CONNECTIONS = (process.env.DISKSYNC_BENCH_CONNECTIONS ?? '100,1000').split(',').map(Number);
 /** `live`: the live phase alone; `catchup`: the catch-up alone. */
 const ONLY = process.env.DISKSYNC_BENCH_ONLY;
 const log = createLogger('warn');
 const round = (x: number) => Math.round(x * 1_000) / 1_000;
-const ms = (h: Histogram) => ({
-  p50_ms: round(h.percentile(50) / 1_000),
-  p99_ms: round(h.percentile(99) / 1_000),
-  n: h.count,
-});
 /**
  * Reads MD from sequence 1 to `last`, counting `bytesOf` each message: with nats.js's consume (the
  * raw baseline) or paced over the history connection (the edge's catch-up read).
@@ -221,8 +220,8 @@ async function tailRelayed(feed: LiveFeed, nats: Nats, config: Config): Promise<
 
 /**
  * One connection vs the raw consumer in rounds, beside the raw consumer relayed by a bare `ws`
- * server (the transport's floor in this process) and the edge's tail relayed by it; then 100
- * connections once.
+ * server (the transport's floor in this process) and the edge's tail relayed by it; then the
+ * fan-out against a bare relay at 100 and 1,000 connections.
  */
 async function livePhase(bench: BenchNats, config: Config, leases: KeyLeases) {
   process.stderr.write('live latency…\n');
@@ -240,12 +239,25 @@ async function livePhase(bench: BenchNats, config: Config, leases: KeyLeases) {
       ROUNDS,
       progress,
     );
-    const connections100 = ms(await edgeLive(feed, nats, config, leases, 100));
+    const fanOut = await fanoutPhase({
+      kind: 'disksync',
+      feed,
+      nats,
+      log,
+      startEdge: async () => {
+        const edge = await startEdge(nats, config, leases);
+        return { target: edge.url, stop: edge.stop };
+      },
+      counts: CONNECTIONS,
+      rounds: ROUNDS,
+      perSecondFor: (n) => Math.min(1_000, Math.floor(100_000 / n)),
+      progress,
+    });
     return {
       seconds: SECONDS,
       publisher: feed.publisher,
       ...cmp,
-      connections_100_once: connections100,
+      fan_out: fanOut,
       goal: '≤ 1.3× raw at 1 connection',
     };
   } finally {

@@ -13,7 +13,10 @@
  *   the edge's client runs in the bench process and, as a third side, in a process of its own
  *   (bench/lib/grpc-live-client.ts, where its decoding does not share the edge's event loop, as in
  *   production). The raw side runs with no edge at all (the edge, with its own tail, is started for each of its windows and stopped
- *   after), so the baseline pays for nothing of the edge. Then 100 streams, once (no goal).
+ *   after), so the baseline pays for nothing of the edge.
+ * - Fan-out: GRPC_BENCH_STREAMS (100 and 1,000) StreamEvents streams, clients in a process of their
+ *   own, against a bare grpc-js relay at as many (bench/lib/fanout.ts), at min(1,000, 100,000 ÷ N)
+ *   events/s; goal p50 ≤ 1.5× the relay's. GRPC_BENCH_ONLY=fanout runs it alone.
  * - Both comparisons: GRPC_BENCH_ROUNDS rounds (default 5) of one window per side, order reversed
  *   every other round, after a warm-up window of each (bench/lib/rounds.ts): medians over rounds.
  *   GRPC_BENCH_ONLY=unary|live|catchup runs one phase alone.
@@ -39,6 +42,7 @@ import type { Nats } from '../platform/nats.ts';
 import { readOrdered } from '../platform/ordered-reader.ts';
 import { keyMetadata, priceClient } from '../test/support/grpc.ts';
 import { benchConfig } from './lib/config.ts';
+import { fanoutPhase } from './lib/fanout.ts';
 import { type BenchNats, fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
 import {
   type CatchUpRequest,
@@ -57,6 +61,9 @@ const CATCHUP = Number(process.env.GRPC_BENCH_CATCHUP ?? 200_000);
 /** `unary`, `live` or `catchup`: that phase alone. */
 const ONLY = process.env.GRPC_BENCH_ONLY;
 const ROUNDS = Number(process.env.GRPC_BENCH_ROUNDS ?? 5);
+/** Stream counts of the fan-out comparison, and the event rate at each (deliveries ≤ 100,000/s). */
+const STREAMS = (process.env.GRPC_BENCH_STREAMS ?? '100,1000').split(',').map(Number);
+const fanoutRate = (n: number) => Math.min(1_000, Math.floor(100_000 / n));
 /** The catch-up client's HTTP/2 receive window in bytes (0: grpc-js's default, 64 KiB). */
 const WINDOW = Number(process.env.GRPC_BENCH_WINDOW ?? 0);
 /** Where the catch-up client runs and what it decodes; GRPC_BENCH_CLIENTS=here:bytes,apart:decode… picks. */
@@ -64,11 +71,6 @@ const CLIENT_RUNS = (process.env.GRPC_BENCH_CLIENTS ?? 'here:decode,here:bytes,a
   .split(',')
   .map((s) => s.split(':') as ['here' | 'apart', ClientKind]);
 const log = createLogger('warn');
-const ms = (h: Histogram) => ({
-  p50_ms: round(h.percentile(50) / 1_000),
-  p99_ms: round(h.percentile(99) / 1_000),
-  n: h.count,
-});
 const round = (x: number) => Math.round(x * 1_000) / 1_000;
 
 /** `rate` calls/s of `call` for SECONDS; latency of each in µs. */
@@ -309,7 +311,7 @@ async function edgeLiveApart(feed: LiveFeed, nats: Nats, config: Config, client:
 /**
  * StreamEvents at 1 stream vs a raw ordered consumer, in rounds, with the client in the bench
  * process (sharing the edge's event loop) and in a process of its own, beside the raw consumer
- * relayed by a bare grpc-js server (the transport's floor in this process); then 100 streams once.
+ * relayed by a bare grpc-js server (the transport's floor in this process).
  */
 async function livePhase(bench: BenchNats, config: Config) {
   process.stderr.write('StreamEvents latency…\n');
@@ -328,12 +330,10 @@ async function livePhase(bench: BenchNats, config: Config) {
       ROUNDS,
       progress,
     );
-    const streams100 = ms(await edgeLive(feed, nats, config, 100));
     return {
       seconds: SECONDS,
       publisher: feed.publisher,
       ...cmp,
-      streams_100_once: streams100,
       goal: '≤ 1.3× raw at 1 stream',
     };
   } finally {
@@ -342,10 +342,36 @@ async function livePhase(bench: BenchNats, config: Config) {
   }
 }
 
+/** StreamEvents at GRPC_BENCH_STREAMS streams against a bare grpc-js relay at as many (bench/lib/fanout.ts). */
+async function fanOut(bench: BenchNats, config: Config) {
+  await resetMdStream(bench.nats);
+  const feed = await startLiveFeed(bench.nats, bench.url, SECONDS);
+  try {
+    return await fanoutPhase({
+      kind: 'grpc',
+      feed,
+      nats: bench.nats,
+      log,
+      startEdge: () => startEdge(bench.nats, config),
+      counts: STREAMS,
+      rounds: ROUNDS,
+      perSecondFor: fanoutRate,
+      progress,
+    });
+  } finally {
+    await feed.close();
+  }
+}
+
 export async function run(): Promise<unknown> {
   const bench = await startBenchNats();
   const { nats } = bench;
   const config = benchConfig({ SSE_MAX_BACKLOG_BYTES: String(64 * 1024 * 1024) });
+  if (ONLY === 'fanout') {
+    const fan = await fanOut(bench, config);
+    await bench.cleanup();
+    return { fan_out: fan };
+  }
   if (ONLY === 'catchup') {
     const catchUp = await catchUpPhase(nats, config);
     await bench.cleanup();
@@ -354,6 +380,7 @@ export async function run(): Promise<unknown> {
   const out: Record<string, unknown> = {};
   if (!ONLY || ONLY === 'unary') out.get_mid_price_1000_per_s = await unaryPhase(nats, config);
   if (!ONLY || ONLY === 'live') out.stream_events_1000_ev_per_s = await livePhase(bench, config);
+  if (!ONLY || ONLY === 'live') out.fan_out = await fanOut(bench, config);
   if (ONLY === 'unary' || ONLY === 'live') {
     await bench.cleanup();
     return out;

@@ -28,8 +28,11 @@ export const clockSkewUs = (): number => nowUs() - Number(process.hrtime.bigint(
 export type LiveFeed = {
   /** `own process` (the default) or `bench process`. */
   readonly publisher: string;
-  /** One window: 300 ms for the readers to settle, the events, 200 ms for the last to arrive. */
-  window(): Promise<void>;
+  /**
+   * One window: 300 ms for the readers to settle, the events (`perSecond`, default 1,000 a
+   * second), 200 ms for the last to arrive.
+   */
+  window(perSecond?: number): Promise<void>;
   /** Now, in µs on the publisher's clock (`publish_us` stamps' own). */
   now(): number;
   /** What a process of skew `skewUs` (its `clockSkewUs`) adds to its `nowUs()` to read the publisher's clock. */
@@ -42,9 +45,9 @@ export async function startLiveFeed(nats: Nats, natsUrl: string, seconds: number
   if (process.env.LIVE_BENCH_PUBLISHER === 'bench')
     return {
       publisher: 'bench process',
-      async window() {
+      async window(perSecond = 1_000) {
         await sleep(300);
-        const pub = publishAtRate(nats, 1_000);
+        const pub = publishAtRate(nats, perSecond);
         await sleep(seconds * 1_000);
         await pub.stop();
         await sleep(200);
@@ -60,9 +63,9 @@ export async function startLiveFeed(nats: Nats, natsUrl: string, seconds: number
   const offset = theirs - clockSkewUs();
   return {
     publisher: 'own process',
-    async window() {
+    async window(perSecond = 1_000) {
       await sleep(300);
-      await worker.call('publish', { seconds }, seconds * 1_000 + 30_000);
+      await worker.call('publish', { seconds, perSecond }, seconds * 1_000 + 30_000);
       await sleep(200);
     },
     now: () => nowUs() + offset,
@@ -112,11 +115,12 @@ export async function rawLive(feed: LiveFeed, nats: Nats, log: Logger): Promise<
 }
 
 /** A raw ordered consumer of MD from its end, handing `onMessage` every event of one window. */
-async function readWindow(
+export async function readWindow(
   feed: LiveFeed,
   nats: Nats,
   log: Logger,
   onMessage: (m: { data: Uint8Array }) => void,
+  perSecond?: number,
 ): Promise<void> {
   const raw = readOrdered(
     nats,
@@ -124,6 +128,6 @@ async function readWindow(
     onMessage,
     log,
   );
-  await feed.window();
+  await feed.window(perSecond);
   raw.stop();
 }

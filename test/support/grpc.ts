@@ -43,12 +43,20 @@ export type PriceClient = Client & Record<string, any>;
 
 const pkg = loadPackageDefinition(loadSync(PROTO_PATH, LOADER_OPTIONS)) as unknown as {
   price: {
-    PriceService: new (target: string, creds: ReturnType<typeof credentials.createInsecure>) => PriceClient;
+    PriceService: new (
+      target: string,
+      creds: ReturnType<typeof credentials.createInsecure>,
+      options?: Record<string, unknown>,
+    ) => PriceClient;
   };
 };
 
 export const priceClient = (target: string): PriceClient =>
   new pkg.price.PriceService(target, credentials.createInsecure());
+
+/** A client on a connection of its own (grpc-js otherwise shares one connection per target). */
+export const ownPriceClient = (target: string): PriceClient =>
+  new pkg.price.PriceService(target, credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
 
 export function keyMetadata(key: string | null, extra: Record<string, string> = {}): Metadata {
   const md = new Metadata();

@@ -1,0 +1,132 @@
+/**
+ * The edges' fan-out comparison (issue 29): publish → client latency on N live streams of an edge
+ * (gRPC `StreamEvents` or disk-sync WebSocket connections) against the bare relay of the same
+ * transport at the same N, fed by a raw ordered consumer of MD: a grpc-js server writing each
+ * event to every call (grpc-js encoding it per call), or a `ws` server sending each stored event
+ * to every socket. The N clients run in a process of their own (bench/lib/fanout-client.ts), the
+ * same code for both sides, so the bench process holds the edge or the relay and nothing else.
+ * Rounds alternate the sides (bench/lib/rounds.ts); the rate is chosen per N (`perSecondFor`) so
+ * that the bare relay is not itself saturated, and is reported.
+ */
+
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { Metadata, Server, ServerCredentials, type ServerWritableStream } from '@grpc/grpc-js';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { packageDefinition, SERVICE_NAME } from '../../gateways/grpc/proto.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import type { FanoutKind, FanoutOpen } from './fanout-client.ts';
+import { Histogram, type SerializedHistogram } from './histogram.ts';
+import { startWorker } from './ipc.ts';
+import { type LiveFeed, readWindow } from './live-latency.ts';
+import { compareInRounds } from './rounds.ts';
+
+/** An edge under test: where its clients connect, and how it stops. */
+export type FanoutEdge = { target: string; stop(): Promise<void> };
+type BareRelay = { target: string; send(json: Uint8Array): void; close(): void };
+
+async function bareGrpcFanout(): Promise<BareRelay> {
+  const server = new Server();
+  const calls = new Set<ServerWritableStream<unknown, unknown>>();
+  server.addService(packageDefinition[SERVICE_NAME] as never, {
+    StreamEvents: (call: ServerWritableStream<unknown, unknown>) => {
+      calls.add(call);
+      call.on('cancelled', () => calls.delete(call));
+      call.sendMetadata(new Metadata());
+    },
+  });
+  const port = await new Promise<number>((r, j) =>
+    server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
+  );
+  const decoder = new TextDecoder();
+  return {
+    target: `127.0.0.1:${port}`,
+    send(json) {
+      const trade = JSON.parse(decoder.decode(json)) as unknown;
+      for (const call of calls) call.write({ trade });
+    },
+    close: () => server.forceShutdown(),
+  };
+}
+
+async function bareWsFanout(): Promise<BareRelay> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false });
+  await once(wss, 'listening');
+  const sockets = new Set<WebSocket>();
+  wss.on('connection', (ws) => {
+    sockets.add(ws);
+    ws.once('close', () => sockets.delete(ws));
+  });
+  return {
+    target: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`,
+    send(json) {
+      for (const ws of sockets) ws.send(json, { binary: false });
+    },
+    close() {
+      for (const ws of sockets) ws.terminate();
+      wss.close();
+    },
+  };
+}
+
+export async function fanoutPhase(o: {
+  kind: FanoutKind;
+  feed: LiveFeed;
+  nats: Nats;
+  log: Logger;
+  startEdge: () => Promise<FanoutEdge>;
+  counts: readonly number[];
+  rounds: number;
+  perSecondFor: (n: number) => number;
+  progress: (line: string) => void;
+}) {
+  const clients = await startWorker('fanout-client', { env: { FANOUT_BENCH_CLIENT: '1' } });
+  const offsetUs = o.feed.offsetFor(await clients.call<number>('skew'));
+  const open = (target: string, n: number, edge: boolean) =>
+    clients.call('start', { kind: o.kind, target, n, offsetUs, edge } satisfies FanoutOpen, 120_000);
+  const collect = async () => Histogram.from(await clients.call<SerializedHistogram>('stop', {}, 60_000));
+  const out: Record<string, unknown> = {};
+  try {
+    for (const n of o.counts) {
+      const perSecond = o.perSecondFor(n);
+      o.progress(`${o.kind} fan-out: ${n} streams at ${perSecond} events/s, edge vs bare relay`);
+      const cmp = await compareInRounds(
+        {
+          bare_relay: async () => {
+            const relay = o.kind === 'grpc' ? await bareGrpcFanout() : await bareWsFanout();
+            await open(relay.target, n, false);
+            await readWindow(o.feed, o.nats, o.log, (m) => relay.send(m.data), perSecond);
+            const h = await collect();
+            relay.close();
+            return h;
+          },
+          edge: async () => {
+            const edge = await o.startEdge();
+            await open(edge.target, n, true);
+            await o.feed.window(perSecond);
+            const h = await collect();
+            await edge.stop();
+            return h;
+          },
+        },
+        o.rounds,
+        o.progress,
+      );
+      const ratio = cmp.p50_ratio.edge ?? null;
+      out[`streams_${n}`] = {
+        events_per_s: perSecond,
+        deliveries_per_s: perSecond * n,
+        ...cmp,
+        ratio_p50_vs_bare_relay: ratio,
+        goal: '≤ 1.5× the bare relay (p50)',
+        goal_met: ratio !== null && ratio <= 1.5,
+        edge_p50_ms: cmp.sides.edge?.p50_ms,
+        bare_p50_ms: cmp.sides.bare_relay?.p50_ms,
+      };
+    }
+  } finally {
+    await clients.close();
+  }
+  return { clients: 'N streams in a process of their own (bench/lib/fanout-client.ts)', ...out };
+}
