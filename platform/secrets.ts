@@ -5,7 +5,15 @@
  * secret (still configured) is found by `allHashes`, then stored again under the current one by
  * its owner (key store, accounts service), so the previous secret can be retired later.
  */
-import { createHash, createHmac, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import {
+  createHash,
+  createHmac,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+  scrypt,
+  timingSafeEqual,
+} from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scryptAsync = promisify(scrypt) as (
@@ -30,15 +38,16 @@ export type Secrets = {
 export type PreviousSecret = { secret: string; version: number };
 
 export function createSecrets(secret: string, version = 1, previous: PreviousSecret[] = []): Secrets {
-  const hmac = (key: string, v: number, value: string) =>
+  // Each secret as a KeyObject made once: a string key is prepared again on every createHmac.
+  const hmac = (key: KeyObject, v: number, value: string) =>
     `v${v}.${createHmac('sha256', key).update(value).digest('hex')}`;
-  const older = previous.filter((p) => p.version !== version);
+  const current = createSecretKey(Buffer.from(secret, 'utf8'));
+  const older = previous
+    .filter((p) => p.version !== version)
+    .map((p) => ({ key: createSecretKey(Buffer.from(p.secret, 'utf8')), version: p.version }));
   return {
-    keyHash: (value) => hmac(secret, version, value),
-    allHashes: (value) => [
-      hmac(secret, version, value),
-      ...older.map((p) => hmac(p.secret, p.version, value)),
-    ],
+    keyHash: (value) => hmac(current, version, value),
+    allHashes: (value) => [hmac(current, version, value), ...older.map((p) => hmac(p.key, p.version, value))],
     isCurrent: (hash) => hash.startsWith(`v${version}.`),
     sameHash(a, b) {
       const x = Buffer.from(a);

@@ -63,12 +63,13 @@ export function decodeBody(text: string): DecodedBody {
 const isId = (v: unknown): v is JsonRpcId =>
   v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
 
+const invalid = (id: JsonRpcId, message: string) => ({
+  id,
+  error: new ApiError('invalid_request', message),
+});
+
 /** Reads one item of the body as a call, or the error to answer it with (and the id to echo). */
 export function readCall(item: unknown): JsonRpcCall | { id: JsonRpcId; error: ApiError } {
-  const invalid = (id: JsonRpcId, message: string) => ({
-    id,
-    error: new ApiError('invalid_request', message),
-  });
   if (!isObject(item)) return invalid(null, 'a request must be a JSON object');
   const hasId = 'id' in item;
   if (hasId && !isId(item.id)) return invalid(null, 'id must be a string, a number or null');

@@ -12,23 +12,35 @@ import type { Source } from '../../contracts/events.ts';
 import type { FeedEvent } from './feed-event.ts';
 import type { Principal } from './guard.ts';
 import type { LatestState } from './latest-state.ts';
-import { type SubscribeDeps, subscribe } from './subscribe.ts';
+import { type SubscribeDeps, type Subscribed, subscribe, subscribeKnown } from './subscribe.ts';
 
 export type LatestBookDeps = SubscribeDeps & { latest: LatestState };
 
-export async function latestBook(
+/**
+ * The book, at once when the coin is the platform's (no own-coin lookup: `subscribeKnown`), else
+ * once the viewer's own coins are looked up. A refusal is thrown, or rejects the promise.
+ */
+export function latestBook(
   deps: LatestBookDeps,
   coin: string,
   source: Source | undefined,
   principal: Pick<Principal, 'accountId' | 'sources'>,
-): Promise<FeedEvent> {
+): FeedEvent | Promise<FeedEvent> {
   if (!deps.latest.available())
     throw new ApiError('feed_unavailable', 'the market data log is unreachable; retry shortly');
-  const { selection, warnings } = await subscribe(
-    deps,
-    { coins: [coin], ...(source ? { sources: [source] } : {}) },
-    principal,
-  );
+  const request = { coins: [coin], ...(source ? { sources: [source] } : {}) };
+  const known = subscribeKnown(deps, request, principal);
+  return known
+    ? newestBook(deps, known, coin, source)
+    : subscribe(deps, request, principal).then((s) => newestBook(deps, s, coin, source));
+}
+
+function newestBook(
+  deps: LatestBookDeps,
+  { selection, warnings }: Subscribed,
+  coin: string,
+  source: Source | undefined,
+): FeedEvent {
   if (warnings.length > 0) throw new ApiError('coin_not_found', `not tracked: ${coin}`, { coins: [coin] });
   const tracked = [...(selection.coins ?? [])][0] as string;
   const { sources } = selection;

@@ -44,11 +44,47 @@ export async function subscribe(
   principal: Pick<Principal, 'accountId' | 'sources'>,
   options: SubscribeOptions = {},
 ): Promise<Subscribed> {
+  const known = subscribeKnown(deps, request, principal);
+  if (known) return known;
   const viewer = viewerOf(principal);
   const owned = options.ownCoins ?? ownCoinLookup(deps.nats, viewer, options.signal);
   const coins = request.coins ? await resolveCoins(deps, request.coins, owned) : null;
+  return subscribed(request, principal, coins);
+}
+
+/**
+ * The same answer as `subscribe`, at once, when no coin needs the viewer's own coins (every coin
+ * named is the platform's, as spelled or in upper case, or none is named); null otherwise. The
+ * unary reads (`md_midPrice`, `GetMidPrice`, a batch of 100 of them) take this path: no promise,
+ * no lookup.
+ */
+export function subscribeKnown(
+  deps: SubscribeDeps,
+  request: Subscription,
+  principal: Pick<Principal, 'accountId' | 'sources'>,
+): Subscribed | null {
+  if (!request.coins) return subscribed(request, principal, null);
+  const known: string[] = [];
+  for (const c of request.coins) {
+    const hit = deps.tail.health.knows(c)
+      ? c
+      : deps.tail.health.knows(c.toUpperCase())
+        ? c.toUpperCase()
+        : null;
+    if (hit === null) return null;
+    known.push(hit);
+  }
+  return subscribed(request, principal, { known: [...new Set(known)], unknown: [] });
+}
+
+function subscribed(
+  request: Subscription,
+  principal: Pick<Principal, 'accountId' | 'sources'>,
+  coins: { known: string[]; unknown: string[] } | null,
+): Subscribed {
   if (coins && coins.known.length === 0)
     throw new ApiError('coin_not_found', `not tracked: ${coins.unknown.join(', ')}`);
+  const viewer = viewerOf(principal);
   return {
     selection: {
       coins: coins ? new Set(coins.known) : null,

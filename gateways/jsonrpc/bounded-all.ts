@@ -7,14 +7,16 @@
 export async function boundedAll<T, R>(
   items: readonly T[],
   limit: number,
-  run: (item: T, index: number) => Promise<R>,
+  run: (item: T, index: number) => R | Promise<R>,
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
+  // A run that answers at once (not a promise) is taken without waiting a turn.
   const worker = async (): Promise<void> => {
     while (next < items.length) {
       const i = next++;
-      results[i] = await run(items[i] as T, i);
+      const r = run(items[i] as T, i);
+      results[i] = r instanceof Promise ? await r : r;
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));

@@ -21,6 +21,7 @@ import {
   decodeBody,
   encodeResult,
   errorResponse,
+  type JsonRpcCall,
   type JsonRpcId,
   readCall,
 } from '../core/jsonrpc-envelope.ts';
@@ -81,20 +82,29 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
           return calls.signal;
         },
       };
-      const answer = async (item: unknown, i: number): Promise<string | null> => {
+      const failed = (call: JsonRpcCall, e: unknown): string | null => {
+        const err = callError(e);
+        if (err.row.http >= 500 && err.code !== 'upstream_timeout' && err.code !== 'feed_unavailable')
+          req.log.error({ err: e, method: call.method }, 'json-rpc call failed');
+        return call.notification ? null : encodeError(call.id, err, req.id);
+      };
+      const answered = (call: JsonRpcCall, json: string): string | null =>
+        call.notification ? null : encodeResult(call.id, json);
+      // A call answered from memory answers in the same turn: no promise, no race.
+      const answer = (item: unknown, i: number): string | null | Promise<string | null> => {
         const call = readCall(item);
         if ('error' in call) return encodeError(call.id, call.error, req.id);
         try {
           if (i >= charge.admitted && charge.refusal) throw charge.refusal;
           calls.assertLive();
           const result = runCall(deps.methods, call, ctx);
-          const json = typeof result === 'string' ? result : await calls.race(result);
-          return call.notification ? null : encodeResult(call.id, json);
+          if (typeof result === 'string') return answered(call, result);
+          return calls.race(result).then(
+            (json) => answered(call, json),
+            (e) => failed(call, e),
+          );
         } catch (e) {
-          const err = callError(e);
-          if (err.row.http >= 500 && err.code !== 'upstream_timeout' && err.code !== 'feed_unavailable')
-            req.log.error({ err: e, method: call.method }, 'json-rpc call failed');
-          return call.notification ? null : encodeError(call.id, err, req.id);
+          return failed(call, e);
         }
       };
       let answers: (string | null)[];

@@ -29,6 +29,32 @@ describe('boundedAll', () => {
     expect(most).toBe(8);
   });
 
+  it('takes runs that answer at once in the same turn, between ones that wait, in item order', async () => {
+    let inFlight = 0;
+    let most = 0;
+    let sync = 0;
+    const run = (n: number): number | Promise<number> => {
+      if (n % 3 !== 0) {
+        sync++;
+        return -n;
+      }
+      inFlight++;
+      most = Math.max(most, inFlight);
+      return new Promise<number>((r) =>
+        setImmediate(() => {
+          inFlight--;
+          r(n);
+        }),
+      );
+    };
+    const items = Array.from({ length: 60 }, (_, i) => i);
+    const all = boundedAll(items, 4, run);
+    // Before any promise settles, every run up to the fourth waiting one has been made.
+    expect(sync).toBe(6);
+    expect(await all).toEqual(items.map((n) => (n % 3 === 0 ? n : -n)));
+    expect(most).toBe(4);
+  });
+
   it('answers an empty list', async () => {
     expect(await boundedAll([], 8, async () => 1)).toEqual([]);
   });
