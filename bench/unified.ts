@@ -18,7 +18,8 @@
  *
  * Scaling (environment): BENCH_SCALE (default 1) scales durations and the resume size; BENCH_RATE,
  * BENCH_CLIENTS, BENCH_WARMUP_S, BENCH_MEASURE_S, BENCH_SAT_CLIENTS, BENCH_SAT_EVENTS,
- * BENCH_SAT_WARMUP_EVENTS, BENCH_SAT_REPEATS,
+ * BENCH_SAT_WARMUP_EVENTS, BENCH_SAT_REPEATS, BENCH_SAT_CLIENT_PROCS (client processes of the
+ * saturation phase, default 2: bench/lib/sse-client-group.ts),
  * BENCH_RESUME_EVENTS, BENCH_RESUME_REPEATS, BENCH_MAX_BACKLOG_BYTES override single parameters;
  * BENCH_FANOUT_REFERENCE=0 skips the bare-server reference runs at 100 and 1,000 clients;
  * BENCH_CHECK_DEFAULT_BACKLOG=0 skips re-running the saturation with the shipped SSE_MAX_BACKLOG_BYTES;
@@ -39,6 +40,7 @@ import {
 import type { LatencySummary } from './lib/histogram.ts';
 import { sleep, startWorker, type Worker } from './lib/ipc.ts';
 import type { ProcSnapshot } from './lib/proc-stats.ts';
+import { SseClientGroup } from './lib/sse-client-group.ts';
 import type { ServerMode } from './lib/sse-server.ts';
 
 type ClientSnapshot = {
@@ -116,6 +118,7 @@ function params() {
     warmup_s: num('BENCH_WARMUP_S', Math.max(1, 2 * scale)),
     measure_s: num('BENCH_MEASURE_S', Math.max(1.5, 8 * scale)),
     saturation_client_counts: list('BENCH_SAT_CLIENTS', [1_000, 300, 100]),
+    saturation_client_processes: Math.max(1, Math.round(num('BENCH_SAT_CLIENT_PROCS', 2))),
     saturation_burst_events: Math.round(num('BENCH_SAT_EVENTS', Math.max(1_000, 8_000 * scale))),
     saturation_repeats: Math.max(1, Math.round(num('BENCH_SAT_REPEATS', 2))),
     saturation_warmup_events: Math.round(num('BENCH_SAT_WARMUP_EVENTS', Math.max(200, 1_000 * scale))),
@@ -171,9 +174,15 @@ export async function run(): Promise<unknown> {
     const want = (phase: string) => p.phases.includes(phase);
     const latency = want('latency') ? await latencyPhases(p, bn, clients, startServer, stopServer) : {};
     const throughput: Record<string, unknown> = {};
-    if (want('throughput'))
-      for (const n of p.saturation_client_counts)
-        throughput[String(n)] = await throughputPhase(p, n, bn, clients, startServer, stopServer);
+    if (want('throughput')) {
+      const group = await SseClientGroup.start(p.saturation_client_processes);
+      try {
+        for (const n of p.saturation_client_counts)
+          throughput[String(n)] = await throughputPhase(p, n, bn, group, startServer, stopServer);
+      } finally {
+        await group.close();
+      }
+    }
     const resume = want('resume') ? await resumePhase(p, bn, clients, startServer, stopServer) : null;
     return {
       benchmark: 'unified',
@@ -412,33 +421,18 @@ async function latencyPhases(
   };
 }
 
-type BurstResult = {
-  completed: boolean;
-  seconds: number;
-  events: number;
-  events_per_s: number;
-  first_connection_done_s: number | null;
-  latency_us: LatencySummary;
-  gaps: number;
-  duplicates: number;
-  closed_connections: number;
-  open_connections: number;
-  since_connect: { closed_connections: number; errors: Record<string, number> };
-  proc: ProcSnapshot;
-};
-
 /**
  * Saturation: with every client connected, `n` events are published as fast as acks allow (tens of
  * thousands per second, i.e. tens of millions of deliveries per second demanded), and the clock runs
  * until every open connection has the last one. Measuring to completion, rather than over a fixed
  * window, is robust to a saturated server working in multi-second event-loop turns.
  */
-async function burst(bn: BenchNats, clients: Worker, server: Worker, n: number, timeoutMs: number) {
+async function burst(bn: BenchNats, clients: SseClientGroup, server: Worker, n: number, timeoutMs: number) {
   const { last_seq } = (await bn.nats.jsm.streams.info(STREAMS.MD)).state;
   await server.call('reset', {}, timeoutMs);
-  await clients.call('expect', { seq: last_seq + n });
+  await clients.all('expect', { seq: last_seq + n });
   const pub = await publishBurst(bn.nats, n);
-  const r = await clients.call<BurstResult>('waitAll', { timeoutMs }, timeoutMs + 10_000);
+  const r = await clients.waitAll(timeoutMs);
   const srv = await server.call<ServerStats>('stats', {}, timeoutMs);
   return { r, srv, pub };
 }
@@ -447,7 +441,7 @@ async function throughputPhase(
   p: Params,
   n: number,
   bn: BenchNats,
-  clients: Worker,
+  clients: SseClientGroup,
   startServer: StartServer,
   stopServer: StopServer,
 ) {
@@ -456,15 +450,15 @@ async function throughputPhase(
     const env = { SSE_MAX_BACKLOG_BYTES: String(backlogBytes), SSE_CLOSE_GRACE_MS: '1000' };
     const s = await startServer(mode, mode === 'gateway' ? { env } : {});
     try {
-      await clients.call('connect', { url: s.url, n });
+      await clients.connect(s.url, n);
       await waitForConnections(s.w, n);
       progress(`${mode}, ${n} clients: warm-up burst of ${p.saturation_warmup_events} events`);
       await burst(bn, clients, s.w, p.saturation_warmup_events, timeoutMs);
       progress(`${mode}, ${n} clients: burst of ${p.saturation_burst_events} events (saturating)`);
       const { r, srv, pub } = await burst(bn, clients, s.w, p.saturation_burst_events, timeoutMs);
-      await clients.call('disconnect');
+      await clients.all('disconnect');
       progress(
-        `  ${r.events_per_s} ev/s delivered (${r.events} in ${r.seconds} s, completed ${r.completed}); server ELU ${srv.proc.elu} client ELU ${r.proc.elu}; errors since connect ${JSON.stringify(r.since_connect.errors)}`,
+        `  ${r.events_per_s} ev/s delivered (${r.events} in ${r.seconds} s, completed ${r.completed}); server ELU ${srv.proc.elu} client ELU ${r.procs.map((x) => x.elu).join('/')}; errors since connect ${JSON.stringify(r.since_connect.errors)}`,
       );
       return {
         events_per_s: r.events_per_s,
@@ -479,13 +473,12 @@ async function throughputPhase(
         closed_connections_since_connect: r.since_connect.closed_connections,
         gaps: r.gaps,
         duplicates: r.duplicates,
-        publish_to_receipt_latency_us: r.latency_us,
         server_proc: srv.proc,
         server_events_per_turn: srv.events_per_turn,
         ...(srv.max_backlog_bytes !== undefined
           ? { gateway_max_backlog_bytes_at_end: srv.max_backlog_bytes }
           : {}),
-        client_proc: r.proc,
+        client_procs: r.procs,
         client_bound: r.proc.elu >= 0.95,
       };
     } finally {

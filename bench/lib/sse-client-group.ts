@@ -1,0 +1,85 @@
+/**
+ * The saturation phase's SSE clients split over several worker processes (bench/lib/sse-clients.ts
+ * each), so that at 100 to 1,000 clients what is measured is the server, not one client process
+ * parsing a million events a second. Calls go to every process; `connect` splits the clients
+ * evenly; `waitAll` merges the answers (events summed, time to the last delivery the latest, the
+ * load of each process listed).
+ */
+import { startWorker, type Worker } from './ipc.ts';
+import type { ProcSnapshot } from './proc-stats.ts';
+
+export type GroupBurstResult = {
+  completed: boolean;
+  seconds: number;
+  events: number;
+  events_per_s: number;
+  first_connection_done_s: number | null;
+  gaps: number;
+  duplicates: number;
+  closed_connections: number;
+  open_connections: number;
+  since_connect: { closed_connections: number; errors: Record<string, number> };
+  /** The busiest client process's figures (elu, cpu) and each process's. */
+  proc: ProcSnapshot;
+  procs: ProcSnapshot[];
+};
+
+type One = Omit<GroupBurstResult, 'procs'>;
+
+export class SseClientGroup {
+  private constructor(private readonly workers: Worker[]) {}
+
+  static async start(processes: number): Promise<SseClientGroup> {
+    return new SseClientGroup(
+      await Promise.all(Array.from({ length: processes }, () => startWorker('sse-clients'))),
+    );
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  async connect(url: string, n: number): Promise<void> {
+    const k = this.workers.length;
+    await Promise.all(
+      this.workers.map((w, i) => w.call('connect', { url, n: Math.floor(n / k) + (i < n % k ? 1 : 0) })),
+    );
+  }
+
+  async all(cmd: string, args: unknown = {}): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.call(cmd, args)));
+  }
+
+  async waitAll(timeoutMs: number): Promise<GroupBurstResult> {
+    const rs = await Promise.all(
+      this.workers.map((w) => w.call<One>('waitAll', { timeoutMs }, timeoutMs + 10_000)),
+    );
+    const sum = (f: (r: One) => number) => rs.reduce((a, r) => a + f(r), 0);
+    const seconds = Math.max(...rs.map((r) => r.seconds));
+    const events = sum((r) => r.events);
+    const firsts = rs.map((r) => r.first_connection_done_s).filter((x): x is number => x !== null);
+    const errors: Record<string, number> = {};
+    for (const r of rs)
+      for (const [code, count] of Object.entries(r.since_connect.errors))
+        errors[code] = (errors[code] ?? 0) + count;
+    const busiest = rs.reduce((a, b) => (b.proc.elu > a.proc.elu ? b : a)).proc;
+    return {
+      completed: rs.every((r) => r.completed),
+      seconds,
+      events,
+      events_per_s: Math.round(events / seconds),
+      first_connection_done_s: firsts.length ? Math.min(...firsts) : null,
+      gaps: sum((r) => r.gaps),
+      duplicates: sum((r) => r.duplicates),
+      closed_connections: sum((r) => r.closed_connections),
+      open_connections: sum((r) => r.open_connections),
+      since_connect: { closed_connections: sum((r) => r.since_connect.closed_connections), errors },
+      proc: busiest,
+      procs: rs.map((r) => r.proc),
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+  }
+}
