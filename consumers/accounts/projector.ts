@@ -1,7 +1,7 @@
 /**
  * Projects the `ACCOUNTS` stream into the `keys`, `accounts`, `account_keys` and `sessions` KV
  * buckets, then follows it. Every HTTP gateway runs one; writes are conditioned on the event's
- * stream sequence (conditional-write.ts), so a replaying projector never moves a record backwards.
+ * stream sequence (platform/kv-conditional-write.ts), so a replaying projector never moves a record backwards.
  *
  * Start-up never depends on the length of the log: the projector resumes after the stored
  * position (`PROJECTION_POSITION_KEY`, written at most every `POSITION_EVERY_MS` once every event up
@@ -27,12 +27,12 @@ import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { sleepBackoff } from '../../platform/backoff.ts';
 import { decode } from '../../platform/codec.ts';
 import { BUCKET_OPTIONS, type Bucket, openBucket } from '../../platform/kv.ts';
+import { writeIfNewer } from '../../platform/kv-conditional-write.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { accountPoisonEvents, accountProjectionFailures } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
 import { AppliedWaiters } from '../applied-waiters.ts';
-import { writeIfNewer } from './conditional-write.ts';
 import { hydrateAccount } from './hydrate.ts';
 import { applyAccountEvent, emptyState, type KvWrite } from './reducer.ts';
 

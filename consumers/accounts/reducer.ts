@@ -3,7 +3,7 @@
  * which is what makes the projections rebuildable from the `ACCOUNTS` stream.
  *
  * Every written value carries the `seq` of the event that produced it, and the projector writes a
- * record only over an older one (see conditional-write.ts): a record never moves backwards, however
+ * record only over an older one (see platform/kv-conditional-write.ts): a record never moves backwards, however
  * many projectors replay the stream. Nothing is ever deleted: a logout writes an `ended` session, a
  * revocation a `revoked` key, so a replayed login or key creation finds a newer record and stops.
  *

@@ -3,7 +3,7 @@
  * function runs in-process and in worker threads, so both paths produce identical parts.
  */
 import { join } from 'node:path';
-import type { ModelConfig } from '../../producers/simulator/config.ts';
+import type { ModelConfig } from '../../contracts/model-config.ts';
 import { rowsBetween } from '../../producers/simulator/market.ts';
 import type { ParquetPartWriter } from './part-writer.ts';
 import type { GenerationWindow } from './windows.ts';

@@ -5,7 +5,7 @@
  * on (config, k) only), so concatenating the windows in index order gives the same rows whatever
  * the window size, the worker count or the order in which windows ran.
  */
-import type { ModelConfig } from '../../producers/simulator/config.ts';
+import type { ModelConfig } from '../../contracts/model-config.ts';
 
 /** One unit of work and of retry: the events with model-time offset in [fromMs, toMs). */
 export type GenerationWindow = {

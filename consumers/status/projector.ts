@@ -1,7 +1,7 @@
 /**
  * Projects the `STATUS` stream into KV `status` (`incident.<id>`, `maintenance.<id>`). Every HTTP
  * gateway runs one from sequence 1; each event carries its whole record, and writes land only over
- * an older record (conditional-write.ts), so any number of projectors converge and a replay never
+ * an older record (platform/kv-conditional-write.ts), so any number of projectors converge and a replay never
  * moves a record back. Commands wait on `applied(seq)` (503 `status_update_pending` at the deadline).
  * A write failing 3 times with NATS up is logged with its sequence and skipped, so later events land.
  */
@@ -12,10 +12,10 @@ import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { sleepBackoff } from '../../platform/backoff.ts';
 import { decode } from '../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
+import { writeIfNewer } from '../../platform/kv-conditional-write.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
-import { writeIfNewer } from '../accounts/conditional-write.ts';
 import { AppliedWaiters } from '../applied-waiters.ts';
 
 const ATTEMPTS = 3;

@@ -13,9 +13,9 @@ import {
   LOGIN_BACKOFF_PER_PAIR,
 } from '../../contracts/console-limits.ts';
 import { retryAfterSeconds } from '../../contracts/limits.ts';
-import { FailureBackoff } from '../core/failure-backoff.ts';
 import { RateLimitedError } from '../core/guard.ts';
 import { KeyedBuckets } from '../core/keyed-buckets.ts';
+import { FailureLockout } from './failure-lockout.ts';
 
 type Limit = keyof typeof CONSOLE_LIMITS;
 
@@ -36,9 +36,9 @@ export class ConsoleLimits {
       new KeyedBuckets(spec, LIMITER_MAX_SUBJECTS),
     ]),
   ) as Record<Limit, KeyedBuckets>;
-  private readonly failedByPair = new FailureBackoff(LOGIN_BACKOFF_PER_PAIR, LIMITER_MAX_SUBJECTS);
-  private readonly failedByEmail = new FailureBackoff(LOGIN_BACKOFF_PER_EMAIL, LIMITER_MAX_SUBJECTS);
-  private readonly failedByAddress = new FailureBackoff(LOGIN_BACKOFF_PER_ADDRESS, LIMITER_MAX_SUBJECTS);
+  private readonly failedByPair = new FailureLockout(LOGIN_BACKOFF_PER_PAIR, LIMITER_MAX_SUBJECTS);
+  private readonly failedByEmail = new FailureLockout(LOGIN_BACKOFF_PER_EMAIL, LIMITER_MAX_SUBJECTS);
+  private readonly failedByAddress = new FailureLockout(LOGIN_BACKOFF_PER_ADDRESS, LIMITER_MAX_SUBJECTS);
 
   /** Takes one token from `limit` for `subject`, or throws 429. */
   take(limit: Limit, subject: string, what: string): void {

@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BookLevel } from '../../contracts/events.ts';
-import { FailureBackoff } from '../../gateways/core/failure-backoff.ts';
+import { RetryBackoff } from '../../platform/backoff.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { fieldError, isObject } from '../normalizer/fields.ts';
 import { isNormalizeError } from '../normalizer/index.ts';
@@ -39,11 +39,8 @@ export function restSnapshotFetcher(
   log: Logger,
   limit = 1_000,
 ): SnapshotFetcher {
-  const backoff = new FailureBackoff(
-    { freeFailures: 0, ...backoffMs, forgetAfterMs: backoffMs.maxMs * 4 },
-    1_000,
-  );
   return async (symbol, signal) => {
+    const backoff = new RetryBackoff(backoffMs);
     const url = `${restUrl}?symbol=${encodeURIComponent(symbol)}&limit=${limit}`;
     for (;;) {
       signal.throwIfAborted();
@@ -53,14 +50,13 @@ export function restSnapshotFetcher(
         text = await res.text();
         if (!res.ok) throw new Error(`HTTP ${res.status}: ${text.slice(0, 200)}`);
         const snapshot = parseDepthSnapshot(JSON.parse(text), symbol, Date.now());
-        backoff.succeed(symbol);
         return snapshot;
       } catch (err) {
         signal.throwIfAborted();
         if (isNormalizeError(err)) reportFormatError('binance', log, err, text);
         else
           log.warn({ venue: 'binance', symbol, err: String(err) }, 'binance depth snapshot failed; retrying');
-        const waitMs = backoff.fail(symbol);
+        const waitMs = backoff.next();
         await sleep(waitMs, undefined, { signal }).catch(() => {});
       }
     }

@@ -1,14 +1,14 @@
 /**
  * A venue WebSocket that stays open: after every (re)connect the venue's subscription messages are
- * sent; a lost connection is reopened after the project's failure backoff (gateways/core/
- * failure-backoff.ts: the first retry at once, then `baseMs · 2^n` up to `maxMs`, with jitter so
- * many connectors do not return together), cleared by the first frame of a working connection. A
+ * sent; a lost connection is reopened after the project's retry backoff (platform/backoff.ts
+ * RetryBackoff: the first retry at once, then `baseMs · 2^n` up to `maxMs`, with jitter so many
+ * connectors do not return together), cleared by the first frame of a working connection. A
  * connection silent for `idleTimeoutMs` (no frame, ping or pong) is treated as dead and reopened.
  * `pause()`/`resume()` stop reading the socket when the publisher is behind (TCP pushes back on
  * the venue). Frames are handed over as text.
  */
 import WebSocket from 'ws';
-import { FailureBackoff } from '../../gateways/core/failure-backoff.ts';
+import { RetryBackoff } from '../../platform/backoff.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { connectorReconnects } from '../../platform/metrics.ts';
 
@@ -37,15 +37,7 @@ export type WsSession = {
 
 export function startWsSession(opts: WsSessionOptions): WsSession {
   const { venue, log } = opts;
-  const backoff = new FailureBackoff(
-    {
-      freeFailures: 1,
-      baseMs: opts.backoff.baseMs,
-      maxMs: opts.backoff.maxMs,
-      forgetAfterMs: opts.backoff.maxMs * 4,
-    },
-    4,
-  );
+  const backoff = new RetryBackoff({ ...opts.backoff, immediate: 1, jitter: true });
   let ws: WebSocket | null = null;
   let stopped = false;
   let paused = false;
@@ -92,7 +84,7 @@ export function startWsSession(opts: WsSessionOptions): WsSession {
       touch();
       if (!healthy) {
         healthy = true;
-        backoff.succeed(venue);
+        backoff.reset();
       }
       const text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
       opts.onFrame(text);
@@ -108,8 +100,7 @@ export function startWsSession(opts: WsSessionOptions): WsSession {
         closed();
         return;
       }
-      const lockMs = backoff.fail(venue);
-      const waitMs = Math.round(lockMs * (0.5 + Math.random() / 2));
+      const waitMs = backoff.next();
       connectorReconnects.inc({ venue });
       log.warn({ venue, code, retryInMs: waitMs }, `${venue} connection lost; reconnecting`);
       retryTimer = setTimeout(connect, waitMs);

@@ -11,7 +11,7 @@
  * recomputed alone.
  */
 import type { PremiumProcess } from '../../contracts/funding.ts';
-import { deriveSeed, hashString, RandomStream } from '../simulator/prng.ts';
+import { deriveSeed, hashString, RandomStream } from '../../contracts/prng.ts';
 
 /**
  * Parameters: premiums revert to 0 (where clamp venues pay the plain interest I) with a one-day

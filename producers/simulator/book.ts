@@ -15,8 +15,8 @@
  * `unpackBook` gives the contract's `BookSnapshot`, field for field what a packed book holds.
  */
 import type { BookLevel, BookSnapshot } from '../../contracts/events.ts';
+import type { RandomStream } from '../../contracts/prng.ts';
 import type { ModelParams } from './params.ts';
-import type { RandomStream } from './prng.ts';
 
 /** Largest spread widening, as a multiple of `initial_spread_bps`. */
 export const MAX_VOL_FACTOR = 20;

@@ -7,8 +7,9 @@
  * Counters of the LATENCY stream: trade n of a block uses 2n, book snapshot i uses 2i + 1, so
  * the two kinds of event never share a draw.
  */
+
+import type { RandomStream } from '../../contracts/prng.ts';
 import type { ModelConfig } from './config.ts';
-import type { RandomStream } from './prng.ts';
 
 /** LATENCY counter of the block's n-th trade. */
 export const tradeLatencyIndex = (ordinal: number): number => 2 * ordinal;

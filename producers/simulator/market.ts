@@ -13,12 +13,12 @@
  * into the contract's `BookSnapshot`.
  */
 import type { SimulatedEvent, TradeEvent } from '../../contracts/events.ts';
+import { deriveSeed, RandomStream, STREAM } from '../../contracts/prng.ts';
 import { BlockLevels, buildBook, type PackedBook, unpackBook, volFactor } from './book.ts';
 import { BLOCK_MS, type ModelConfig } from './config.ts';
 import { bookLatencyIndex, captureTimeMs } from './latency.ts';
 import { deriveParams, type ModelParams } from './params.ts';
 import { boundariesOf, fillBlockPath } from './price-path.ts';
-import { deriveSeed, RandomStream, STREAM } from './prng.ts';
 import { advanceRegime, appendTrades, createTradeState, type TradeDraws } from './trades.ts';
 
 export type { PackedBook } from './book.ts';

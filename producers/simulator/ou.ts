@@ -13,8 +13,9 @@
  *   b = e^(−κ(r−1)h), V(t) = σ²(1 − e^(−2κt)) / (2κ) the variance OU noise builds over t.
  * The constants depend on r only, so they are computed once per config.
  */
+
+import type { RandomStream } from '../../contracts/prng.ts';
 import { BLOCK_MS, type GenerationModelConfig } from './config.ts';
-import type { RandomStream } from './prng.ts';
 
 /** OU constants in model units (log price, ms). Arrays are indexed by intervals remaining. */
 export type OuParams = {

@@ -2,10 +2,11 @@
  * Turns a model configuration into the constants the generators use, in model units (log price,
  * ms, grid steps, events per book interval). Computed once per config, shared by every block.
  */
+
+import { deriveSeed, hashString, RandomStream, STREAM } from '../../contracts/prng.ts';
 import { BLOCK_MS, type ModelConfig } from './config.ts';
 import { Grid } from './grid.ts';
 import { deriveOuParams, type OuParams } from './ou.ts';
-import { deriveSeed, hashString, RandomStream, STREAM } from './prng.ts';
 
 /** Crypto trades all year: volatility and drift are annualised over 365 days. */
 export const MS_PER_YEAR = 365 * 86_400_000;

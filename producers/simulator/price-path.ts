@@ -6,10 +6,11 @@
  * times on. Together this is exactly GBM / Merton jump-diffusion sampled on the book grid.
  * The `ou` process has its own exact transition and bridge (`ou.ts`) on the same draws.
  */
+
+import { poisson, type RandomStream } from '../../contracts/prng.ts';
 import { BLOCK_MS } from './config.ts';
 import { fillOuBridge, ouBoundaryStep } from './ou.ts';
 import { JUMP_SLOTS, type ModelParams } from './params.ts';
-import { poisson, type RandomStream } from './prng.ts';
 
 const jumpTimes = new Float64Array(JUMP_SLOTS);
 const jumpSizes = new Float64Array(JUMP_SLOTS);

@@ -9,9 +9,9 @@
  * `size_mean`, capped at 1000 × mean, rounded to whole lots and at least one lot.
  */
 import type { BookSnapshot, TradeEvent } from '../../contracts/events.ts';
+import { poisson, type RandomStream } from '../../contracts/prng.ts';
 import { captureTimeMs, tradeLatencyIndex } from './latency.ts';
 import type { ModelParams } from './params.ts';
-import { poisson, type RandomStream } from './prng.ts';
 
 /** The block's trade-related streams. */
 export type TradeDraws = {

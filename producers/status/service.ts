@@ -6,8 +6,6 @@
  * projection shows it.
  */
 
-import type { StatusBoard } from '../../consumers/status/board.ts';
-import type { StatusProjector } from '../../consumers/status/projector.ts';
 import { randomBase62 } from '../../contracts/api-key-format.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import {
@@ -31,11 +29,15 @@ import { encode } from '../../platform/codec.ts';
 import type { Bucket } from '../../platform/kv.ts';
 import type { Nats } from '../../platform/nats.ts';
 
+/**
+ * What the service reads of the status projection (consumers/status, wired by app/): the board's
+ * open incidents and pending windows for the caps, and read-your-writes on the projector.
+ */
 export type StatusServiceDeps = {
   nats: Nats;
-  projector: StatusProjector;
+  projector: { applied(seq: number, deadlineMs: number): Promise<unknown> };
   bucket: Bucket<unknown>;
-  board: StatusBoard;
+  board: { openIncidents(): readonly unknown[]; pendingWindows(): readonly unknown[] };
   /** Longest a command waits for its projection before 503 `status_update_pending`, ms. */
   deadlineMs: number;
 };

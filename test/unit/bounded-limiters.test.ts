@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../contracts/api-key-format.ts';
-import { FailureBackoff } from '../../gateways/core/failure-backoff.ts';
+import { FailureLockout } from '../../gateways/http/failure-lockout.ts';
 import { KeyedBuckets } from '../../gateways/core/keyed-buckets.ts';
 import { LruCache } from '../../gateways/core/lru-cache.ts';
 
@@ -61,10 +61,10 @@ describe('KeyedBuckets', () => {
   });
 });
 
-describe('FailureBackoff', () => {
+describe('FailureLockout', () => {
   it('locks after the free failures, doubling up to the cap, and clears on success', () => {
     let now = 0;
-    const backoff = new FailureBackoff(
+    const backoff = new FailureLockout(
       { freeFailures: 2, baseMs: 1_000, maxMs: 4_000, forgetAfterMs: 60_000 },
       10,
       () => now,

@@ -3,7 +3,7 @@
  * the very same values (bit for bit) on the fast path below 2^32 and on the general path.
  */
 import { describe, expect, it } from 'vitest';
-import { RandomStream, STREAM } from '../../producers/simulator/prng.ts';
+import { RandomStream, STREAM } from '../../contracts/prng.ts';
 
 const TWO32 = 4294967296;
 

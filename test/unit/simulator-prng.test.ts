@@ -7,7 +7,7 @@ import {
   RandomStream,
   STREAM,
   uniform,
-} from '../../producers/simulator/prng.ts';
+} from '../../contracts/prng.ts';
 
 const N = 100_000;
 

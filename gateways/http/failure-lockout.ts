@@ -1,13 +1,13 @@
 /**
- * Backoff after consecutive failures (failed logins) per subject (an email, an address): the first
+ * The login lockout: after consecutive failures per subject (an email, an address), the first
  * `freeFailures` cost nothing, then each further failure locks the subject for
  * `baseMs · 2^(n − freeFailures − 1)`, capped at `maxMs`. A success clears the subject. Invariant:
  * at most `maxSubjects` subjects are tracked (LRU), and a subject is forgotten once its lock and a
  * quiet `forgetAfterMs` have passed, so memory stays flat.
  */
-import { LruCache } from './lru-cache.ts';
+import { LruCache } from '../core/lru-cache.ts';
 
-export type BackoffSpec = {
+export type LockoutSpec = {
   /** Failures allowed before the first lock. */
   freeFailures: number;
   /** First lock, ms. */
@@ -20,11 +20,11 @@ export type BackoffSpec = {
 
 type State = { failures: number; lockedUntil: number };
 
-export class FailureBackoff {
+export class FailureLockout {
   private readonly subjects: LruCache<string, State>;
 
   constructor(
-    readonly spec: BackoffSpec,
+    readonly spec: LockoutSpec,
     maxSubjects = 100_000,
     private readonly now: () => number = Date.now,
   ) {
