@@ -1,8 +1,21 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * `npm test` runs two projects one after the other: 'main' (every file outside test/fault, two at
+ * once) and then 'fault' (the cluster fault files, one at a time: each kills and restarts nodes
+ * of a 3-node cluster and judges failovers against stated bounds). TEST_FULL=1 (`npm run
+ * test:full`) adds to 'fault' the files below, which `npm test` leaves out to stay within ten
+ * minutes on two cores.
+ */
+const FULL_ONLY_FAULTS = [
+  // Two minutes of traffic and faults on every transport; also `npm run soak` (bench/soak.ts).
+  'test/fault/soak.test.ts',
+];
+const full = process.env.TEST_FULL === '1';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // Each project names its files (a root `include` would be added to each project's list).
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration files each start their own nats-server; two cores, so keep it to two at once.
@@ -13,6 +26,23 @@ export default defineConfig({
     retry: 0,
     // Each failed test prints its error as it fails (test/support/failed-attempts.ts).
     setupFiles: ['test/support/failed-attempts.ts'],
-    reporters: ['default'],
+    // The slowest files and a summary for .ci/run (failed attempts, tests not run) after the run.
+    reporters: ['default', './test/support/run-summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: ['test/fault/**'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'fault',
+          include: ['test/fault/**/*.test.ts'],
+          exclude: full ? [] : FULL_ONLY_FAULTS,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

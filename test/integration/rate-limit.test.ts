@@ -3,7 +3,11 @@
  * and together admit no more than the spec allows (replayed through the reference model, and
  * counted per window: at most 25 in a burst of simultaneous checks, at most 100 in any 60 s for
  * Basic); Quant never touches the KV; with NATS down, Basic and Pro fail closed. Counts only, no
- * latency thresholds. The Basic run takes 69 s of wall time: the only slow test.
+ * latency thresholds. The Basic run lasts RATE_LIMIT_BASIC_MS: 15 s in `npm test` (the burst, the
+ * refill, the 100 reached and held, every recorded window exact), 69 s in `npm run test:full`
+ * (also the window sliding: admissions again once the first ones are 60 s old). The sliding 60 s
+ * window in real time is proven in `npm test` once, over three gateway processes
+ * (test/e2e/rate-limit-gateways.test.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -30,6 +34,12 @@ import {
   referenceLimits,
   type Span,
 } from '../support/rate-limit-reference.ts';
+
+/**
+ * How long the Basic key is hammered: 15 s reaches the 100 (25 + 10/s takes 7.5 s) and holds it;
+ * past 61 s (69 s in `npm run test:full`) the first admissions leave the window and more follow.
+ */
+const BASIC_RUN_MS = Number(process.env.RATE_LIMIT_BASIC_MS ?? 15_000);
 
 type WorkerResult = {
   admitted: number[];
@@ -118,12 +128,12 @@ describe('one Basic key hammered by 3 processes', () => {
     expect(run.admitted.length).toBeLessThanOrEqual(25 + refilled);
   });
 
-  it('admits 25 at once, then 10/s, then at most 100 in any 60 s window, exactly', {
-    timeout: 120_000,
+  it(`admits 25 at once, then 10/s, then at most 100 in any 60 s window, exactly (${BASIC_RUN_MS / 1_000} s run)`, {
+    timeout: BASIC_RUN_MS + 60_000,
   }, async () => {
     const writesBefore = await kvWrites();
     const watch = await watchBasicWindow(nats, 'key_BasicMulti1');
-    const run = await hammer(3, 'key_BasicMulti1', 'basic', 69_000, 5, 4);
+    const run = await hammer(3, 'key_BasicMulti1', 'basic', BASIC_RUN_MS, 5, 4);
     const writes = (await kvWrites()) - writesBefore;
     await eventually(
       () => watch.states.length > 0 && watch.states.at(-1)?.window.length,
@@ -187,9 +197,11 @@ describe('one Basic key hammered by 3 processes', () => {
     expect(admitted.length).toBeGreaterThanOrEqual(0.95 * allowed);
     expect(firstSecond).toBeLessThanOrEqual(25 + 10);
     expect(maxInWindow(admitted, 1_000)).toBeLessThanOrEqual(25 + 10 + 1);
-    // It admits up to the limit: 100 in the first minute, and again once the first ones left.
+    // It admits up to the limit: 100 in the first minute, and again once the first ones left
+    // (when the run lasts past the first minute).
     expect(countBetween(admitted, startAt - 1, startAt + 60_000)).toBe(100);
-    expect(admitted.length).toBeGreaterThan(100 + 25);
+    if (BASIC_RUN_MS > 61_000) expect(admitted.length).toBeGreaterThan(100 + 25);
+    else expect(admitted.length).toBe(100);
   });
 });
 
