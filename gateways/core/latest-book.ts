@@ -2,7 +2,8 @@
  * The newest book of one coin a caller may read, from the latest-state view (no NATS round trip):
  * the answer of JSON-RPC `md_midPrice` / `md_l2Book` and gRPC `GetMidPrice` / `GetBook`. The coin
  * and source go through the subscription core (subscribe.ts), so spelling, `chain:*` scopes and
- * the caller's own coins are decided in one place. A coin the feed does not track is
+ * the caller's own coins are decided in one place (`options.signal`: a caller that has gone asks
+ * JetStream nothing). A coin the feed does not track is
  * `coin_not_found`; a tracked coin without a book yet from the readable sources, or the view while
  * NATS is unreachable (it may be stale), is `feed_unavailable`. Without a source, the most recent
  * book among the readable sources answers.
@@ -12,7 +13,13 @@ import type { Source } from '../../contracts/events.ts';
 import type { FeedEvent } from './feed-event.ts';
 import type { Principal } from './guard.ts';
 import type { LatestState } from './latest-state.ts';
-import { type SubscribeDeps, type Subscribed, subscribe, subscribeKnown } from './subscribe.ts';
+import {
+  type SubscribeDeps,
+  type Subscribed,
+  type SubscribeOptions,
+  subscribe,
+  subscribeKnown,
+} from './subscribe.ts';
 
 export type LatestBookDeps = SubscribeDeps & { latest: LatestState };
 
@@ -25,6 +32,7 @@ export function latestBook(
   coin: string,
   source: Source | undefined,
   principal: Pick<Principal, 'accountId' | 'sources'>,
+  options: SubscribeOptions = {},
 ): FeedEvent | Promise<FeedEvent> {
   if (!deps.latest.available())
     throw new ApiError('feed_unavailable', 'the market data log is unreachable; retry shortly');
@@ -32,7 +40,7 @@ export function latestBook(
   const known = subscribeKnown(deps, request, principal);
   return known
     ? newestBook(deps, known, coin, source)
-    : subscribe(deps, request, principal).then((s) => newestBook(deps, s, coin, source));
+    : subscribe(deps, request, principal, options).then((s) => newestBook(deps, s, coin, source));
 }
 
 function newestBook(

@@ -2,13 +2,16 @@
  * The unary methods: GetMidPrice and GetBook from the latest-state view (core latest-book.ts, the
  * same answer as JSON-RPC), GetBlockNumber from the live tail (the number of `eth_blockNumber`).
  * Each call is admitted once (rate limit included); its response headers carry `x-request-id`
- * and the key's rate-limit figures.
+ * and the key's rate-limit figures. A coin that is not the platform's is looked up among the
+ * caller's own coins unless the client has cancelled the call by then (own-coins.ts).
  */
 import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { ApiError } from '../../contracts/errors.ts';
 import { Source } from '../../contracts/events.ts';
 import { MAX_BOOK_DEPTH } from '../../contracts/jsonrpc.ts';
 import { latestBook } from '../core/latest-book.ts';
+import { type OwnCoinLookup, ownCoinLookup } from '../core/own-coins.ts';
+import { viewerOf } from '../core/visibility.ts';
 import { type Admitted, admit, failure, type GrpcEdgeDeps, requestIdOf } from './context.ts';
 import { sendHeaders } from './headers.ts';
 import { midOf, objectOf } from './messages.ts';
@@ -18,14 +21,17 @@ type Handler = (call: ServerUnaryCall<Req, unknown>, callback: sendUnaryData<unk
 
 function unary(
   deps: GrpcEdgeDeps,
-  run: (req: Req, admitted: Admitted) => Promise<unknown> | unknown,
+  run: (req: Req, admitted: Admitted, ownCoins: OwnCoinLookup) => Promise<unknown> | unknown,
 ): Handler {
   return (call, callback) => {
     const requestId = requestIdOf(call);
     (async () => {
       const admitted = await admit(deps, call, requestId, false);
       admitted.principal.release();
-      const answer = await run(call.request, admitted);
+      // Asked only for a coin that is not the platform's: nothing is armed for the others.
+      const ownCoins: OwnCoinLookup = (spellings) =>
+        ownCoinLookup(deps.nats, viewerOf(admitted.principal), goneSignal(call))(spellings);
+      const answer = await run(call.request, admitted, ownCoins);
       sendHeaders(call, requestId, admitted.headers);
       return answer;
     })().then(
@@ -36,6 +42,15 @@ function unary(
       },
     );
   };
+}
+
+/** Aborts once the client has cancelled the call (at once if it already has): no JetStream request then. */
+function goneSignal(call: ServerUnaryCall<Req, unknown>): AbortSignal {
+  const gone = new AbortController();
+  const cancelled = () => gone.abort(new ApiError('cancelled', 'the client cancelled the call'));
+  if (call.cancelled) cancelled();
+  else call.once('cancelled', cancelled);
+  return gone.signal;
 }
 
 function coinOf(req: Req): string {
@@ -70,8 +85,8 @@ function depthOf(req: Req): number {
 
 export function unaryMethods(deps: GrpcEdgeDeps): Record<string, Handler> {
   return {
-    GetMidPrice: unary(deps, async (req, { principal }) => {
-      const book = await latestBook(deps, coinOf(req), sourceOf(req), principal);
+    GetMidPrice: unary(deps, async (req, { principal }, ownCoins) => {
+      const book = await latestBook(deps, coinOf(req), sourceOf(req), principal, { ownCoins });
       const mid = midOf(book);
       if (!mid)
         throw new ApiError(
@@ -80,9 +95,9 @@ export function unaryMethods(deps: GrpcEdgeDeps): Record<string, Handler> {
         );
       return mid;
     }),
-    GetBook: unary(deps, async (req, { principal }) => {
+    GetBook: unary(deps, async (req, { principal }, ownCoins) => {
       const depth = depthOf(req);
-      const book = await latestBook(deps, coinOf(req), sourceOf(req), principal);
+      const book = await latestBook(deps, coinOf(req), sourceOf(req), principal, { ownCoins });
       const o = objectOf(book);
       const side = (v: unknown) => (Array.isArray(v) ? v.slice(0, depth) : []);
       return {

@@ -73,7 +73,13 @@ const budgets = new WeakMap<CallContext, RequestBudget>();
 export function budgetOf(nats: Nats, ctx: CallContext): RequestBudget {
   let b = budgets.get(ctx);
   if (!b) {
-    b = new RequestBudget(ownCoinLookup(nats, viewerOf(ctx.principal), ctx.signal));
+    // Made when first asked: reading ctx.signal arms the call scope (call-scope.ts), which calls
+    // answered from memory never need.
+    let lookup: OwnCoinLookup | null = null;
+    b = new RequestBudget((spellings) => {
+      lookup ??= ownCoinLookup(nats, viewerOf(ctx.principal), ctx.signal);
+      return lookup(spellings);
+    });
     budgets.set(ctx, b);
   }
   return b;

@@ -72,9 +72,12 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
       if (charge.decision) reply.headers(rateLimitHeaders(charge.decision));
       const calls = new CallScope(principal, deps.callTimeoutMs);
       // A client that has gone stops the calls still running or waiting their turn.
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) calls.clientGone();
-      });
+      // (It may have gone already, while being admitted: its close has passed then.)
+      if (reply.raw.destroyed) calls.clientGone();
+      else
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) calls.clientGone();
+        });
       const ctx: CallContext = {
         principal,
         requestId: req.id,

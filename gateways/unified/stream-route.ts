@@ -25,6 +25,9 @@ export type StreamRouteDeps = FeedDeps & {
 
 export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps): void {
   app.get('/api/v1/unified/stream', async (req, reply) => {
+    // A client that has gone before its stream opens stops the coin resolution (own-coins.ts).
+    const gone = new AbortController();
+    reply.raw.once('close', () => gone.abort(new ApiError('cancelled', 'the client closed the request')));
     // Who is asking comes first: a keyless request is 401 whatever its query says.
     const principal = await deps.guard.admit({
       surface: 'unified',
@@ -39,9 +42,10 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
     let subscribed: Subscribed;
     try {
       const request = parseSseSubscription(req.query, req.headers['last-event-id']);
-      subscribed = await subscribe(deps, request, principal);
+      subscribed = await subscribe(deps, request, principal, { signal: gone.signal });
     } catch (err) {
       principal.release();
+      if (gone.signal.aborted) return reply.hijack(); // nobody to answer
       throw err;
     }
     const { selection } = subscribed;

@@ -10,6 +10,7 @@ import type { FeedEvent } from '../../core/feed-event.ts';
 import { latestBook as readLatestBook } from '../../core/latest-book.ts';
 import { fieldsOf } from '../../core/latest-state.ts';
 import { type CallContext, type EdgeDeps, type Json, toJson } from '../context.ts';
+import { budgetOf } from '../request-budget.ts';
 
 const midCache = new WeakMap<FeedEvent, Json>();
 const fullBookCache = new WeakMap<FeedEvent, Json>();
@@ -59,7 +60,11 @@ export function marketMethods(deps: EdgeDeps) {
     coin: string,
     source: Source | undefined,
     ctx: CallContext,
-  ): FeedEvent | Promise<FeedEvent> => readLatestBook(deps, coin, source, ctx.principal);
+  ): FeedEvent | Promise<FeedEvent> =>
+    // Own coins through the request's budget: one lookup per request, none once the client has gone.
+    readLatestBook(deps, coin, source, ctx.principal, {
+      ownCoins: (spellings) => budgetOf(deps.nats, ctx).ownCoins(spellings),
+    });
 
   return {
     md_coins: (_: ParamsOf<'md_coins'>, ctx: CallContext): Json => {
