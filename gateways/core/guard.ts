@@ -6,6 +6,7 @@
 import type { Scope } from '../../contracts/accounts.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import type { Tier } from '../../contracts/limits.ts';
+import { revocationError } from './key-expiry.ts';
 
 /** Which surface is asking: tiers, credentials and scopes are decided per surface. */
 export type Surface = 'unified' | 'jsonrpc' | 'grpc' | 'disksync' | 'simulation';
@@ -77,11 +78,11 @@ export class RateLimitedError extends ApiError {
 /**
  * Call in the same turn as the first byte of a stream: a key revoked between admission and then
  * never fires the abort listener the stream adds afterwards, so it is refused here (401, before
- * the first byte, like any failure there).
+ * the first byte, like any failure there): `key_expired` for a key that expired, else `key_revoked`.
  */
 export function assertNotRevoked(p: Principal): void {
   if (p.revoked.aborted)
-    throw new ApiError('key_revoked', 'this API key was revoked before the stream opened');
+    throw revocationError(p.revoked, 'this API key was revoked before the stream opened');
 }
 
 /** A header value: a whole number ≥ `min`, never a fraction, NaN or Infinity. */

@@ -1,13 +1,15 @@
 /**
  * API-key protection for `{base_url}` routes: a fastify preHandler that runs the edge guard with
  * the route's scope, puts the principal on the request, adds X-RateLimit-* headers, and turns a
- * response into 401 `key_revoked` if the key was revoked while the request was in flight.
+ * response into 401 `key_revoked` if the key was revoked while the request was in flight (`key_expired`
+ * if it expired).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Scope } from '../../contracts/accounts.ts';
-import { ApiError, httpErrorBody } from '../../contracts/errors.ts';
+import { httpErrorBody } from '../../contracts/errors.ts';
 import { clientAddress } from '../core/client-address.ts';
 import { type Guard, type Principal, rateLimitHeaders } from '../core/guard.ts';
+import { revocationError } from '../core/key-expiry.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,7 +30,7 @@ export function installKeyAuth(app: FastifyInstance, guard: Guard): RequireKey {
     reply.code(401).header('content-type', 'application/json; charset=utf-8');
     return JSON.stringify(
       httpErrorBody(
-        new ApiError('key_revoked', 'this API key was revoked while the request was in flight'),
+        revocationError(p.revoked, 'this API key was revoked while the request was in flight'),
         req.id,
       ),
     );

@@ -15,6 +15,7 @@
 import { ClosedConnectionError, ConnectionError, RequestError, TimeoutError } from '@nats-io/transport-node';
 import { ApiError, toApiError } from '../../contracts/errors.ts';
 import type { Principal } from '../core/guard.ts';
+import { revocationError } from '../core/key-expiry.ts';
 
 export class CallScope {
   private readonly startedAt = performance.now();
@@ -25,8 +26,11 @@ export class CallScope {
   private checkScheduled = false;
   private ended = false;
   private reason: ApiError | null = null;
+  // key_expired for a key that expired meanwhile, else key_revoked (key-expiry.ts).
   private readonly onRevoked = () =>
-    this.abort(new ApiError('key_revoked', 'this API key was revoked while the call was in flight'));
+    this.abort(
+      revocationError(this.principal.revoked, 'this API key was revoked while the call was in flight'),
+    );
 
   constructor(
     private readonly principal: Principal,
@@ -47,7 +51,10 @@ export class CallScope {
   assertLive(): void {
     if (this.reason) throw this.reason;
     if (this.principal.revoked.aborted)
-      throw new ApiError('key_revoked', 'this API key was revoked while the request was in flight');
+      throw revocationError(
+        this.principal.revoked,
+        'this API key was revoked while the request was in flight',
+      );
   }
 
   /** The call's result, or the scope's reason once it ends first. */
