@@ -5,7 +5,7 @@
  * a console request (the account, by the session made before) while its projection is still far
  * behind, its `/healthz` says how far, and a console change answers 503 `account_update_pending`
  * with `Retry-After` until its event is projected. The time to serve is printed
- * (`restart_serves_ms`); the README gives it.
+ * (`restart_serves_ms`); docs/limits.md gives it.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';

@@ -17,7 +17,7 @@ import { afterAll, expect, it } from 'vitest';
 import type { AccountEvent } from '../../contracts/accounts.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 
-/** What the README promises for Ctrl-C (measured 1.6–2.6 s): SHUTDOWN_DEADLINE_MS's default. */
+/** What the README and docs/operations.md promise for Ctrl-C (measured 1.6–2.6 s): SHUTDOWN_DEADLINE_MS's default. */
 const SHUTDOWN_BOUND_MS = 5_000;
 
 import { decode } from '../../platform/codec.ts';
@@ -136,7 +136,7 @@ it('stops on Ctrl-C with every client told reconnect, the service key revoked an
   const stopped = logs.find((l) => l.msg === 'stopped') as LogLine;
   process.stdout.write(`${JSON.stringify({ shutdown_ms: stopped.duration_ms })}\n`);
   // The whole stop (clients told, service key revoked, every part closed) within the bound the
-  // README states: SHUTDOWN_DEADLINE_MS's default, past which the process exits 1 instead of 0.
+  // README and docs/operations.md state: SHUTDOWN_DEADLINE_MS's default, past which the process exits 1 instead of 0.
   expect(stopped.duration_ms as number).toBeLessThanOrEqual(SHUTDOWN_BOUND_MS);
   expect(alive(natsPid as number)).toBe(false);
 

@@ -3,7 +3,7 @@
  * SOAK_CI_MINUTES (2) on the local cluster — 3 NATS nodes, two replicas of every edge, SSE, gRPC
  * and disk-sync clients resuming by their own position, JSON-RPC calls, faults every few seconds.
  * It must pass its own rule: every client holds every sequence once and in order, no server error
- * outside a fault's 15 s. (Memory flatness is judged from 10-minute runs on; the README reports a
+ * outside a fault's 15 s. (Memory flatness is judged from 10-minute runs on; docs/testing.md reports a
  * 30-minute run.)
  */
 import { describe, expect, it } from 'vitest';

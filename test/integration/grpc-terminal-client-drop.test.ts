@@ -12,7 +12,7 @@
  * UNAVAILABLE `reconnect`) reaches a client only if it had read that far; the server cannot see
  * how far the client's reader is (HTTP/2 flow control tells it what reached the client's
  * buffers, not what the reader took). Resuming from the last sequence received is exact anyway.
- * If the non-OK case ever gets every message, grpc-js has changed: update the README's note.
+ * If the non-OK case ever gets every message, grpc-js has changed: update the note in docs/transports/grpc.md.
  */
 import { type ClientReadableStream, Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
