@@ -1,5 +1,6 @@
 /**
- * History + live merge (the Centrifugo method), written once for every transport and every stream.
+ * History + live merge (the Centrifugo method), written once for every transport and every stream:
+ * the reading around the merge's pure decisions (resume-merge.ts).
  *
  * A client without a position is attached to the live tail at once. A client resuming after
  * sequence N is served, in order, from: a private ordered JetStream consumer on the tail's stream
@@ -20,6 +21,7 @@ import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.t
 import { decodeFeedEvent, type FeedEvent, type SubjectParser } from './feed-event.ts';
 import { watchHistoryEnd } from './history-end.ts';
 import type { LiveTail, TailSubscriber } from './live-tail.ts';
+import { resumeAt, sourceAfter, takeRing } from './resume-merge.ts';
 import { matches, type Selection } from './selection.ts';
 
 /** An explicit, non-terminal answer to a position that cannot be resumed exactly. */
@@ -150,7 +152,7 @@ export async function openFeed(
 
   const feed = tail.feed;
   let after = await resolvePosition(deps.nats, feed.stream, lastEventId, sink);
-  if (after + 1 < tail.coveredFrom) replayStats.fromStream++;
+  if (sourceAfter(after, tail.coveredFrom).from === 'history') replayStats.fromStream++;
   else replayStats.fromRing++;
   const history: HistorySpec = {
     stream: feed.stream,
@@ -161,7 +163,8 @@ export async function openFeed(
 
   const run = async () => {
     while (!closed) {
-      if (after + 1 < tail.coveredFrom) {
+      const source = sourceAfter(after, tail.coveredFrom);
+      if (source.from === 'history') {
         after = await readHistory(
           deps.nats,
           deps.log,
@@ -177,10 +180,10 @@ export async function openFeed(
         );
         continue;
       }
-      const { events, reached, atEnd } = tail.ring.after(after, RING_CHUNK);
-      for (const ev of events) if (matches(selection, ev)) sink.event(ev);
-      after = reached;
-      if (atEnd) {
+      const took = takeRing(after, tail.ring.after(after, RING_CHUNK), selection);
+      for (const ev of took.deliver) sink.event(ev);
+      after = took.after;
+      if (took.live) {
         goLive(after);
         return;
       }
@@ -234,32 +237,10 @@ async function resolvePosition(
   requested: number,
   sink: FeedSink,
 ): Promise<number> {
-  const { first_seq, last_seq } = (await nats.jsm.streams.info(stream)).state;
-  const notice = (code: FeedNotice['code'], resumedAfter: number, message: string) => {
+  const { after, notice } = resumeAt(requested, (await nats.jsm.streams.info(stream)).state);
+  if (notice) {
     replayStats.notices++;
-    sink.notice({
-      code,
-      message,
-      requested_last_event_id: requested,
-      resumed_after: resumedAfter,
-      first_seq,
-      last_seq,
-    });
-    return resumedAfter;
-  };
-  if (requested > last_seq) {
-    return notice(
-      'position_beyond_end',
-      last_seq,
-      `event ${requested} does not exist yet; resuming after the newest event, ${last_seq}`,
-    );
+    sink.notice(notice);
   }
-  if (requested + 1 < first_seq) {
-    return notice(
-      'position_not_retained',
-      first_seq - 1,
-      `events after ${requested} are no longer retained; resuming from the oldest retained event, ${first_seq}`,
-    );
-  }
-  return requested;
+  return after;
 }
