@@ -1,11 +1,12 @@
 /**
  * The status parts every gateway process holds: the StatusBoard (incidents and maintenance windows
  * as projected, heard at once), the maintenance check the guard runs, and the error log (with the
- * request → account attribution the guard feeds).
+ * request → account attribution the guard feeds; anonymous errors sampled per client address).
  */
 
 import { StatusBoard } from '../consumers/status/board.ts';
 import type { ErrorRecorder } from '../contracts/status.ts';
+import { sampledPerAddress } from '../gateways/core/anonymous-errors.ts';
 import { RequestAccounts } from '../gateways/core/error-log-hook.ts';
 import { Maintenance } from '../gateways/core/maintenance.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -28,7 +29,7 @@ export async function startEdgeStatus(nats: Nats, log: Logger): Promise<EdgeStat
     board,
     maintenance,
     accounts: new RequestAccounts(),
-    errors: createErrorLog(nats, log),
+    errors: sampledPerAddress(createErrorLog(nats, log)),
     stop() {
       maintenance.stop();
       board.stop();

@@ -33,8 +33,17 @@ export const LIVE_SESSIONS_PER_PROCESS = 200;
  */
 export const KEY_LIST_MAX = 100;
 
-/** Error responses with no account (no or unknown key) stored one by one, per process per minute; the rest are only counted. */
-export const ANONYMOUS_ERRORS_STORED_PER_MINUTE = 20;
+/**
+ * Error responses with no account (no or unknown key) stored one by one, per process per minute, all
+ * addresses together; the rest are only counted.
+ */
+export const ANONYMOUS_ERRORS_STORED_PER_MINUTE = 100;
+
+/** ... and per client address per minute (gateways/core/anonymous-errors.ts). */
+export const ANONYMOUS_ERRORS_STORED_PER_ADDRESS_PER_MINUTE = 3;
+
+/** Client addresses whose anonymous errors are counted at once (an LRU; each for a minute). */
+export const ANONYMOUS_ERROR_ADDRESSES = 10_000;
 
 /** A retried `POST /data/generate` (same account and manifest, or same Idempotency-Key) attaches to its job this long, s. */
 export const GENERATE_RETRY_WINDOW_S = DAY_S;

@@ -170,7 +170,10 @@ export type ErrorLogEntry = {
 };
 
 /** Where error-log entries go (producers/status/error-log.ts). */
-export type ErrorRecorder = { record(entry: ErrorLogEntry): void };
+export type ErrorRecorder = {
+  /** `from`: the client's address, which anonymous errors are sampled by (never stored). */
+  record(entry: ErrorLogEntry, from?: string): void;
+};
 
 /** Account token of errors no account can be held for (no or unknown credential). */
 export const NO_ACCOUNT = '_';

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ErrorRecorder } from '../../contracts/status.ts';
+import { clientAddress } from './client-address.ts';
 import { LruCache } from './lru-cache.ts';
 
 /** Request id → account id while the request runs (bounded; entries leave on response). */
@@ -56,15 +57,18 @@ export function installErrorLog(app: FastifyInstance, deps: ErrorLogHookDeps): v
     const code = codes.get(req);
     // Every error body, and every 5xx even without one.
     if (!code && reply.statusCode < 500) return;
-    deps.recorder.record({
-      request_id: req.id,
-      code: code ?? 'internal',
-      status: reply.statusCode,
-      method: req.method,
-      route: req.routeOptions.url ?? 'unmatched',
-      surface: deps.surface,
-      account_id: account,
-      at: Date.now(),
-    });
+    deps.recorder.record(
+      {
+        request_id: req.id,
+        code: code ?? 'internal',
+        status: reply.statusCode,
+        method: req.method,
+        route: req.routeOptions.url ?? 'unmatched',
+        surface: deps.surface,
+        account_id: account,
+        at: Date.now(),
+      },
+      clientAddress(req.socket, req.headers),
+    );
   });
 }

@@ -200,16 +200,19 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
   function record(err: ApiError, requestId: string, req: IncomingMessage): void {
     const errors = deps.errors;
     if (!errors) return;
-    errors.recorder.record({
-      request_id: requestId,
-      code: err.code,
-      status: err.row.http,
-      method: 'GET',
-      route: new URL(req.url ?? '/', 'http://x').pathname,
-      surface,
-      account_id: errors.accounts.take(requestId),
-      at: Date.now(),
-    });
+    errors.recorder.record(
+      {
+        request_id: requestId,
+        code: err.code,
+        status: err.row.http,
+        method: 'GET',
+        route: new URL(req.url ?? '/', 'http://x').pathname,
+        surface,
+        account_id: errors.accounts.take(requestId),
+        at: Date.now(),
+      },
+      clientAddress(req.socket, req.headers),
+    );
   }
 
   return {

@@ -88,15 +88,18 @@ export function failure(
     deps.log.warn({ err: String(thrown), requestId, path: call.getPath() }, 'grpc call failed');
   const errors = deps.errors;
   if (errors)
-    errors.recorder.record({
-      request_id: requestId,
-      code: err.code,
-      status: err.row.http,
-      method: 'POST',
-      route: call.getPath(),
-      surface: `grpc-${deps.region}`,
-      account_id: errors.accounts.take(requestId),
-      at: Date.now(),
-    });
+    errors.recorder.record(
+      {
+        request_id: requestId,
+        code: err.code,
+        status: err.row.http,
+        method: 'POST',
+        route: call.getPath(),
+        surface: `grpc-${deps.region}`,
+        account_id: errors.accounts.take(requestId),
+        at: Date.now(),
+      },
+      withPeer(call).clientIp,
+    );
   return toGrpcStatus(err, requestId);
 }
