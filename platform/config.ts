@@ -1,6 +1,7 @@
 /**
  * The only place that reads the environment. Everything else receives a typed `Config`.
- * Every variable here is listed in the README's configuration table.
+ * The comment above each variable is its documentation: docs/configuration.md is generated from
+ * it (`npm run docs:config`), and a test fails when the two differ.
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
@@ -47,17 +48,23 @@ export const ConfigSchema = z.object({
    * `npm start` sets `development` explicitly.
    */
   NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
+  /** pino level; logs are JSON lines on stdout. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** NATS server URL; unset → an embedded nats-server child is started. */
+  /** NATS server URL(s), comma-separated; unset → an embedded nats-server child (JetStream, loopback, free port, store DATA_DIR/nats). */
   NATS_URL: z.string().optional(),
-  /** NATS credentials: a `.creds` file (JWT + nkey), or user and password, or a token. */
+  /** NATS credentials: a `.creds` file (JWT + nkey); never logged. */
   NATS_CREDS_FILE: z.string().optional(),
+  /** NATS user (with NATS_PASSWORD). */
   NATS_USER: z.string().optional(),
+  /** NATS password (with NATS_USER); never logged. */
   NATS_PASSWORD: z.string().optional(),
+  /** NATS token; never logged. */
   NATS_TOKEN: z.string().optional(),
-  /** TLS to NATS: CA bundle to trust, and a client certificate and key when the server asks for one. */
+  /** TLS to NATS: the CA bundle to trust. */
   NATS_TLS_CA_FILE: z.string().optional(),
+  /** TLS to NATS: client certificate, when the server asks for one. */
   NATS_TLS_CERT_FILE: z.string().optional(),
+  /** TLS to NATS: the client certificate's key. */
   NATS_TLS_KEY_FILE: z.string().optional(),
   /** Longest a stop may take (SIGTERM/SIGINT) before the process exits with code 1, ms. */
   SHUTDOWN_DEADLINE_MS: int(5_000, 100, 120_000),
@@ -67,8 +74,9 @@ export const ConfigSchema = z.object({
   DATA_DIR: z.string().default('.data'),
   /** Listen address of every HTTP surface. */
   HOST: z.string().default('127.0.0.1'),
-  /** PEM certificate and key for every edge listener (TLS 1.2+, ECDHE AES-GCM/ChaCha20 only). */
+  /** PEM certificate: every listener serves HTTPS (TLS 1.2+, ECDHE AES-GCM/ChaCha20, and the TLS 1.3 suites). */
   TLS_CERT_FILE: z.string().optional(),
+  /** PEM key of TLS_CERT_FILE. */
   TLS_KEY_FILE: z.string().optional(),
   /** Serve TLS with a generated self-signed certificate (testing, internal hops). */
   TLS_SELF_SIGNED: z
@@ -88,16 +96,19 @@ export const ConfigSchema = z.object({
   TRUSTED_PROXIES: list('').refine((entries) => entries.every(isAddressOrCidr), {
     message: 'a comma list of IP addresses and CIDR blocks (e.g. 127.0.0.1,10.0.0.0/8)',
   }),
-  /** `{base_url}`: console API (and the simulation/MCP service with the next issues). */
+  /** `{base_url}`: console, simulation, MCP, caches, status, metrics (0 = any free port). */
   HTTP_PORT: port(8080),
   /** Unified stream the dashboard proxy forwards to; default: this host's US port. */
   UNIFIED_UPSTREAM_URL: z.url().optional(),
+  /** Unified stream, US edge (0 = any free port). */
   UNIFIED_PORT_US: port(8081),
+  /** Unified stream, JP edge (0 = any free port). */
   UNIFIED_PORT_JP: port(9081),
   /** A single-edge role's own `/metrics` listener (scope `metrics`); unset: none. */
   METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
-  /** JSON-RPC feed edge (`{rpc_url}`, `{rpc_jp_url}`). */
+  /** JSON-RPC edge `{rpc_url}`, US (0 = any free port). */
   JSONRPC_PORT_US: port(8545),
+  /** JSON-RPC edge `{rpc_jp_url}`, JP (0 = any free port). */
   JSONRPC_PORT_JP: port(9545),
   /** `eth_chainId` / `net_version` of the JSON-RPC edge (an id of no public EVM chain). */
   JSONRPC_CHAIN_ID: int(5_063_760, 1),
@@ -111,17 +122,21 @@ export const ConfigSchema = z.object({
   JSONRPC_FILTER_MAX_EVENTS: int(10_000, 1, 100_000),
   /** A call still waiting on the log or KV after this long ends -32009, ms. */
   JSONRPC_CALL_TIMEOUT_MS: int(10_000, 10, 600_000),
-  /** gRPC feed edge (`{grpc_host}`, `{grpc_jp_host}`). */
+  /** gRPC edge `{grpc_host}`, US (0 = any free port). */
   GRPC_PORT_US: port(50051),
+  /** gRPC edge `{grpc_jp_host}`, JP (0 = any free port). */
   GRPC_PORT_JP: port(51051),
-  /** The server pings an idle connection this often, and drops it when no ack comes within the timeout, ms. */
+  /** The gRPC server pings an idle connection this often (idle streams stay open), ms. */
   GRPC_KEEPALIVE_TIME_MS: int(30_000, 1_000),
+  /** A keepalive ping not acknowledged within this long drops the connection, ms. */
   GRPC_KEEPALIVE_TIMEOUT_MS: int(10_000, 100),
   /** A client may ping at most this often; more than GRPC_MAX_PING_STRIKES faster pings get GOAWAY (ENHANCE_YOUR_CALM), ms. */
   GRPC_MIN_PING_INTERVAL_MS: int(10_000, 0),
+  /** Pings faster than GRPC_MIN_PING_INTERVAL_MS a client may send before GOAWAY (ENHANCE_YOUR_CALM). */
   GRPC_MAX_PING_STRIKES: int(2, 0, 100),
-  /** Disk-sync WebSocket edge (`{disk_url}`, `{disk_jp_url}`). */
+  /** Disk-sync WebSocket edge `{disk_url}`, US (0 = any free port). */
   DISKSYNC_PORT_US: port(8082),
+  /** Disk-sync WebSocket edge `{disk_jp_url}`, JP (0 = any free port). */
   DISKSYNC_PORT_JP: port(9082),
   /** The server pings every connection this often (and renews its key's lease), ms. */
   DISKSYNC_PING_INTERVAL_MS: int(15_000, 50, 60_000),
@@ -176,8 +191,9 @@ export const ConfigSchema = z.object({
   API_KEY_SECRET: z.string().min(16).default(DEFAULT_API_KEY_SECRET),
   /** Version tag stored with every hash, so the secret can rotate. */
   API_KEY_SECRET_VERSION: int(1, 1, 999),
-  /** Rotation: the previous secret and its version, still accepted (hashes made under it are redone under the current one). */
+  /** Rotation: the previous secret, still accepted (hashes made under it are redone under the current one); keep it for at least the session lifetime. */
   API_KEY_SECRET_PREVIOUS: z.string().min(16).optional(),
+  /** Version of API_KEY_SECRET_PREVIOUS; 0: the current version − 1. */
   API_KEY_SECRET_PREVIOUS_VERSION: int(0, 0, 999),
   /** Registration may choose plan and Japan access; unset: on in development only (else Basic, changed by an operator). */
   SELF_SERVICE_PLANS: z.enum(['true', 'false']).optional(),
@@ -194,6 +210,7 @@ export const ConfigSchema = z.object({
   SESSION_TTL_S: int(43_200, 60, 30 * 86_400),
   /** Coins the live simulator publishes and the gateway knows before it has seen them. */
   COINS: list('BTC,ETH,SOL,HYPE'),
+  /** Seed of the live simulator. */
   SIM_SEED: int(42),
   /** Mean trades per second per coin of the live simulator. */
   SIM_TRADE_RATE: z.coerce.number().min(0).max(1_000).default(5),
@@ -206,36 +223,47 @@ export const ConfigSchema = z.object({
   STREAM_LEASE_TTL_MS: int(15_000, 300, 600_000),
   /** Replicas of every stream (3 on a 3-node cluster). */
   STREAM_REPLICAS: int(1, 1, 5),
-  /** MD stream retention. */
+  /** `MD` stream retention: oldest event kept, seconds. */
   MD_MAX_AGE_S: int(86_400, 1),
+  /** `MD` stream retention: events kept. */
   MD_MAX_MSGS: int(50_000_000, 1),
+  /** `MD` stream retention: bytes kept. */
   MD_MAX_BYTES: int(8 * 1024 ** 3, 1024),
-  /** `CACHE` stream bounds, all accounts together (contracts/base-url-limits.ts); a full stream refuses new caches (503). */
+  /** `CACHE` stream bytes, all accounts together (contracts/base-url-limits.ts); a full stream refuses new caches (503). */
   CACHE_MAX_BYTES: int(CACHE_STREAM_MAX_BYTES, 1024),
+  /** `CACHE` stream retention, seconds; manifests expire with it. */
   CACHE_MAX_AGE_S: int(CACHE_STREAM_MAX_AGE_S, 60),
-  /** Cached bytes and caches one account may hold (all gateways); beyond, 429 `quota_exceeded`. */
+  /** Cached bytes one account may hold (all gateways); beyond, 429 `quota_exceeded`. */
   CACHE_QUOTA_BYTES: int(CACHE_QUOTA_BYTES, 1),
+  /** Events one account may publish with `stream: true` per UTC day (all processes); beyond, 429. */
   PUBLISH_EVENTS_PER_DAY: int(PUBLISH_EVENTS_PER_DAY, 1),
+  /** Bytes one account may publish with `stream: true` per UTC day (all processes); beyond, 429. */
   PUBLISH_BYTES_PER_DAY: int(PUBLISH_BYTES_PER_DAY, 1),
+  /** Caches one account may hold (all gateways); beyond, 429 `quota_exceeded`. */
   CACHE_QUOTA_COUNT: int(CACHE_QUOTA_COUNT, 1, 10_000),
-  /** Distinct `/stream/live` sessions one account's clients hold on one process (429 beyond), and one process holds (503 beyond). */
+  /** Distinct `/stream/live` sessions one account's clients hold on one process (429 beyond). */
   LIVE_SESSIONS_PER_ACCOUNT: int(LIVE_SESSIONS_PER_ACCOUNT, 1, 10_000),
+  /** Distinct `/stream/live` sessions one process holds (503 beyond). */
   LIVE_SESSIONS_PER_PROCESS: int(LIVE_SESSIONS_PER_PROCESS, 1, 100_000),
-  /** Exchange connectors (`producer connector`): venue endpoints, overridable (tests point them at a local replay server). */
+  /** Binance WebSocket of `producer connector` (USD-M futures: `wss://fstream.binance.com/ws`); tests point it at a local replay server. */
   BINANCE_WS_URL: z.url().default('wss://stream.binance.com:9443/ws'),
   /** REST depth snapshot; USD-M futures: `https://fapi.binance.com/fapi/v1/depth` with `BINANCE_WS_URL=wss://fstream.binance.com/ws`. */
   BINANCE_REST_URL: z.url().default('https://api.binance.com/api/v3/depth'),
+  /** Hyperliquid WebSocket of `producer connector`. */
   HYPERLIQUID_WS_URL: z.url().default('wss://api.hyperliquid.xyz/ws'),
   /** Levels per side of the books a connector publishes from its local book. */
   CONNECTOR_BOOK_DEPTH: int(20, 1, 1_000),
   /** No frame (nor ping/pong) for this long → the venue connection is dropped and reopened, ms. */
   CONNECTOR_IDLE_TIMEOUT_MS: int(90_000, 100),
-  /** Reconnect backoff after consecutive failures: first wait and longest wait, ms. */
+  /** Reconnect backoff after consecutive failures: the first wait (with jitter), ms. */
   CONNECTOR_RECONNECT_BASE_MS: int(500, 1, 60_000),
+  /** Reconnect backoff: the longest wait, ms. */
   CONNECTOR_RECONNECT_MAX_MS: int(30_000, 1, 600_000),
-  /** Unified stream behaviour. */
+  /** `retry:` sent to a unified stream client on connect, ms. */
   SSE_RETRY_MS: int(1_000, 0, 600_000),
+  /** Heartbeat period of every stream (SSE comment, gRPC `heartbeat`), ms. */
   SSE_HEARTBEAT_MS: int(15_000, 100, 60_000),
+  /** Silence after which a (source, coin) feed is reported `feed_stale`, ms. */
   SSE_FEED_STALE_MS: int(60_000, 100),
   /** Unsent bytes per client before books are conflated and `upstream_lag` is sent. */
   SSE_MAX_BACKLOG_BYTES: int(1_048_576, 1_024),
