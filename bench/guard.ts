@@ -73,6 +73,7 @@ export async function run(): Promise<unknown> {
       route_with_guard_us: summary(guarded),
       added_p50_us: round(guarded.percentile(50) - open.percentile(50)),
       added_p99_us: round(guarded.percentile(99) - open.percentile(99)),
+      ratio_p50_with_guard: round((guarded.percentile(50) / open.percentile(50)) * 100) / 100,
     };
     // admit() alone: Quant (no rate-limit I/O) flat out; Pro paced at 1,000/s, under its 2,000/s,
     // so the cost of its shared-bucket leases is included but nothing is refused.
