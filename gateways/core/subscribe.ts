@@ -8,7 +8,7 @@
  *   platform's, and none once the caller has gone (`signal` aborted);
  * - sources are limited by the key's `chain:*` scopes: asking for a source outside them is 403;
  * - the viewer (the principal's account) sees its own `stream: true` events too.
- * `initialStale` names the selected coins already stale, so a new client hears it at once.
+ * `initialStaleFeeds` names the selected feeds already stale, so a new client hears it at once.
  */
 import { ApiError } from '../../contracts/errors.ts';
 import type { Subscription } from '../../contracts/subscription.ts';
@@ -101,15 +101,15 @@ function subscribed(
   };
 }
 
-/** The selected coins (all known ones when none is named) with a feed of a selected source stale right now. */
-export function initialStale(tail: LiveTail, selection: Selection): string[] {
-  return [...(selection.coins ?? tail.health.coins())].filter((c) =>
-    tail.health.isStale(c, selection.sources),
-  );
-}
+/** A feed stale when a client connects: a coin and its source (absent: no source has published it yet). */
+export type StaleFeed = { coin: string; source?: string };
 
-/** The same, per feed: each stale (coin, source) of the selection (`source` absent: none has published yet). */
-export function initialStaleFeeds(tail: LiveTail, selection: Selection): { coin: string; source?: string }[] {
+/**
+ * Each stale (coin, source) of the selection (all known coins when none is named), as every
+ * transport reports it on connect (SSE, gRPC, disk-sync): a silent venue is named even while
+ * another source keeps publishing the same coin.
+ */
+export function initialStaleFeeds(tail: LiveTail, selection: Selection): StaleFeed[] {
   return [...(selection.coins ?? tail.health.coins())].flatMap((coin) =>
     tail.health
       .staleFeeds(coin, selection.sources)

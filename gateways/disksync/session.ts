@@ -17,7 +17,7 @@ import type { Principal } from '../core/guard.ts';
 import type { LiveTail } from '../core/live-tail.ts';
 import { type FeedSubscription, openFeed } from '../core/replay-source.ts';
 import { type Selection, selectionKey } from '../core/selection.ts';
-import { initialStale, subscribe } from '../core/subscribe.ts';
+import { initialStaleFeeds, subscribe } from '../core/subscribe.ts';
 import type { FramerState } from './framer.ts';
 
 export type SessionSettings = { maxSubscriptions: number; messagesPerSecond: number };
@@ -134,7 +134,7 @@ export class Session {
       return;
     }
     this.feeds.set(m.id, feed);
-    for (const c of initialStale(tail, subscribed.selection)) sink.feedStale(c, 0);
+    for (const f of initialStaleFeeds(tail, subscribed.selection)) sink.feedStale(f.coin, 0, f.source);
   }
 
   /**

@@ -26,7 +26,7 @@ import type { FeedEvent } from '../core/feed-event.ts';
 import type { Principal } from '../core/guard.ts';
 import { type OwnCoinLookup, rememberingLookup } from '../core/own-coins.ts';
 import type { FeedNotice, FeedSubscription } from '../core/replay-source.ts';
-import { initialStale, type SubscribeOptions } from '../core/subscribe.ts';
+import { initialStaleFeeds, type StaleFeed, type SubscribeOptions } from '../core/subscribe.ts';
 import { viewerOf } from '../core/visibility.ts';
 import { failure, type GrpcEdgeDeps, requestIdOf } from './context.ts';
 import { feedInto, openStream, type WarnableSink } from './feed-stream.ts';
@@ -107,7 +107,7 @@ class BidiSession {
     principal: Principal,
     open: Msg,
     gone: AbortSignal,
-  ): Promise<{ close(): void; stale: string[] }> {
+  ): Promise<{ close(): void; stale: StaleFeed[] }> {
     this.sink = sink;
     this.principal = principal;
     const ownCoins: OwnCoinLookup = rememberingLookup(this.deps.nats, viewerOf(principal), gone);
@@ -124,7 +124,7 @@ class BidiSession {
       this.resolving,
     );
     this.feed = feed;
-    return { close: () => this.close(), stale: initialStale(this.deps.tail, subscribed.selection) };
+    return { close: () => this.close(), stale: initialStaleFeeds(this.deps.tail, subscribed.selection) };
   }
 
   control(m: Msg): void {

@@ -15,7 +15,13 @@ import { assertNotRevoked, type Principal } from '../core/guard.ts';
 import { type FeedSink, type FeedSubscription, openFeed } from '../core/replay-source.ts';
 import { selectionKey } from '../core/selection.ts';
 import type { Framer } from '../core/sink-parts.ts';
-import { initialStale, type Subscribed, type SubscribeOptions, subscribe } from '../core/subscribe.ts';
+import {
+  initialStaleFeeds,
+  type StaleFeed,
+  type Subscribed,
+  type SubscribeOptions,
+  subscribe,
+} from '../core/subscribe.ts';
 import { type Admitted, admit, type CallLike, failure, type GrpcEdgeDeps } from './context.ts';
 import { GrpcSink } from './grpc-sink.ts';
 import { sendHeaders } from './headers.ts';
@@ -78,7 +84,7 @@ export async function openStream(
     sink: BufferedSink,
     principal: Principal,
     gone: AbortSignal,
-  ) => Promise<{ close(): void; stale?: string[] }>,
+  ) => Promise<{ close(): void; stale?: StaleFeed[] }>,
   batch = false,
 ): Promise<OpenedStream | null> {
   let admitted: Admitted | null = null;
@@ -102,7 +108,7 @@ export async function openStream(
       onClose: () => opened.close(),
     });
     if (!started) return null;
-    for (const c of opened.stale ?? []) sink.feedStale(c, 0);
+    for (const f of opened.stale ?? []) sink.feedStale(f.coin, 0, f.source);
     return { sink, admitted };
   } catch (err) {
     admitted?.principal.release();
@@ -121,7 +127,7 @@ export async function startFeed(
   request: Subscription,
   principal: Principal,
   signal?: AbortSignal,
-): Promise<{ close(): void; stale: string[] }> {
+): Promise<{ close(): void; stale: StaleFeed[] }> {
   const { feed, subscribed } = await feedInto(
     deps,
     sink,
@@ -131,5 +137,5 @@ export async function startFeed(
     signal ? { signal } : {},
   );
   sink.shareChunksAs(`grpc-feed|${selectionKey(subscribed.selection)}`);
-  return { close: () => feed.close(), stale: initialStale(deps.tail, subscribed.selection) };
+  return { close: () => feed.close(), stale: initialStaleFeeds(deps.tail, subscribed.selection) };
 }
