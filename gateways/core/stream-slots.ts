@@ -15,6 +15,9 @@
  * NATS unreachable: `acquire` throws (the guard refuses the stream with 503 `overload`: fail
  * closed); streams already open are never cut by it. After an outage longer than `ttlMs`, renewal
  * puts the still-open streams back even past the cap, so they are not cut either.
+ * Groups: a lease may name a group (`acquire(id, cap, group)`, its lease id `<process>-<n>~<group>`);
+ * the cap then counts distinct groups, and a lease of a group already live is always admitted.
+ * `/stream/live` counts an account's distinct (symbol, seed) sessions across processes this way.
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,8 +29,11 @@ import type { Nats } from '../../platform/nats.ts';
 export type StreamSlot = { admitted: true; release(): void } | { admitted: false; open: number };
 
 export type StreamSlots = {
-  /** Takes one of `cap` slots of the key, or says how many are open. */
-  acquire(keyId: string, cap: number): Promise<StreamSlot>;
+  /**
+   * Takes one of `cap` slots of the key, or says how many are open. With a `group`, the slots are
+   * the distinct groups of the key's live leases: one of a group already there is always admitted.
+   */
+  acquire(keyId: string, cap: number, group?: string): Promise<StreamSlot>;
   /** Slots this process holds for the key. */
   held(keyId: string): number;
   close(): Promise<void>;
@@ -46,22 +52,27 @@ const BACKOFF_MS = (attempt: number) => Math.random() * Math.min(50, 2 + attempt
 
 /** Slots counted in this process only (tests and tools that run a guard without NATS). */
 export function createLocalStreamSlots(): StreamSlots {
-  const open = new Map<string, number>();
+  /** Key → group → leases (a lease without a group is a group of its own). */
+  const open = new Map<string, Map<string, number>>();
+  let next = 0;
   return {
-    held: (keyId) => open.get(keyId) ?? 0,
-    async acquire(keyId, cap) {
-      const n = open.get(keyId) ?? 0;
-      if (n >= cap) return { admitted: false, open: n };
-      open.set(keyId, n + 1);
+    held: (keyId) => [...(open.get(keyId)?.values() ?? [])].reduce((a, b) => a + b, 0),
+    async acquire(keyId, cap, group) {
+      const groups = open.get(keyId) ?? new Map<string, number>();
+      const g = group ?? `#${++next}`;
+      if (!groups.has(g) && groups.size >= cap) return { admitted: false, open: groups.size };
+      groups.set(g, (groups.get(g) ?? 0) + 1);
+      open.set(keyId, groups);
       let released = false;
       return {
         admitted: true,
         release() {
           if (released) return;
           released = true;
-          const left = (open.get(keyId) ?? 1) - 1;
-          if (left > 0) open.set(keyId, left);
-          else open.delete(keyId);
+          const left = (groups.get(g) ?? 1) - 1;
+          if (left > 0) groups.set(g, left);
+          else groups.delete(g);
+          if (groups.size === 0 && open.get(keyId) === groups) open.delete(keyId);
         },
       };
     },
@@ -100,12 +111,13 @@ class KvStreamSlots implements StreamSlots {
     return this.mine.get(keyId)?.size ?? 0;
   }
 
-  async acquire(keyId: string, cap: number): Promise<StreamSlot> {
-    const leaseId = `${this.processId}-${++this.next}`;
+  async acquire(keyId: string, cap: number, group?: string): Promise<StreamSlot> {
+    const leaseId = `${this.processId}-${++this.next}${group === undefined ? '' : `~${group}`}`;
     let open = 0;
     const won = await this.change(keyId, (leases, now) => {
-      open = Object.keys(leases).length;
-      if (open >= cap) return null;
+      const groups = new Set(Object.keys(leases).map(groupOf));
+      open = groups.size;
+      if (open >= cap && !(group !== undefined && groups.has(group))) return null;
       leases[leaseId] = now + this.ttlMs;
       return leases;
     });
@@ -173,6 +185,12 @@ class KvStreamSlots implements StreamSlots {
     }
     throw new Error(`stream slots of ${keyId}: too many concurrent writers`);
   }
+}
+
+/** A lease's group: what follows `~` in its id, else the lease itself. */
+function groupOf(leaseId: string): string {
+  const at = leaseId.indexOf('~');
+  return at < 0 ? leaseId : leaseId.slice(at + 1);
 }
 
 function live(leases: Leases, now: number): Leases {

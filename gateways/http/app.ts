@@ -110,6 +110,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   const sessions = await SimSessions.start(nats, deps.log, {
     perAccount: config.LIVE_SESSIONS_PER_ACCOUNT,
     perProcess: config.LIVE_SESSIONS_PER_PROCESS,
+    leaseTtlMs: config.STREAM_LEASE_TTL_MS,
   });
   const generation = new GenerationService(nats, jobs, generationOptions(config, artifactsDirOf(config)));
   const stores = await openArtifactStores(nats, artifactStoreSettings(config));

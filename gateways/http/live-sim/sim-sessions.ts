@@ -3,8 +3,11 @@
  * client of this process through one LiveTail on `sim.<symbol>.<seed>.*`, and produced once across
  * processes (see session-lease.ts). A session's model starts at model time 0 when it is first
  * opened, so equal (symbol, seed) give the same event contents in the same order.
- * Bounded: the clients of one account hold at most `perAccount` distinct sessions here (429
- * `subscription_limit` beyond) and the process at most `perProcess` (503 `overload` beyond); a
+ * Bounded: the clients of one account hold at most `perAccount` distinct sessions across every
+ * process (429 `subscription_limit` beyond): each process holding a session for an account holds
+ * one lease of group (symbol, seed) on the account's record `live.<account>` in the stream-lease
+ * bucket (stream-slots.ts; a process that dies stops counting within the lease TTL; NATS
+ * unreachable: 503 `overload`); the process at most `perProcess` (503 `overload` beyond); a
  * refused or failed start leaves nothing behind (the next client tries afresh). The map of
  * accounts holds only accounts with a client here.
  */
@@ -21,6 +24,7 @@ import { type LiveRunner, ModelCursor, runModels } from '../../../producers/simu
 import { BLOCK_MS } from '../../../producers/simulator/market.ts';
 import { LiveTail } from '../../core/live-tail.ts';
 import type { FeedDeps } from '../../core/replay-source.ts';
+import { openKvStreamSlots, type StreamSlot, type StreamSlots } from '../../core/stream-slots.ts';
 import { leaseStep, releaseLease } from './session-lease.ts';
 
 export const SIM_SESSIONS_BUCKET = 'sim_sessions';
@@ -39,12 +43,20 @@ type Session = {
   startMs: number | null;
 };
 
-export type SessionLimits = { perAccount: number; perProcess: number };
+export type SessionLimits = {
+  perAccount: number;
+  perProcess: number;
+  /** How long a dead process's sessions still count against its accounts (STREAM_LEASE_TTL_MS). */
+  leaseTtlMs?: number;
+};
+
+/** An account's hold on one session here: its clients, and the session's cross-process lease. */
+type Held = { clients: number; lease: Promise<StreamSlot> };
 
 export class SimSessions {
   private readonly sessions = new Map<string, Promise<Session>>();
   /** Account → session key → its clients' holds on this process. */
-  private readonly holders = new Map<string, Map<string, number>>();
+  private readonly holders = new Map<string, Map<string, Held>>();
   private readonly me = `proc_${randomBytes(6).toString('hex')}`;
   /** Sessions this process has produced since start (tests and metrics). */
   producedSessions = 0;
@@ -54,6 +66,7 @@ export class SimSessions {
     private readonly kv: KV,
     private readonly log: Logger,
     private readonly limits: SessionLimits,
+    private readonly slots: StreamSlots,
   ) {}
 
   static async start(nats: Nats, log: Logger, limits: SessionLimits): Promise<SimSessions> {
@@ -62,7 +75,8 @@ export class SimSessions {
       ttl: 3_600_000,
       replicas: nats.replicas ?? 1,
     });
-    return new SimSessions(nats, kv, log, limits);
+    const slots = await openKvStreamSlots(nats, { ttlMs: limits.leaseTtlMs ?? 15_000 });
+    return new SimSessions(nats, kv, log, limits, slots);
   }
 
   /**
@@ -72,7 +86,7 @@ export class SimSessions {
    */
   async acquire(symbol: string, seed: number, accountId: string): Promise<SessionHold> {
     const key = `${symbol}.${seed}`;
-    const letGo = this.hold(accountId, key);
+    const letGo = await this.hold(accountId, key);
     let session: Session;
     try {
       let pending = this.sessions.get(key);
@@ -117,25 +131,52 @@ export class SimSessions {
     return this.sessions.size;
   }
 
-  /** Counts one hold of `accountId` on session `key`, or 429 past its distinct sessions; returns its release. */
-  private hold(accountId: string, key: string): () => void {
-    const mine = this.holders.get(accountId) ?? new Map<string, number>();
-    if (!mine.has(key) && mine.size >= this.limits.perAccount)
-      throw new ApiError(
+  /**
+   * Counts one hold of `accountId` on session `key`, or 429 past its distinct sessions (here, then
+   * across processes by the account's lease record); returns its release.
+   */
+  private async hold(accountId: string, key: string): Promise<() => void> {
+    const { perAccount } = this.limits;
+    const refuse = (n: number) =>
+      new ApiError(
         'subscription_limit',
-        `this account already holds ${mine.size} live sessions (symbol, seed) on this server; at most ${this.limits.perAccount}: close one first`,
+        `this account already holds ${n} live sessions (symbol, seed); at most ${perAccount}: close one first`,
       );
-    mine.set(key, (mine.get(key) ?? 0) + 1);
-    this.holders.set(accountId, mine);
-    return () => {
-      const n = (mine.get(key) ?? 1) - 1;
-      if (n > 0) mine.set(key, n);
-      else mine.delete(key);
+    const mine = this.holders.get(accountId) ?? new Map<string, Held>();
+    let held = mine.get(key);
+    if (!held) {
+      if (mine.size >= perAccount) throw refuse(mine.size);
+      held = { clients: 0, lease: this.slots.acquire(`live.${accountId}`, perAccount, key) };
+      mine.set(key, held);
+      this.holders.set(accountId, mine);
+    }
+    const h = held;
+    h.clients++;
+    let done = false;
+    const letGo = () => {
+      if (done) return;
+      done = true;
+      if (--h.clients > 0) return;
+      if (mine.get(key) === h) mine.delete(key);
       if (mine.size === 0 && this.holders.get(accountId) === mine) this.holders.delete(accountId);
+      h.lease.then((s) => s.admitted && s.release()).catch(() => {});
     };
+    let slot: StreamSlot;
+    try {
+      slot = await h.lease;
+    } catch {
+      letGo();
+      throw new ApiError('overload', 'live sessions cannot be counted right now (NATS); retry shortly');
+    }
+    if (!slot.admitted) {
+      letGo();
+      throw refuse(slot.open);
+    }
+    return letGo;
   }
 
   async stop(): Promise<void> {
+    await this.slots.close();
     for (const pending of this.sessions.values()) await this.close(await pending);
   }
 
