@@ -16,17 +16,14 @@
  * BENCH_WARMUP_S (2), BENCH_BATCHES (1,000) override single parameters; BENCH_SERVER_NODE_ARGS passes
  * node flags to the server workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
-import { Agent, request } from 'node:http';
 import { cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createLogger } from '../platform/logger.ts';
-import type { Nats } from '../platform/nats.ts';
-import { nowUs, publishEvents } from '../producers/publish.ts';
 import { startTestAccounts } from '../test/support/accounts.ts';
 import { testConfig } from '../test/support/gateway.ts';
-import { book } from '../test/support/publisher.ts';
+import { publishBooks } from './lib/books.ts';
 import { COINS, startBenchNats } from './lib/feed.ts';
 import { Histogram, type LatencySummary } from './lib/histogram.ts';
+import { post } from './lib/http-post.ts';
 import { startWorker } from './lib/ipc.ts';
 import type { ProcSnapshot } from './lib/proc-stats.ts';
 
@@ -37,27 +34,6 @@ const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2 * SCALE);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? Math.round(1_000 * SCALE));
 const BOOKS_PER_S = Number(process.env.BENCH_BOOKS_PER_S ?? 40);
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-
-type Answer = { status: number; body: string };
-
-function post(url: string, body: string, headers: Record<string, string>): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 const nowNs = () => Number(process.hrtime.bigint());
 const call = (id: number, coin: string) => ({ jsonrpc: '2.0', id, method: 'md_midPrice', params: [coin] });
@@ -114,34 +90,6 @@ const ms = (s: LatencySummary) => ({
   max_ms: s.max / 1_000,
   count: s.count,
 });
-
-/** Publishes books of every coin at `perSecond` until stopped. */
-function publishBooks(nats: Nats, perSecond: number) {
-  const log = createLogger('silent');
-  let stopped = false;
-  let i = 0;
-  const start = Date.now();
-  const loop = (async () => {
-    while (!stopped) {
-      const due = Math.floor(((Date.now() - start) / 1_000) * perSecond) + COINS.length;
-      const out = [];
-      for (; i < due; i++) {
-        const coin = COINS[i % COINS.length] as string;
-        out.push({
-          event: { ...book(coin, i), timestamp_ms: Date.now(), capture_time_ms: Date.now() },
-          id: `bench-rpc.${i}`,
-          ingestUs: nowUs(),
-        });
-      }
-      if (out.length) await publishEvents(nats.js, out, log);
-      await sleep(25);
-    }
-  })();
-  return async () => {
-    stopped = true;
-    await loop;
-  };
-}
 
 type Measured = {
   single: ReturnType<typeof ms> & { errors: number; achieved_per_s: number };
