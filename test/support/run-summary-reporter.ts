@@ -2,7 +2,7 @@
  * A vitest reporter (next to 'default' in vitest.config.ts) that, at the end of every run:
  * - prints the ten slowest test files (path and seconds), so a file that grows slow is seen;
  * - writes a summary JSON (TEST_SUMMARY, default .data/test-summary.json) of the run's failed
- *   attempts (a test that failed, or passed only on a retry) and of every test that did not run
+ *   attempts (a test that failed, or passed only on a retry, or a file whose hook failed) and of every test that did not run
  *   (skipped, or a todo), each with its file, so .ci/run (test/support/ci-check.ts) can fail a run
  *   where a test CI is meant to run was skipped (chromium or haproxy missing, say).
  * It only reports: the run's exit status stays vitest's.
@@ -64,6 +64,14 @@ export default class RunSummaryReporter implements Reporter {
         } else ran++;
       }
       if (ran === 0) summary.skippedFiles.push(file);
+      // A hook (beforeAll, afterAll) or the import failing fails the file outside any test.
+      if (m.state() === 'failed' && !summary.failedAttempts.some((f) => f.file === file))
+        summary.failedAttempts.push({
+          file,
+          test: '(the file: a hook or its import failed)',
+          retries: 0,
+          state: 'failed',
+        });
     }
     const out = summaryPath();
     mkdirSync(dirname(out), { recursive: true });
