@@ -18,7 +18,7 @@ import type { Maintenance } from '../core/maintenance.ts';
 import { bidiStreamMethod } from './bidi-stream.ts';
 import type { GrpcEdgeDeps } from './context.ts';
 import { serverCredentials } from './credentials.ts';
-import { startEdgeHealth } from './health.ts';
+import { type EdgeHealth, startEdgeHealth } from './health.ts';
 import { guardPings, http2ServersOf } from './ping-guard.ts';
 import { reflectedDefinition, servedDefinition } from './proto.ts';
 import { serverStreamMethods } from './server-streams.ts';
@@ -34,6 +34,8 @@ export type GrpcAppDeps = Omit<GrpcEdgeDeps, 'registry' | 'sink'> & {
 export type GrpcApp = {
   server: Server;
   registry: ConnectionRegistry;
+  /** grpc.health.v1 as served (tests read how many Watch calls it holds). */
+  health: EdgeHealth;
   /** Binds `host:port` (0: any free port); resolves with the bound port. */
   listen(host: string, port: number): Promise<number>;
   /** Every open stream ends UNAVAILABLE (resume with after_seq), then the server stops. */
@@ -84,6 +86,7 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
   return {
     server,
     registry,
+    health,
     listen(host, port) {
       return new Promise((resolve, reject) =>
         server.bindAsync(`${host}:${port}`, serverCredentials(deps.tls ?? null), (err, bound) => {

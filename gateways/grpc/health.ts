@@ -6,8 +6,10 @@
  * It answers without a key, so what a client can make it hold is bounded here (not by
  * grpc-health-check's implementation, which keeps a map entry for every service name ever watched):
  * the two names are fixed; Check of another is NOT_FOUND; Watch of another sends SERVICE_UNKNOWN
- * and ends NOT_FOUND (no watcher is kept); at most GRPC_HEALTH_MAX_WATCHES Watch calls are open at
- * once, one more is RESOURCE_EXHAUSTED (`subscription_limit`). A Watch's watcher goes with its call.
+ * and stays open, as the health checking protocol says (the name never becomes known here, so it
+ * is sent nothing more; the name itself is not kept); at most GRPC_HEALTH_MAX_WATCHES Watch calls,
+ * of any names, are open at once, one more is RESOURCE_EXHAUSTED (`subscription_limit`). A Watch's
+ * watcher goes with its call.
  */
 import type { Server, ServerUnaryCall, ServerWritableStream, sendUnaryData } from '@grpc/grpc-js';
 import { service as healthService, type ServingStatus } from 'grpc-health-check';
@@ -71,12 +73,7 @@ export function startEdgeHealth(
       else callback(null, { status });
     },
     watch(call: ServerWritableStream<Req, Res>) {
-      const name = call.request.service ?? '';
-      if (!names.has(name)) {
-        call.write({ status: 'SERVICE_UNKNOWN' });
-        call.emit('error', unknown(name, call));
-        return;
-      }
+      const known = names.has(call.request.service ?? '');
       if (watchers.size >= GRPC_HEALTH_MAX_WATCHES) {
         const err = new ApiError(
           'subscription_limit',
@@ -85,13 +82,14 @@ export function startEdgeHealth(
         call.emit('error', toGrpcStatus(err, requestIdOf(call)));
         return;
       }
-      const watcher = (s: ServingStatus) => call.write({ status: s });
+      // An unknown service stays SERVICE_UNKNOWN: its watcher writes nothing, but counts in the cap.
+      const watcher = known ? (s: ServingStatus) => call.write({ status: s }) : () => {};
       watchers.add(watcher);
       const drop = () => watchers.delete(watcher);
       call.once('cancelled', drop);
       call.once('close', drop);
       call.once('error', drop);
-      call.write({ status });
+      call.write({ status: known ? status : 'SERVICE_UNKNOWN' });
     },
     list(_call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) {
       callback(null, { statuses: Object.fromEntries([...names].map((n) => [n, { status }])) });

@@ -4,8 +4,9 @@
  * on `$JS.API.STREAM.INFO.>`):
  * - HTTP/2: the server announces SETTINGS_MAX_CONCURRENT_STREAMS = 100 (unlimited before);
  * - grpc.health.v1 Watch (no key): a watch of a service the edge does not have gets SERVICE_UNKNOWN
- *   and ends NOT_FOUND, so 300 distinct names leave nothing behind (each stayed open, kept in a map,
- *   before); a watch of '' still follows the status; 1,000 watches at once, one more is
+ *   and stays open, as the health checking protocol says, holding only its call: 300 distinct names
+ *   are 300 watches, none once cancelled (grpc-health-check kept a map entry per name); a watch of
+ *   '' still follows the status; 1,000 watches at once of any names, one more is
  *   RESOURCE_EXHAUSTED (subscription_limit);
  * - the bidirectional Stream: a subscribe that takes the coins past 100 ends it INVALID_ARGUMENT
  *   (invalid_params); 20 changes of a stream over 5 of the account's own coins cost no further
@@ -98,24 +99,30 @@ describe('HTTP/2', () => {
 });
 
 describe('grpc.health.v1 Watch', () => {
-  it('ends a watch of an unknown service NOT_FOUND after SERVICE_UNKNOWN: 300 names hold nothing', async () => {
-    const health = healthClient(edge.target);
-    const ends = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => {
-        const got = collect(health.Watch({ service: `no.such.Service${i}` }));
-        return got.ended.then((err) => ({ err, messages: got.messages }));
-      }),
+  it('keeps a watch of an unknown service open after SERVICE_UNKNOWN (the protocol); 300 names hold only their calls', async () => {
+    // They stay open: 100 streams per connection, so 3 connections.
+    const clients = [0, 1, 2].map(() => healthClient(edge.target, true));
+    const watches = clients.flatMap((c, k) =>
+      Array.from({ length: 100 }, (_, i) => collect(c.Watch({ service: `no.such.Service${k * 100 + i}` }))),
     );
-    for (const { err, messages } of ends) {
-      expect(messages).toEqual([{ status: 'SERVICE_UNKNOWN' }]);
-      expect(err?.code).toBe(status.NOT_FOUND);
-      expect(trailers(err ?? undefined)['x-error-code']).toBe('not_found');
-    }
+    await eventually(() => watches.every((w) => w.messages.length > 0), 20_000, 'every watch answered');
+    for (const w of watches) expect(w.messages).toEqual([{ status: 'SERVICE_UNKNOWN' }]);
+    // Still open: the call is not ended (it was ended NOT_FOUND before), and counts in the cap.
+    const ended = await Promise.race([
+      Promise.all(watches.map((w) => w.ended)).then(() => true),
+      new Promise((r) => setImmediate(r, false)),
+    ]);
+    expect(ended).toBe(false);
+    expect(edge.app.health.watching()).toBe(300);
+    const health = healthClient(edge.target);
     const overall = collect(health.Watch({ service: '' }));
     await eventually(() => overall.messages.length > 0, 10_000, 'the overall status');
     expect(overall.messages[0]).toEqual({ status: 'SERVING' });
     overall.call.cancel();
-    health.close();
+    for (const w of watches) w.call.cancel();
+    // Nothing is kept once they go.
+    await eventually(() => edge.app.health.watching() === 0, 10_000, 'the watches dropped');
+    for (const c of [health, ...clients]) c.close();
   });
 
   it('keeps at most 1,000 watches open: one more is RESOURCE_EXHAUSTED', async () => {
@@ -128,7 +135,8 @@ describe('grpc.health.v1 Watch', () => {
     );
     await eventually(() => watches.every((w) => w.messages.length > 0), 30_000, 'every watch answered');
     const extra = healthClient(edge.target, true);
-    const refused = collect(extra.Watch({ service: '' }));
+    // Unknown names count in the same cap.
+    const refused = collect(extra.Watch({ service: 'no.such.Service' }));
     const err = await refused.ended;
     expect(err?.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(trailers(err ?? undefined)['x-error-code']).toBe('subscription_limit');
