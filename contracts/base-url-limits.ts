@@ -1,5 +1,5 @@
 /**
- * What one account can make the `{base_url}` service hold or do, in numbers (README "## Limits").
+ * What one account can make the `{base_url}` service hold or do, in numbers (docs/limits.md).
  * Defaults of the configuration (platform/config.ts) where a deployment may change them; fixed
  * otherwise. Pure constants.
  */

@@ -1,7 +1,7 @@
 /**
  * What one client of the feed transports (unified SSE, JSON-RPC, gRPC, disk-sync) can make the
  * edge hold or ask of JetStream per request, stream or connection, whatever its tier (issue 27).
- * Pure numbers; README "## Limits" lists them with where each is enforced.
+ * Pure numbers; docs/limits.md lists them with where each is enforced.
  */
 
 /** Coins one subscription may name (SSE `coin`, a JSON-RPC filter, a gRPC Subscription, a disk-sync subscribe); beyond it invalid_params. */

@@ -1,5 +1,5 @@
 /**
- * The disk-sync close codes (README "Disk-sync WebSocket", contracts/errors.ts `ws` column) as the
+ * The disk-sync close codes (docs/transports/disksync.md, contracts/errors.ts `ws` column) as the
  * iterator reads them: reconnect and resume with `from_seq`, or stop with the typed error. The
  * server sends an `error` frame with the catalogue code and request id before its own closes; the
  * codes here name the closes that come without one (a dropped connection is 1006).
