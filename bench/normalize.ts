@@ -6,6 +6,9 @@
  *    built from the public fixtures' templates with varying prices/ids/times (bench/lib/
  *    normalize-payloads.ts), parsed with JSON.parse as the HTTP body parser would, batches of
  *    1,000, after a warm-up. Goal: ≥ 1M events/s for Binance trades.
+ * 1b. Against tardis-dev (`vs_tardis`): our normalizer and tardis-dev's on the same parsed messages
+ *    of every kind both map, symbols interleaved, outputs compared field by field; goal ≥ 1.2× on
+ *    every kind in every run (bench/lib/normalize-vs-tardis.ts).
  * 2. Through HTTP: POST /mcp/normalize on the real `{base_url}` app with the real guard, bodies just
  *    under the 1 MB limit, keep-alive fetch from this process at several concurrencies; beside it
  *    the in-process cost of the same request's steps (JSON.parse, zod body, normalize, stringify).
@@ -18,9 +21,9 @@
  *
  * Environment: BENCH_SCALE (default 1; 0.1 for a quick run) scales counts and time caps;
  * BENCH_PAYLOADS (per in-process case), BENCH_HTTP_CONCURRENCY (comma list, default 1,4),
- * BENCH_CACHE_EVENTS, BENCH_REPEATS (runs of the Binance-trade goal case, default 3) override single
- * parameters; BENCH_PHASES (comma list of
- * in_process, http, cache) runs a subset.
+ * BENCH_CACHE_EVENTS, BENCH_REPEATS (runs of the Binance-trade goal case and run pairs of each
+ * vs_tardis kind, default 3) override single parameters; BENCH_PHASES (comma list of
+ * in_process, vs_tardis, http, cache) runs a subset.
  */
 import { once } from 'node:events';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
@@ -46,6 +49,7 @@ import { startTestHttp } from '../test/support/http-app.ts';
 import { Histogram } from './lib/histogram.ts';
 import { startWorker } from './lib/ipc.ts';
 import { KINDS, type Kind, MIXES, mixGenerator, parseEvents, texts } from './lib/normalize-payloads.ts';
+import { vsTardis } from './lib/normalize-vs-tardis.ts';
 import { ProcStats } from './lib/proc-stats.ts';
 
 // ---------------------------------------------------------------- parameters and helpers
@@ -79,7 +83,8 @@ function params() {
     cache_events: Math.round(num('BENCH_CACHE_EVENTS', Math.max(20_000, 200_000 * scale))),
     export_repeats: 2,
     replay_repeats: 2,
-    phases: (process.env.BENCH_PHASES ?? 'in_process,http,cache').split(',').map((x) => x.trim()),
+    vs_tardis_run_ms: Math.round(Math.max(500, 1_500 * scale)),
+    phases: (process.env.BENCH_PHASES ?? 'in_process,vs_tardis,http,cache').split(',').map((x) => x.trim()),
   };
 }
 type Params = ReturnType<typeof params>;
@@ -656,6 +661,18 @@ export async function run(): Promise<unknown> {
   };
   progress(`params ${JSON.stringify(p)}`);
   if (p.phases.includes('in_process')) out.in_process = await inProcess(p);
+  if (p.phases.includes('vs_tardis')) {
+    const gc = new GcTime();
+    out.vs_tardis = await vsTardis({
+      batch: p.batch_payloads,
+      runMs: p.vs_tardis_run_ms,
+      warmupMs: p.warmup_ms,
+      repeats: p.goal_repeats,
+      gcWithin: (from, to) => gc.within(from, to),
+      progress,
+    });
+    gc.stop();
+  }
 
   if (p.phases.includes('http') || p.phases.includes('cache')) {
     const store = mkdtempSync(join(tmpdir(), 'bench-normalize-nats-'));

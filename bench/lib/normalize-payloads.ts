@@ -22,11 +22,11 @@ export type Kind = {
   generator(seed: number): () => string;
 };
 
-const T0 = 1_760_000_000_000; // Unix ms, autumn 2025
+export const T0 = 1_760_000_000_000; // Unix ms, autumn 2025
 const T0_NS = '1760000000000000000';
 
 /** A price random walk (relative steps of ~1 bp) around `start`, kept on a tick grid. */
-function walk(r: () => number, start: number, tick: number): () => number {
+export function walk(r: () => number, start: number, tick: number): () => number {
   let p = start;
   return () => {
     p += (r() - 0.5) * start * 0.0002;
@@ -35,8 +35,8 @@ function walk(r: () => number, start: number, tick: number): () => number {
   };
 }
 
-const fixed = (x: number, d: number) => x.toFixed(d);
-const hex = (r: () => number, n: number) => {
+export const fixed = (x: number, d: number) => x.toFixed(d);
+export const hex = (r: () => number, n: number) => {
   let s = '';
   for (let i = 0; i < n; i++) s += ((r() * 16) | 0).toString(16);
   return s;
@@ -107,7 +107,7 @@ function binanceDepth(levels: number): Kind['generator'] {
 
 // ---------------------------------------------------------------- hyperliquid
 
-const addr = (r: () => number) => `0x${hex(r, 40)}`;
+export const addr = (r: () => number) => `0x${hex(r, 40)}`;
 
 /** `trades` pushes with 1–12 fills (half single fills, mean ≈ 2.6), `users` included (HLWS). */
 const hlTrades: Kind['generator'] = (seed) => {
