@@ -12,12 +12,13 @@ import { ClientMessage, type SubscribeMessage, toSubscription } from '../../cont
 import { ApiError, publicMessage, toApiError } from '../../contracts/errors.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { attachFeed, sendStale } from '../core/attach-feed.ts';
 import type { BufferedSink } from '../core/buffered-sink.ts';
 import type { Principal } from '../core/guard.ts';
 import type { LiveTail } from '../core/live-tail.ts';
-import { type FeedSubscription, openFeed } from '../core/replay-source.ts';
+import type { FeedSubscription } from '../core/replay-source.ts';
 import { type Selection, selectionKey } from '../core/selection.ts';
-import { initialStaleFeeds, subscribe } from '../core/subscribe.ts';
+import { subscribe } from '../core/subscribe.ts';
 import type { FramerState } from './framer.ts';
 
 export type SessionSettings = { maxSubscriptions: number; messagesPerSecond: number };
@@ -118,23 +119,20 @@ export class Session {
     const { tail } = this.deps;
     const after = subscribed.lastEventId ?? tail.lastSeq;
     control(this.sink, { type: 'subscribed', id: m.id, after_seq: after, encoding: this.state.encoding });
-    for (const w of subscribed.warnings) this.sink.warn(w.code, w.message, { coin: w.coin, id: m.id });
     // The feed attaches to the live tail once its history is replayed: that is `caught_up`.
     const sink = this.sink;
     const onLive = (seq: number) => control(sink, { type: 'caught_up', id: m.id, seq });
-    let feed: FeedSubscription;
-    try {
-      feed = await openFeed(this.deps, subscribed.selection, subscribed.lastEventId, sink, { onLive });
-    } catch (err) {
-      this.deps.log.warn({ err: String(err) }, 'cannot position disksync feed');
-      throw new ApiError('feed_unavailable', 'market data log unreachable; retry shortly');
-    }
+    const { feed, staleFeeds } = await attachFeed(this.deps, subscribed, sink, {
+      what: 'disksync feed',
+      warningExtra: { id: m.id },
+      onLive,
+    });
     if (!this.feeds.has(m.id) || this.sink.closed) {
       feed.close();
       return;
     }
     this.feeds.set(m.id, feed);
-    for (const f of initialStaleFeeds(tail, subscribed.selection)) sink.feedStale(f.coin, 0, f.source);
+    sendStale(sink, staleFeeds());
   }
 
   /**

@@ -21,15 +21,16 @@ import { ApiError, isApiError } from '../../contracts/errors.ts';
 import { EVENT_TYPES, SOURCES } from '../../contracts/events.ts';
 import type { Subscription } from '../../contracts/subscription.ts';
 import { GRPC_STREAM_MAX_PENDING, MAX_COINS_PER_SUBSCRIPTION } from '../../contracts/transport-limits.ts';
+import type { WarnableSink } from '../core/attach-feed.ts';
 import type { BufferedSink } from '../core/buffered-sink.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
 import type { Principal } from '../core/guard.ts';
 import { type OwnCoinLookup, rememberingLookup } from '../core/own-coins.ts';
 import type { FeedNotice, FeedSubscription } from '../core/replay-source.ts';
-import { initialStaleFeeds, type StaleFeed, type SubscribeOptions } from '../core/subscribe.ts';
+import type { StaleFeed, SubscribeOptions } from '../core/subscribe.ts';
 import { viewerOf } from '../core/visibility.ts';
 import { failure, type GrpcEdgeDeps, requestIdOf } from './context.ts';
-import { feedInto, openStream, type WarnableSink } from './feed-stream.ts';
+import { feedInto, openStream } from './feed-stream.ts';
 import { feedFramer, PONG } from './framer.ts';
 import { sendHeaders } from './headers.ts';
 import { batchRequested, subscriptionOf } from './subscription.ts';
@@ -115,7 +116,7 @@ class BidiSession {
     const request = subscriptionOf(open);
     for (const k of LIST_KEYS) if (request[k]) this.lists[k] = request[k] as never;
     this.position = request.last_event_id ?? this.deps.tail.lastSeq;
-    const { feed, subscribed } = await feedInto(
+    const { feed, staleFeeds } = await feedInto(
       this.deps,
       this.tracking,
       request,
@@ -124,7 +125,7 @@ class BidiSession {
       this.resolving,
     );
     this.feed = feed;
-    return { close: () => this.close(), stale: initialStaleFeeds(this.deps.tail, subscribed.selection) };
+    return { close: () => this.close(), stale: staleFeeds() };
   }
 
   control(m: Msg): void {

@@ -10,18 +10,12 @@
 
 import { ApiError } from '../../contracts/errors.ts';
 import type { Subscription } from '../../contracts/subscription.ts';
+import { type AttachedFeed, attachFeed, sendStale, type WarnableSink } from '../core/attach-feed.ts';
 import type { BufferedSink } from '../core/buffered-sink.ts';
 import { assertNotRevoked, type Principal } from '../core/guard.ts';
-import { type FeedSink, type FeedSubscription, openFeed } from '../core/replay-source.ts';
 import { selectionKey } from '../core/selection.ts';
 import type { Framer } from '../core/sink-parts.ts';
-import {
-  initialStaleFeeds,
-  type StaleFeed,
-  type Subscribed,
-  type SubscribeOptions,
-  subscribe,
-} from '../core/subscribe.ts';
+import { type StaleFeed, type Subscribed, type SubscribeOptions, subscribe } from '../core/subscribe.ts';
 import { type Admitted, admit, type CallLike, failure, type GrpcEdgeDeps } from './context.ts';
 import { GrpcSink } from './grpc-sink.ts';
 import { sendHeaders } from './headers.ts';
@@ -47,9 +41,7 @@ export function sinkFor(
   return sink;
 }
 
-/** Subscribes `request` into `sink` (warnings first); resolves once the feed is positioned. */
-export type WarnableSink = FeedSink & Pick<BufferedSink, 'warn'>;
-
+/** Subscribes `request` into `sink` (warnings first, core/attach-feed.ts); resolves once the feed is positioned. */
 export async function feedInto(
   deps: GrpcEdgeDeps,
   sink: WarnableSink,
@@ -57,17 +49,10 @@ export async function feedInto(
   principal: Principal,
   check?: (s: Subscribed) => void,
   options: SubscribeOptions = {},
-): Promise<{ feed: FeedSubscription; subscribed: Subscribed }> {
+): Promise<AttachedFeed & { subscribed: Subscribed }> {
   const subscribed = await subscribe(deps, request, principal, options);
   check?.(subscribed);
-  for (const w of subscribed.warnings) sink.warn(w.code, w.message, { coin: w.coin });
-  try {
-    const feed = await openFeed(deps, subscribed.selection, subscribed.lastEventId, sink);
-    return { feed, subscribed };
-  } catch (err) {
-    deps.log.warn({ err: String(err) }, 'cannot position grpc stream');
-    throw new ApiError('feed_unavailable', 'market data log unreachable; retry shortly');
-  }
+  return { ...(await attachFeed(deps, subscribed, sink, { what: 'grpc stream' })), subscribed };
 }
 
 /**
@@ -108,7 +93,7 @@ export async function openStream(
       onClose: () => opened.close(),
     });
     if (!started) return null;
-    for (const f of opened.stale ?? []) sink.feedStale(f.coin, 0, f.source);
+    sendStale(sink, opened.stale ?? []);
     return { sink, admitted };
   } catch (err) {
     admitted?.principal.release();
@@ -128,7 +113,7 @@ export async function startFeed(
   principal: Principal,
   signal?: AbortSignal,
 ): Promise<{ close(): void; stale: StaleFeed[] }> {
-  const { feed, subscribed } = await feedInto(
+  const { feed, subscribed, staleFeeds } = await feedInto(
     deps,
     sink,
     request,
@@ -137,5 +122,5 @@ export async function startFeed(
     signal ? { signal } : {},
   );
   sink.shareChunksAs(`grpc-feed|${selectionKey(subscribed.selection)}`);
-  return { close: () => feed.close(), stale: initialStaleFeeds(deps.tail, subscribed.selection) };
+  return { close: () => feed.close(), stale: staleFeeds() };
 }

@@ -7,14 +7,15 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
+import { type AttachedFeed, attachFeed, sendStale } from '../core/attach-feed.ts';
 import { clientAddress } from '../core/client-address.ts';
 import type { ConnectionRegistry } from '../core/connection-registry.ts';
 import { assertNotRevoked, type Guard, rateLimitHeaders } from '../core/guard.ts';
-import { type FeedDeps, type FeedSubscription, openFeed } from '../core/replay-source.ts';
+import type { FeedDeps } from '../core/replay-source.ts';
 import { selectionKey } from '../core/selection.ts';
 import { SseConnection, type SseConnectionOptions } from '../core/sse-connection.ts';
 import { parseSseSubscription } from '../core/sse-query.ts';
-import { initialStaleFeeds, type Subscribed, subscribe } from '../core/subscribe.ts';
+import { type Subscribed, subscribe } from '../core/subscribe.ts';
 
 export type StreamRouteDeps = FeedDeps & {
   guard: Guard;
@@ -54,16 +55,14 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
       { ...deps.connection, requestId: req.id, selectionKey: selectionKey(selection) },
       deps.registry.flusher,
     );
-    for (const w of subscribed.warnings) conn.warn(w.code, w.message, { coin: w.coin });
-
-    let sub: FeedSubscription;
+    let attached: AttachedFeed;
     try {
-      sub = await openFeed(deps, selection, subscribed.lastEventId, conn);
+      attached = await attachFeed(deps, subscribed, conn, { what: 'stream' });
     } catch (err) {
       principal.release();
-      req.log.warn({ err: String(err) }, 'cannot position stream');
-      throw new ApiError('feed_unavailable', 'market data log unreachable; retry shortly');
+      throw err;
     }
+    const sub = attached.feed;
     try {
       assertNotRevoked(principal);
     } catch (err) {
@@ -79,6 +78,6 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
       takeOver: () => reply.hijack(),
     });
     if (!started) return;
-    for (const f of initialStaleFeeds(deps.tail, selection)) conn.feedStale(f.coin, 0, f.source);
+    sendStale(conn, attached.staleFeeds());
   });
 }

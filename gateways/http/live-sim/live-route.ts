@@ -11,9 +11,10 @@ import { z } from 'zod';
 import { ApiError } from '../../../contracts/errors.ts';
 import { SymbolName } from '../../../contracts/events.ts';
 import { StreamPositionText } from '../../../contracts/subscription.ts';
+import { attachFeed } from '../../core/attach-feed.ts';
 import type { ConnectionRegistry } from '../../core/connection-registry.ts';
 import { assertNotRevoked } from '../../core/guard.ts';
-import { type FeedSubscription, openFeed } from '../../core/replay-source.ts';
+import type { FeedSubscription } from '../../core/replay-source.ts';
 import { EVERYTHING } from '../../core/selection.ts';
 import { SseConnection, type SseConnectionOptions } from '../../core/sse-connection.ts';
 import { lastEventIdOf } from '../../core/sse-query.ts';
@@ -58,11 +59,16 @@ export function registerLiveRoute(app: FastifyInstance, deps: LiveRouteDeps): vo
     });
     let sub: FeedSubscription;
     try {
-      sub = await openFeed(hold.feed, EVERYTHING, lastEventId, conn);
+      const subscribed = { selection: EVERYTHING, warnings: [], lastEventId };
+      sub = (
+        await attachFeed(hold.feed, subscribed, conn, {
+          what: 'live session stream',
+          unavailable: 'the simulation log is unreachable; retry shortly',
+        })
+      ).feed;
     } catch (err) {
       hold.release();
-      req.log.warn({ err: String(err) }, 'cannot position live session stream');
-      throw new ApiError('feed_unavailable', 'the simulation log is unreachable; retry shortly');
+      throw err;
     }
     const close = () => {
       sub.close();
