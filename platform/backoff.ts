@@ -12,6 +12,18 @@ export function backoffMs(attempt: number, opts: BackoffOptions): number {
   return Math.min(opts.maxMs, base * 2 ** Math.min(attempt, 30));
 }
 
+/**
+ * A wait drawn uniformly in [0, backoff of `attempt`) ("full jitter"): for many writers racing on
+ * one record, so that the losers of a round do not come back together.
+ */
+export function fullJitterMs(
+  attempt: number,
+  opts: BackoffOptions,
+  random: () => number = Math.random,
+): number {
+  return random() * backoffMs(attempt, opts);
+}
+
 /** Waits the backoff of `attempt`. */
 export function sleepBackoff(attempt: number, opts: BackoffOptions): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, backoffMs(attempt, opts)));

@@ -4,15 +4,17 @@
  * (disk pressure, a crashed worker) gets room to clear without stalling a job for long.
  */
 
+import { backoffMs as platformBackoffMs } from '../../platform/backoff.ts';
+
 /** Longest wait between two attempts, ms. */
 export const MAX_BACKOFF_MS = 60_000;
 
 /** How often and how patiently to retry. */
 export type RetryPolicy = { readonly maxRetries: number; readonly backoffSeconds: number };
 
-/** Wait before retry `retry` (1-based), ms. */
+/** Wait before retry `retry` (1-based), ms: the platform's backoff (platform/backoff.ts) from the policy's base. */
 export function backoffMs(policy: RetryPolicy, retry: number): number {
-  return Math.min(MAX_BACKOFF_MS, policy.backoffSeconds * 1000 * 2 ** (retry - 1));
+  return platformBackoffMs(retry - 1, { baseMs: policy.backoffSeconds * 1000, maxMs: MAX_BACKOFF_MS });
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */

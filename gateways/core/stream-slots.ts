@@ -23,6 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KV } from '@nats-io/kv';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
+import { fullJitterMs } from '../../platform/backoff.ts';
 import { CasConflictError, type CasWriter, openCasBucket } from '../../platform/kv-cas.ts';
 import type { Nats } from '../../platform/nats.ts';
 
@@ -45,10 +46,11 @@ type Leases = Record<string, number>;
  * Attempts of one compare-and-set before giving up (each loss means another writer progressed).
  * A key opening many streams at once (a client starting 100) has that many writers on one record:
  * each round one wins, so the attempts must outnumber the writers, and a lost race waits a random
- * few milliseconds (growing with the attempt) so that the losers do not all come back together.
+ * few milliseconds (full jitter, growing with the attempt to 50 ms) so that the losers do not all
+ * come back together.
  */
 const MAX_ATTEMPTS = 200;
-const BACKOFF_MS = (attempt: number) => Math.random() * Math.min(50, 2 + attempt);
+const BACKOFF = { baseMs: 2, maxMs: 50 };
 
 /** Slots counted in this process only (tests and tools that run a guard without NATS). */
 export function createLocalStreamSlots(): StreamSlots {
@@ -181,7 +183,7 @@ class KvStreamSlots implements StreamSlots {
       } catch (err) {
         if (!(err instanceof CasConflictError)) throw err;
       }
-      await sleep(BACKOFF_MS(attempt));
+      await sleep(fullJitterMs(attempt, BACKOFF));
     }
     throw new Error(`stream slots of ${keyId}: too many concurrent writers`);
   }

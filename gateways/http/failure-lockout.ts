@@ -5,6 +5,7 @@
  * at most `maxSubjects` subjects are tracked (LRU), and a subject is forgotten once its lock and a
  * quiet `forgetAfterMs` have passed, so memory stays flat.
  */
+import { backoffMs } from '../../platform/backoff.ts';
 import { LruCache } from '../core/lru-cache.ts';
 
 export type LockoutSpec = {
@@ -42,7 +43,7 @@ export class FailureLockout {
     const s = this.subjects.get(subject) ?? { failures: 0, lockedUntil: 0 };
     const failures = s.failures + 1;
     const over = failures - this.spec.freeFailures;
-    const lockMs = over > 0 ? Math.min(this.spec.maxMs, this.spec.baseMs * 2 ** (over - 1)) : 0;
+    const lockMs = over > 0 ? backoffMs(over - 1, this.spec) : 0;
     const lockedUntil = lockMs > 0 ? this.now() + lockMs : s.lockedUntil;
     this.subjects.set(subject, { failures, lockedUntil }, lockMs + this.spec.forgetAfterMs);
     return lockMs;
