@@ -117,7 +117,9 @@ export function book(
  */
 export function tupleLevels(raw: unknown, field: string, keepZero: boolean): BookLevel[] {
   if (!Array.isArray(raw)) throw fieldError(raw, field, 'an array of [price, size]');
-  const out: BookLevel[] = [];
+  // Sized once (a growing array reallocates as it fills); trimmed if zero sizes were left out.
+  const out: BookLevel[] = new Array(raw.length);
+  let k = 0;
   for (let i = 0; i < raw.length; i++) {
     const level = raw[i];
     if (!Array.isArray(level)) throw fieldError(level, `${field}[${i}]`, 'a [price, size] pair');
@@ -125,9 +127,10 @@ export function tupleLevels(raw: unknown, field: string, keepZero: boolean): Boo
     const price = toNumber(level[0]);
     if (!isPositive(price)) throw fieldError(level[0], `${field}[${i}][0]`, 'a positive number');
     const size = toNumber(level[1]);
-    if (size > 0 && size < Number.POSITIVE_INFINITY) out.push({ price, size });
+    if (size > 0 && size < Number.POSITIVE_INFINITY) out[k++] = { price, size };
     else if (size !== 0) throw fieldError(level[1], `${field}[${i}][1]`, 'a number >= 0');
-    else if (keepZero) out.push({ price, size: 0 });
+    else if (keepZero) out[k++] = { price, size: 0 };
   }
+  if (k < out.length) out.length = k;
   return out;
 }

@@ -131,13 +131,22 @@ export function nsToMs(value: unknown, field: string): number {
 
 let lastSymbol = '';
 
+/** Symbols already checked, so that interleaved symbols skip the zod check; emptied when full. */
+const checkedSymbols = new Set<string>();
+const MAX_CHECKED_SYMBOLS = 4_096;
+
 /**
  * The event's symbol: the request's when given, else the payload's. Checked against the contract's
- * `SymbolName` (memoised for the last symbol seen, so a stream of one symbol costs one compare).
+ * `SymbolName` once per distinct symbol (memoised: the last symbol seen costs one compare, another
+ * recently checked one a set lookup).
  */
 export function symbolOf(ctx: MapContext, raw: unknown, field: string): string {
   const symbol = ctx.symbol ?? raw;
   if (symbol === lastSymbol) return symbol;
+  if (typeof symbol === 'string' && checkedSymbols.has(symbol)) {
+    lastSymbol = symbol;
+    return symbol;
+  }
   if (symbol === undefined || symbol === null || symbol === '')
     throw new NormalizeError('missing_field', `${field} is missing and the request gives no symbol`, field);
   if (typeof symbol !== 'string') throw fieldError(symbol, field, 'a symbol string');
@@ -150,6 +159,8 @@ export function symbolOf(ctx: MapContext, raw: unknown, field: string): string {
       fromRequest ? 'symbol' : field,
     );
   }
+  if (checkedSymbols.size >= MAX_CHECKED_SYMBOLS) checkedSymbols.clear();
+  checkedSymbols.add(symbol);
   lastSymbol = symbol;
   return symbol;
 }

@@ -74,7 +74,9 @@ function* mapTrades(fills: unknown[], prefix: string, ctx: MapContext): Generato
 /** WsLevel `{px, sz, n}` of a snapshot; zero-size levels are left out. */
 function levels(raw: unknown, field: string): BookLevel[] {
   const list = array(raw, field);
-  const out: BookLevel[] = [];
+  // Sized once (a growing array reallocates twice for 20 levels); trimmed if zero sizes were left out.
+  const out: BookLevel[] = new Array(list.length);
+  let k = 0;
   for (let i = 0; i < list.length; i++) {
     const level = list[i];
     if (!isObject(level)) throw fieldError(level, `${field}[${i}]`, 'a {px, sz, n} level');
@@ -82,9 +84,10 @@ function levels(raw: unknown, field: string): BookLevel[] {
     const price = toNumber(level.px);
     if (!isPositive(price)) throw fieldError(level.px, `${field}[${i}].px`, 'a positive number');
     const size = toNumber(level.sz);
-    if (isPositive(size)) out.push({ price, size });
+    if (isPositive(size)) out[k++] = { price, size };
     else if (size !== 0) throw fieldError(level.sz, `${field}[${i}].sz`, 'a number >= 0');
   }
+  if (k < out.length) out.length = k;
   return out;
 }
 
@@ -103,13 +106,20 @@ function mapBook(data: Json, ctx: MapContext): MarketEvent {
   );
 }
 
+/**
+ * One bbo side. A module-level function, not a closure in `mapBbo`: under tsx (keepNames) every
+ * closure creation pays a `__name` defineProperty, which cost bbo most of its time.
+ */
+function bboSide(level: unknown, field: string): BookLevel[] {
+  return level == null ? [] : levels([level], field);
+}
+
 /** `bbo: [bid | null, ask | null]`: a missing side gives an empty side (its best price null). */
 function mapBbo(data: Json, ctx: MapContext): MarketEvent {
   const [bid, ask] = array(data.bbo, 'bbo');
   const ts = epochMs(data.time, 'time');
   const symbol = symbolOf(ctx, data.coin, 'coin');
-  const side = (level: unknown, field: string): BookLevel[] => (level == null ? [] : levels([level], field));
-  return book('hyperliquid', symbol, ts, ts, side(bid, 'bbo[0]'), side(ask, 'bbo[1]'), true);
+  return book('hyperliquid', symbol, ts, ts, bboSide(bid, 'bbo[0]'), bboSide(ask, 'bbo[1]'), true);
 }
 
 function unsupported(what: string): NormalizeError {
