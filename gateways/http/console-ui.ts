@@ -2,13 +2,17 @@
  * The web console (`/console`, `/console/<page>`) and the API docs page (`/docs`): static files
  * from `console-ui/`, with the chart library and Swagger UI served from their npm packages in
  * `node_modules` (no CDN, nothing fetched at run time). Only files listed here are served, read once
- * and kept in memory (a few hundred kB), so no path from a request ever reaches the file system.
+ * and kept in memory (a few MB with their compressed forms), so no path from a request ever reaches
+ * the file system. Each carries an ETag (304 on a current copy) and goes brotli- or gzip-compressed
+ * to a browser that takes it.
  * Pages run under a strict Content-Security-Policy: scripts and styles of this origin only.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
 
@@ -47,24 +51,60 @@ const CSP =
 // Swagger UI sets inline styles on its elements.
 const DOCS_CSP = CSP.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'");
 
-const files = new Map<string, Buffer>();
-function file(path: string): Buffer {
-  let body = files.get(path);
-  if (!body) {
-    body = readFileSync(path);
-    files.set(path, body);
+/** A file as served: its bytes, its ETag, and its compressed forms, each made on first request. */
+type Served = { body: Buffer; etag: string; br?: Buffer; gzip?: Buffer };
+const files = new Map<string, Served>();
+function file(path: string): Served {
+  let served = files.get(path);
+  if (!served) {
+    const body = readFileSync(path);
+    served = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+    files.set(path, served);
   }
-  return body;
+  return served;
 }
 
+/** The encoding to send for an Accept-Encoding header: brotli, then gzip, else none (q=0 refuses). */
+function encodingFor(accept: string | undefined): 'br' | 'gzip' | null {
+  const offered = new Map(
+    (accept ?? '').split(',').map((part) => {
+      const [name = '', ...params] = part.trim().toLowerCase().split(';');
+      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+      return [name, q ? Number(q.slice(2)) : 1] as const;
+    }),
+  );
+  const takes = (e: string) => (offered.get(e) ?? offered.get('*') ?? 0) > 0;
+  return takes('br') ? 'br' : takes('gzip') ? 'gzip' : null;
+}
+
+/**
+ * Static files are revalidated on every load (`no-cache`) and answered 304 when the browser's
+ * copy is current (ETag), and sent compressed when the browser takes it: the 1.7 MB Swagger bundle
+ * travels once, about 0.4 MB, instead of on every page load.
+ */
 function send(reply: FastifyReply, path: string, csp = CSP): FastifyReply {
-  return reply
+  const served = file(path);
+  reply
     .type(TYPES[path.split('.').pop() ?? ''] ?? 'application/octet-stream')
     .header('content-security-policy', csp)
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'same-origin')
     .header('cache-control', 'no-cache')
-    .send(file(path));
+    .header('etag', served.etag)
+    .header('vary', 'accept-encoding');
+  const match = reply.request.headers['if-none-match'];
+  if (match?.split(',').some((t) => t.trim().replace(/^W\//, '') === served.etag))
+    return reply.code(304).send();
+  const encoding = encodingFor(reply.request.headers['accept-encoding']);
+  if (encoding === 'br') {
+    served.br ??= brotliCompressSync(served.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 9 } });
+    return reply.header('content-encoding', 'br').send(served.br);
+  }
+  if (encoding === 'gzip') {
+    served.gzip ??= gzipSync(served.body, { level: 9 });
+    return reply.header('content-encoding', 'gzip').send(served.gzip);
+  }
+  return reply.send(served.body);
 }
 
 const page = (name: string) => join(UI_DIR, `${name}.html`);
