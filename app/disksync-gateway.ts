@@ -1,6 +1,6 @@
 /** The disk-sync WebSocket edge of one region, on the process's shared live tail and guard. */
 
-import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
+import { attachEdgeStatus } from '../gateways/core/status-hooks.ts';
 import { buildDisksyncApp, disksyncSettings } from '../gateways/disksync/app.ts';
 import { KeyLeases } from '../gateways/disksync/lease.ts';
 import { tlsOptions } from '../platform/tls.ts';

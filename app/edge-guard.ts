@@ -9,7 +9,7 @@ import type { Stoppable } from '../platform/lifecycle.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { createSecrets } from '../platform/secrets.ts';
-import { type EdgeStatus, startEdgeStatus } from './edge-status.ts';
+import { type EdgeStatus, startEdgeStatus } from './status-parts.ts';
 
 export const secretsOf = (config: Config) =>
   createSecrets(config.API_KEY_SECRET, config.API_KEY_SECRET_VERSION, previousSecrets(config));

@@ -4,7 +4,7 @@ import type { Config } from '../platform/config.ts';
 import type { Stoppable } from '../platform/lifecycle.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
-import type { EdgeStatus } from './edge-status.ts';
+import type { EdgeStatus } from './status-parts.ts';
 
 export type Region = 'us' | 'jp';
 

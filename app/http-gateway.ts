@@ -10,8 +10,8 @@ import { tlsOptions } from '../platform/tls.ts';
 import { AccountsService } from '../producers/accounts/service.ts';
 import { ensureDemoKey } from './demo-account.ts';
 import { secretsOf } from './edge-guard.ts';
-import type { EdgeStatus } from './edge-status.ts';
 import { startServiceKey } from './service-key.ts';
+import type { EdgeStatus } from './status-parts.ts';
 
 export async function startHttpGateway(
   nats: Nats,

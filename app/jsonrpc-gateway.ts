@@ -1,7 +1,7 @@
 /** The JSON-RPC edge of one region: the latest-state view, the filter store and its listener, on the process's shared live tail. */
 
-import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
 import { LatestState } from '../gateways/core/latest-state.ts';
+import { attachEdgeStatus } from '../gateways/core/status-hooks.ts';
 import { buildJsonRpcApp } from '../gateways/jsonrpc/app.ts';
 import { FilterStore } from '../gateways/jsonrpc/filter-store.ts';
 import { tlsOptions } from '../platform/tls.ts';

@@ -1,6 +1,6 @@
 /** The unified SSE edge of one region: its listener, on the process's shared live tail. */
 
-import { attachEdgeStatus } from '../gateways/core/edge-status.ts';
+import { attachEdgeStatus } from '../gateways/core/status-hooks.ts';
 import { buildUnifiedApp } from '../gateways/unified/app.ts';
 import { tlsOptions } from '../platform/tls.ts';
 import type { EdgeStarter } from './edge.ts';

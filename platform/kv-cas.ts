@@ -21,8 +21,8 @@
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm } from '@nats-io/kv';
 import { headers } from '@nats-io/transport-node';
-import { decode, encode } from './codec.ts';
 import { createBucket } from './kv.ts';
+import { decode, encode } from './msgpack.ts';
 import type { Nats } from './nats.ts';
 
 /** Another writer replaced the revision this write was based on: read again and retry. */

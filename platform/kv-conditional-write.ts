@@ -7,7 +7,7 @@
  * replaying from sequence 1) converge on the same records, and no reader ever sees one go back.
  */
 import type { KV } from '@nats-io/kv';
-import { decode, encode } from './codec.ts';
+import { decode, encode } from './msgpack.ts';
 
 export type WriteOutcome = 'written' | 'skipped';
 

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { type KV, Kvm, type KvOptions } from '@nats-io/kv';
 import { KV_BUCKETS } from '../contracts/streams.ts';
-import { decode, encode } from './codec.ts';
+import { decode, encode } from './msgpack.ts';
 import type { Nats } from './nats.ts';
 
 export type Bucket<T> = {

@@ -18,10 +18,10 @@ import { planWindows } from '../../consumers/generation/windows.ts';
 import { JOB_SUBJECT, type JobRecord, queuedJob } from '../../contracts/jobs.ts';
 import { normalizeManifest } from '../../contracts/manifest.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { decode, encode } from '../../platform/codec.ts';
 import { loadConfig } from '../../platform/config.ts';
 import { openBucket } from '../../platform/kv.ts';
 import { createLogger } from '../../platform/logger.ts';
+import { decode, encode } from '../../platform/msgpack.ts';
 import { connectNats } from '../../platform/nats.ts';
 import { startNatsServer } from '../../platform/nats-server.ts';
 

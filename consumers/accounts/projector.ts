@@ -25,11 +25,11 @@ import { ACCOUNT_EVENTS_ALL, PROJECTION_POSITION_KEY } from '../../contracts/acc
 import { ApiError } from '../../contracts/errors.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { sleepBackoff } from '../../platform/backoff.ts';
-import { decode } from '../../platform/codec.ts';
 import { BUCKET_OPTIONS, type Bucket, openBucket } from '../../platform/kv.ts';
 import { writeIfNewer } from '../../platform/kv-conditional-write.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { accountPoisonEvents, accountProjectionFailures } from '../../platform/metrics.ts';
+import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
 import { AppliedWaiters } from '../applied-waiters.ts';

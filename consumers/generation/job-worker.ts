@@ -25,11 +25,11 @@ import {
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { LocalArtifactStore } from '../../platform/artifact-store/local.ts';
 import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
-import { decode } from '../../platform/codec.ts';
 import { freeBytes, storageFullError } from '../../platform/disk-space.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { generationJobs, generationRows, registerLagSource } from '../../platform/metrics.ts';
+import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { GenerationError } from './generate.ts';
 import { attemptOf, ensureQueueConsumer, handOver } from './queue-delivery.ts';

@@ -23,8 +23,8 @@ import {
 } from '../../contracts/jobs.ts';
 import { manifestHash, type SimulationManifest } from '../../contracts/manifest.ts';
 import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
-import { decode, encode } from '../../platform/codec.ts';
 import type { Bucket } from '../../platform/kv.ts';
+import { decode, encode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type GeneratedDataset, GenerationError, kvStrings } from './generate.ts';
 import { InOrder } from './in-order.ts';

@@ -27,9 +27,9 @@ import {
 } from '../../contracts/jobs.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
-import { decode } from '../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { attemptOf, ensureQueueConsumer, handOver } from './queue-delivery.ts';
 import { withRetries } from './retry.ts';

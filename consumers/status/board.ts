@@ -13,8 +13,8 @@ import {
   RESOLVED_INCIDENTS_KEPT,
 } from '../../contracts/status.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { decode } from '../../platform/codec.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
 import { openStatusBucket } from './projector.ts';

@@ -4,7 +4,7 @@
  */
 import { type ErrorLogEntry, errorLogSubject } from '../../contracts/status.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { decode } from '../../platform/codec.ts';
+import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 /** The account's latest error with this request id, or null. */

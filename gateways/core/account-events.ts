@@ -7,7 +7,7 @@
  * After a NATS reconnect events may have been missed: `onReconnect` runs, to check again.
  */
 import { type AccountEvent, accountEventsOf } from '../../contracts/accounts.ts';
-import { decode } from '../../platform/codec.ts';
+import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 export type AccountWatch = { ready: Promise<void>; stop(): void };

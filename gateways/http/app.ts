@@ -51,7 +51,7 @@ export type HttpAppDeps = {
   tls?: TlsOptions | null;
   /** The dashboard proxy `/api/v1/unified/*` (session in, service key out); absent: not served. */
   dashboard?: Omit<DashboardProxyDeps, 'accounts' | 'nats'>;
-  /** The process's status parts (app/edge-status.ts): the status API and error log; absent: not served. */
+  /** The process's status parts (app/status-parts.ts): the status API and error log; absent: not served. */
   status?: StatusParts;
   /** The account projection's catch-up, reported by the health answers. */
   projection?: () => ProjectionProgress;

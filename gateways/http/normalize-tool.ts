@@ -10,9 +10,9 @@ import { ApiError } from '../../contracts/errors.ts';
 import { NORMALIZE_EVENTS } from '../../contracts/mcp-data-tools.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { AccountPublisher, type AccountPublisherOptions } from '../../producers/account-publish.ts';
 import type { CacheStore } from '../../producers/caches/cache-store.ts';
 import { isNormalizeError, NORMALIZER_VERSION, normalizeBatch } from '../../producers/normalizer/index.ts';
+import { AccountPublisher, type AccountPublisherOptions } from '../../producers/own-events-publish.ts';
 import { ownerOf } from './caches/cache-tools.ts';
 import { defineTool, type ToolDefinition } from './mcp/tool-registry.ts';
 

@@ -36,9 +36,9 @@ import { ApiError } from '../../contracts/errors.ts';
 import { FILTER_ID } from '../../contracts/jsonrpc.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { FILTER_SLOT_READ_CHUNK } from '../../contracts/transport-limits.ts';
-import { decode, encode } from '../../platform/codec.ts';
 import { openBucket } from '../../platform/kv.ts';
 import { CasConflictError, type CasWriter, casWriter } from '../../platform/kv-cas.ts';
+import { decode, encode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { retryingWithoutLeader } from './no-leader-retry.ts';
 

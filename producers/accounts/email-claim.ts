@@ -10,7 +10,7 @@ import type { KV } from '@nats-io/kv';
 import { accountSubject, type EmailIndex } from '../../contracts/accounts.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { decode, encode } from '../../platform/codec.ts';
+import { decode, encode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 /** Age after which an unconfirmed claim may be taken over, ms. */

@@ -13,8 +13,8 @@ import {
   type EmailIndex,
   emailIndexKey,
 } from '../../contracts/accounts.ts';
-import { encode } from '../../platform/codec.ts';
 import type { Bucket } from '../../platform/kv.ts';
+import { encode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 /** How often the account view is read while waiting for the projection, ms. */

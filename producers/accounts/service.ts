@@ -31,8 +31,8 @@ import {
 } from '../../contracts/accounts.ts';
 import { generateApiKey, keyDisplayPrefix, newAccountId, newKeyId } from '../../contracts/api-key-format.ts';
 import { ApiError, isApiError } from '../../contracts/errors.ts';
-import { encode } from '../../platform/codec.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { encode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { hashPassword, type Secrets, verifyPassword } from '../../platform/secrets.ts';
 import { claimEmail, registrationPublished } from './email-claim.ts';

@@ -10,9 +10,9 @@
 import type { KV } from '@nats-io/kv';
 import { ApiError } from '../../contracts/errors.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { decode } from '../../platform/codec.ts';
 import { openBucket } from '../../platform/kv.ts';
 import { CasConflictError, type CasWriter, casChange, casWriter } from '../../platform/kv-cas.ts';
+import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 export type CacheQuotaLimits = { maxBytes: number; maxCaches: number; maxAgeMs: number };

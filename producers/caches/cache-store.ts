@@ -26,8 +26,8 @@ import { ApiError } from '../../contracts/errors.ts';
 import { encodeStoredEvent } from '../../contracts/event-wire.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
-import { decode } from '../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
+import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { CacheQuota, type CacheQuotaLimits } from './cache-quota.ts';
 

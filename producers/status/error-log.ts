@@ -9,9 +9,9 @@
  */
 import { ANONYMOUS_ERRORS_STORED_PER_MINUTE } from '../../contracts/base-url-limits.ts';
 import { type ErrorRecorder, errorLogSubject } from '../../contracts/status.ts';
-import { encode } from '../../platform/codec.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { anonymousErrors } from '../../platform/metrics.ts';
+import { encode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 const MAX_PENDING = 1_000;

@@ -25,8 +25,8 @@ import {
   windowKey,
   windowSubject,
 } from '../../contracts/status.ts';
-import { encode } from '../../platform/codec.ts';
 import type { Bucket } from '../../platform/kv.ts';
+import { encode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 /**

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type AccountEvent, accountSubject } from '../../contracts/accounts.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { encode } from '../../platform/codec.ts';
+import { encode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';

@@ -42,8 +42,8 @@ import {
 import { normalizeManifest } from '../../contracts/manifest.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { LocalArtifactStore } from '../../platform/artifact-store/local.ts';
-import { encode } from '../../platform/codec.ts';
 import { createLogger, type Logger } from '../../platform/logger.ts';
+import { encode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';

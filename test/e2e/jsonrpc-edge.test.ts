@@ -10,7 +10,7 @@
 import { createPublicClient, http } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ErrorLogEntry, errorLogSubject } from '../../contracts/status.ts';
-import { decode } from '../../platform/codec.ts';
+import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';

@@ -20,7 +20,7 @@ import { STREAMS } from '../../contracts/streams.ts';
 /** What the README and docs/operations.md promise for Ctrl-C (measured 1.6–2.6 s): SHUTDOWN_DEADLINE_MS's default. */
 const SHUTDOWN_BOUND_MS = 5_000;
 
-import { decode } from '../../platform/codec.ts';
+import { decode } from '../../platform/msgpack.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import type { LogLine } from '../support/process.ts';
 

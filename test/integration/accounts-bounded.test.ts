@@ -18,8 +18,8 @@ import {
   MAX_ACTIVE_KEYS_PER_ACCOUNT,
 } from '../../contracts/accounts.ts';
 import { ApiError } from '../../contracts/errors.ts';
-import { encode } from '../../platform/codec.ts';
 import { metricsRegistry } from '../../platform/metrics.ts';
+import { encode } from '../../platform/msgpack.ts';
 import { startTestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
 import { expectError } from '../support/http.ts';

@@ -21,8 +21,8 @@ import {
 import { generateApiKey } from '../../contracts/api-key-format.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { KeyStore } from '../../gateways/core/key-store.ts';
-import { decode, encode } from '../../platform/codec.ts';
 import { createLogger } from '../../platform/logger.ts';
+import { decode, encode } from '../../platform/msgpack.ts';
 import { createSecrets } from '../../platform/secrets.ts';
 import { AccountsService } from '../../producers/accounts/service.ts';
 import { eventually } from '../support/eventually.ts';

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createServiceKey, type ServiceKey } from '../../app/service-key.ts';
 import { accountSubject } from '../../contracts/accounts.ts';
-import { encode } from '../../platform/codec.ts';
+import { encode } from '../../platform/msgpack.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';

@@ -14,7 +14,7 @@ import { encodeStoredEvent } from '../../contracts/event-wire.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { accountMdFilter, accountMdSubject, MD_PLATFORM } from '../../contracts/subjects.ts';
-import { encode } from '../../platform/codec.ts';
+import { encode } from '../../platform/msgpack.ts';
 import { parseMarketModelConfig } from '../../producers/simulator/config.ts';
 import { simulateBlock } from '../../producers/simulator/market.ts';
 import { expectError } from '../support/http.ts';

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../contracts/api-key-format.ts';
-import { FailureLockout } from '../../gateways/http/failure-lockout.ts';
 import { KeyedBuckets } from '../../gateways/core/keyed-buckets.ts';
 import { LruCache } from '../../gateways/core/lru-cache.ts';
+import { FailureLockout } from '../../gateways/http/failure-lockout.ts';
 
 /** Distinct keys pushed through the cache (1M by default; `MDP_LRU_KEYS` makes it smaller for a quick run). */
 const KEYS = Number(process.env.MDP_LRU_KEYS ?? 1_000_000);

@@ -11,8 +11,8 @@ import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { ApiError } from '../../../contracts/errors.ts';
 import { type AccountJobLedger, type JobRecord, quotaKey } from '../../../contracts/jobs.ts';
-import { decode, encode } from '../../../platform/codec.ts';
 import type { Bucket } from '../../../platform/kv.ts';
+import { decode, encode } from '../../../platform/msgpack.ts';
 import { checkQuota, emptyLedger, type QuotaLimits, reconcile } from './quota-ledger.ts';
 
 /** Compare-and-swap attempts before giving up with 503 `conflict`. */

@@ -13,9 +13,9 @@ import { GENERATE_RETRY_WINDOW_S, IDEMPOTENCY_KEY_MAX } from '../../../contracts
 import { ApiError } from '../../../contracts/errors.ts';
 import type { JobRecord } from '../../../contracts/jobs.ts';
 import { KV_BUCKETS } from '../../../contracts/streams.ts';
-import { decode, encode } from '../../../platform/codec.ts';
 import { type Bucket, openBucket } from '../../../platform/kv.ts';
 import { CasConflictError, type CasWriter, casWriter } from '../../../platform/kv-cas.ts';
+import { decode, encode } from '../../../platform/msgpack.ts';
 import type { Nats } from '../../../platform/nats.ts';
 
 type Mapping = { job_id: string; manifest_hash: string };

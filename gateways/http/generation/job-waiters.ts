@@ -8,8 +8,8 @@
  * requests waiting now (bounded by the caller's cap on synchronous requests).
  */
 import type { JobRecord } from '../../../contracts/jobs.ts';
-import { decode } from '../../../platform/codec.ts';
 import type { Bucket } from '../../../platform/kv.ts';
+import { decode } from '../../../platform/msgpack.ts';
 
 export type WaitOutcome = JobRecord | 'deadline' | 'aborted';
 

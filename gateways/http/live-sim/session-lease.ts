@@ -5,7 +5,7 @@
  * owner continues the same run from `start_ms`, and message ids make any overlap store once).
  */
 import type { KV } from '@nats-io/kv';
-import { decode, encode } from '../../../platform/codec.ts';
+import { decode, encode } from '../../../platform/msgpack.ts';
 
 export type LeaseValue = { owner: string; until: number; start_ms: number; interest_until: number };
 

@@ -12,14 +12,14 @@ import type { Nats } from '../../../platform/nats.ts';
 import type { AccountsService } from '../../../producers/accounts/service.ts';
 import { StatusService } from '../../../producers/status/service.ts';
 import type { ConnectionRegistry } from '../../core/connection-registry.ts';
-import { attachEdgeStatus, type EdgeStatusParts } from '../../core/edge-status.ts';
+import { attachEdgeStatus, type EdgeStatusParts } from '../../core/status-hooks.ts';
 import type { ConsoleSessions } from '../console-session.ts';
 import type { RequireKey } from '../require-key.ts';
 import { registerErrorLookupRoute } from './errors-route.ts';
 import { registerStatusRoutes } from './routes.ts';
 import { createStatusView } from './status-view.ts';
 
-/** The process's status parts (app/edge-status.ts). */
+/** The process's status parts (app/status-parts.ts). */
 export type StatusParts = EdgeStatusParts & { board: StatusBoard };
 
 export type StatusApiDeps = {
