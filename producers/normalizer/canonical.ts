@@ -93,7 +93,23 @@ export function book(
       spread = round10(((ask.price - bid.price) / mid) * 10_000);
     }
   }
-  const out: BookEvent = {
+  // Built with `is_snapshot` in the literal (last, as before): adding it afterwards cost a hidden-class
+  // transition on every venue book.
+  if (isSnapshot === undefined)
+    return {
+      event_type: 'book',
+      source,
+      symbol,
+      timestamp_ms: timestampMs,
+      capture_time_ms: captureMs,
+      bids,
+      asks,
+      best_bid: bestBid,
+      best_ask: bestAsk,
+      mid_price: mid,
+      spread_bps: spread,
+    };
+  return {
     event_type: 'book',
     source,
     symbol,
@@ -105,9 +121,8 @@ export function book(
     best_ask: bestAsk,
     mid_price: mid,
     spread_bps: spread,
+    is_snapshot: isSnapshot,
   };
-  if (isSnapshot !== undefined) out.is_snapshot = isSnapshot;
-  return out;
 }
 
 /**

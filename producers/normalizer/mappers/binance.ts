@@ -8,7 +8,17 @@
 import type { MarketEvent, Side } from '../../../contracts/events.ts';
 import { book, trade, tupleLevels } from '../canonical.ts';
 import { NormalizeError } from '../errors.ts';
-import { epochMs, fieldError, integerId, isObject, type Json, positive, symbolOf } from '../fields.ts';
+import {
+  epochMs,
+  fieldError,
+  integerId,
+  isObject,
+  isPositive,
+  type Json,
+  positive,
+  symbolOf,
+  toNumber,
+} from '../fields.ts';
 import type { MapContext, Mapper } from '../mapper.ts';
 
 /** Valid Binance events that are not trades or books: they yield nothing. */
@@ -87,10 +97,11 @@ function mapBookTicker(msg: Json, stream: string | undefined, ctx: MapContext): 
   );
 }
 
+/** A size ≥ 0 (0: an empty side), parsed once. */
 function positiveOrZero(value: unknown, field: string): number {
-  const n = typeof value === 'string' && value.length > 0 ? Number(value) : value;
-  if (n === 0) return 0;
-  return positive(value, field);
+  const n = toNumber(value);
+  if (n === 0 || isPositive(n)) return n;
+  throw fieldError(value, field, 'a positive number');
 }
 
 /**
