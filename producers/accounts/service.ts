@@ -234,7 +234,9 @@ export class AccountsService {
     const out: AccountKeyRecord[] = [];
     for (const rec of await Promise.all(names.map((k) => kv.get(k))))
       if (rec) out.push(rec as AccountKeyRecord);
-    return out.sort((a, b) => a.created_at - b.created_at || a.key_id.localeCompare(b.key_id));
+    // Oldest first; keys made in the same millisecond keep the bucket's order, which is the order
+    // they were written (sorting them by id would shuffle them: ids are random).
+    return out.sort((a, b) => a.created_at - b.created_at);
   }
 
   async createKey(accountId: string, body: CreateKeyBody, origin: CommandOrigin = {}): Promise<CreatedKey> {
