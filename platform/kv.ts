@@ -33,13 +33,20 @@ const BUCKET_ATTEMPTS = 8;
  * leaders, can take longer than one request's timeout, and a process that gave up after one retry
  * died at start with a bare `fatal: timeout` (seen in the fault suite and the soak). A failed attempt
  * is retried; the last error names the bucket.
+ *
+ * Reads go to the stream's leader (`allow_direct: false`; on a bucket made earlier with direct gets,
+ * this client still asks the leader): a direct get may be answered by a replica that has not yet
+ * applied the last write, so on a 3-node cluster a read right after a projection was applied could
+ * miss it (an account registered, its projection applied, then `createKey` read no account and
+ * answered `session_invalid`: test/fault/cluster-clients under load). Compare-and-set users read
+ * the revision they will write over from the same leader.
  */
 export async function createBucket(kvm: Kvm, name: string, config: Partial<KvOptions>): Promise<KV> {
   let last: unknown;
   for (let attempt = 0; attempt < BUCKET_ATTEMPTS; attempt++) {
     if (attempt > 0) await sleep(250 * attempt);
     try {
-      return await kvm.create(name, config);
+      return await kvm.create(name, { allow_direct: false, ...config });
     } catch (err) {
       last = err;
     }
