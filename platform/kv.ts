@@ -57,12 +57,18 @@ export async function createBucket(kvm: Kvm, name: string, config: Partial<KvOpt
 export async function openBucket<T>(
   nats: Nats,
   name: string,
-  opts: { ttlMs?: number; history?: number } = {},
+  opts: {
+    ttlMs?: number;
+    history?: number;
+    /** Reads answered by any replica (direct gets): for a reader that must not wait for an election and copes with a lagging answer. */
+    anyReplica?: boolean;
+  } = {},
 ): Promise<Bucket<T>> {
   const kv = await createBucket(new Kvm(nats.js), name, {
     history: opts.history ?? 1,
     replicas: nats.replicas ?? 1,
     ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),
+    ...(opts.anyReplica ? { allow_direct: true } : {}),
   });
   return {
     raw: kv,

@@ -74,14 +74,14 @@ export class FilterStore {
 
   /** Opens (or creates) the bucket; a bucket made with another TTL gets this one as its max age. */
   static async open(nats: Nats, ttlMs: number, now: () => number = Date.now): Promise<FilterStore> {
-    let bucket = await openBucket(nats, KV_BUCKETS.jsonrpcFilters, { ttlMs });
+    let bucket = await openBucket(nats, KV_BUCKETS.jsonrpcFilters, { ttlMs, anyReplica: true });
     const status = await bucket.raw.status();
     const { config } = status.streamInfo;
     // A bucket made before direct gets (or with another TTL) is updated, then opened again so that
     // its reads are direct gets.
     if (status.ttl !== ttlMs || !config.allow_direct) {
       await nats.jsm.streams.update(config.name, { ...config, max_age: nanos(ttlMs), allow_direct: true });
-      bucket = await openBucket(nats, KV_BUCKETS.jsonrpcFilters, { ttlMs });
+      bucket = await openBucket(nats, KV_BUCKETS.jsonrpcFilters, { ttlMs, anyReplica: true });
     }
     const cas = retryingWithoutLeader(
       casWriter(nats.js, KV_BUCKETS.jsonrpcFilters, WRITE_TIMEOUT_MS),
