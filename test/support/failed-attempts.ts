@@ -1,7 +1,7 @@
 /**
- * Every failed attempt of a test says why, on stderr, also one that its retry then passes
- * (`retry: 1`, vitest.config.ts): vitest's report names a retried test but not its first error,
- * so a flaky test would otherwise leave nothing to diagnose it by.
+ * Every failed test says why, on stderr, as it fails (`[failed attempt]`, its first stack lines):
+ * with `retry: 0` (vitest.config.ts) a flaky test fails the run, and `.ci/run` fails on any such
+ * line, so it leaves its error behind to diagnose it by even where the report is cut short.
  */
 import { beforeEach } from 'vitest';
 
