@@ -30,6 +30,7 @@ export function ratiosOf(doc: unknown, prefix: string): Record<string, Ratio> {
     }
     if (node === null || typeof node !== 'object') return;
     for (const [key, value] of Object.entries(node)) {
+      if (key === 'goal') continue; // a goal's own numbers are targets, not measurements
       const at = `${path}.${key}`;
       if (typeof value === 'number' && Number.isFinite(value) && IS_RATIO.test(key))
         out[at] = { value, better: betterOf(at) };

@@ -12,7 +12,7 @@ describe('bench ratios', () => {
       catch_up: { ratio: 0.91, events_per_s: 100 },
       live: { streams_1: { ratio_p50: 1.2, p50_ms: 3 }, goal: '≤ 1.3×' },
       runs: [{ cpu_per_delivery_ratio: 1.4 }, { cpu_per_delivery_ratio: 'n/a' }],
-      unary: { p50_vs_bare: 1.1, ratio: null },
+      unary: { p50_vs_bare: 1.1, ratio: null, goal: { p50_vs_bare: 1.5 } },
     };
     expect(ratiosOf(doc, 'grpc')).toEqual({
       'grpc.catch_up.ratio': { value: 0.91, better: 'higher' },
