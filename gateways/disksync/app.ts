@@ -15,7 +15,7 @@ import { closeReason, DISKSYNC_CLOSES, MAX_FRAME_BYTES } from '../../contracts/d
 import { ApiError, toApiError } from '../../contracts/errors.ts';
 import type { ErrorRecorder } from '../../contracts/status.ts';
 import type { Config } from '../../platform/config.ts';
-import type { Logger } from '../../platform/logger.ts';
+import { type Logger, redactUrl } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { TlsOptions } from '../../platform/tls.ts';
 import { BufferedSink } from '../core/buffered-sink.ts';
@@ -99,6 +99,8 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
 
   async function accept(ws: WebSocket, req: IncomingMessage): Promise<void> {
     const requestId = requestIdFrom(req.headers['x-request-id']);
+    // The upgrade's URL may carry the key (`api_key`): only ever logged redacted.
+    deps.log.debug({ url: redactUrl(req.url ?? '/'), requestId }, 'disksync upgrade');
     const state: FramerState & { shuttingDown: () => boolean } = {
       encoding: 'json',
       lagged: false,

@@ -30,6 +30,8 @@ let usB: string;
 let jp: string;
 
 const ENV = {
+  // Debug: the upgrade's URL is logged (redacted), the positive control of the api_key test.
+  LOG_LEVEL: 'debug',
   DISKSYNC_PING_INTERVAL_MS: '200',
   DISKSYNC_PONG_TIMEOUT_MS: '1000',
   DISKSYNC_LEASE_TTL_MS: String(LEASE_TTL_MS),
@@ -254,5 +256,7 @@ describe('close codes', () => {
       expect(p.output()).not.toContain(key);
       expect(p.output()).not.toContain('secretvalue123');
     }
+    // The upgrades were logged, with the key redacted: the lines the check above looked in exist.
+    expect(processes.some((p) => p.output().includes('api_key=[redacted]'))).toBe(true);
   });
 });
