@@ -14,8 +14,8 @@ import { startTestAccounts } from '../test/support/accounts.ts';
 import { testConfig } from '../test/support/gateway.ts';
 import { publishBooks } from './lib/books.ts';
 import { COINS, startBenchNats } from './lib/feed.ts';
-import { Histogram } from './lib/histogram.ts';
-import { post } from './lib/http-post.ts';
+import type { Histogram } from './lib/histogram.ts';
+import { paced } from './lib/http-post.ts';
 import { sleep, startWorker } from './lib/ipc.ts';
 import { compareInRounds } from './lib/rounds.ts';
 
@@ -26,35 +26,13 @@ const CONCURRENCY = Number(process.env.ISOLATION_CONCURRENCY ?? 8);
 /** Which abuse runs (bench/lib/abuser.ts): trades, made_up_keys, no_key; default all three. */
 const PATTERNS = (process.env.ISOLATION_PATTERNS ?? 'trades,made_up_keys,no_key').split(',');
 const progress = (line: string) => process.stderr.write(`[isolation] ${line}\n`);
-const nowNs = () => Number(process.hrtime.bigint());
 
-/** The victim: open loop at RATE for SECONDS, latency from each call's scheduled time (µs). */
+/** The victim: open loop at RATE for SECONDS, latency from each call's scheduled time (µs); a refusal ends the bench. */
 async function victim(url: string, key: string): Promise<Histogram> {
-  const h = new Histogram();
-  const total = Math.round(RATE * SECONDS);
-  const start = nowNs();
-  const inflight: Promise<void>[] = [];
-  for (let sent = 0; sent < total; ) {
-    const due = Math.min(total, Math.floor(((nowNs() - start) / 1e9) * RATE) + 1);
-    for (; sent < due; sent++) {
-      const scheduled = start + (sent / RATE) * 1e9;
-      const body = JSON.stringify({
-        jsonrpc: '2.0',
-        id: sent,
-        method: 'md_midPrice',
-        params: [COINS[sent % 4]],
-      });
-      inflight.push(
-        post(url, body, { 'x-api-key': key }).then((a) => {
-          if (a.status !== 200 || !a.body.includes('"result"'))
-            throw new Error(`victim refused: ${a.status} ${a.body}`);
-          h.record((nowNs() - scheduled) / 1_000);
-        }),
-      );
-    }
-    await sleep(1);
-  }
-  await Promise.all(inflight);
+  const body = (i: number) =>
+    JSON.stringify({ jsonrpc: '2.0', id: i, method: 'md_midPrice', params: [COINS[i % COINS.length]] });
+  const { h, errors } = await paced(url, { 'x-api-key': key }, RATE, SECONDS, body);
+  if (errors > 0) throw new Error(`the victim was refused ${errors} times`);
   return h;
 }
 

@@ -17,13 +17,12 @@
  * node flags to the server workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { cpus } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestAccounts } from '../test/support/accounts.ts';
 import { testConfig } from '../test/support/gateway.ts';
 import { publishBooks } from './lib/books.ts';
 import { COINS, startBenchNats } from './lib/feed.ts';
 import { Histogram, type LatencySummary } from './lib/histogram.ts';
-import { post } from './lib/http-post.ts';
+import { paced, post } from './lib/http-post.ts';
 import { startWorker } from './lib/ipc.ts';
 import type { ProcSnapshot } from './lib/proc-stats.ts';
 
@@ -40,35 +39,6 @@ const call = (id: number, coin: string) => ({ jsonrpc: '2.0', id, method: 'md_mi
 const single = (i: number) => JSON.stringify(call(i, COINS[i % COINS.length] as string));
 const batch = (i: number) =>
   JSON.stringify(Array.from({ length: 100 }, (_, k) => call(i * 100 + k, COINS[k % COINS.length] as string)));
-
-/** Open loop at `rate` per second for `seconds`: latency from each call's scheduled time, in µs. */
-async function paced(url: string, headers: Record<string, string>, rate: number, seconds: number) {
-  const h = new Histogram();
-  let errors = 0;
-  const inflight = new Set<Promise<void>>();
-  const total = Math.round(rate * seconds);
-  const start = nowNs();
-  let sent = 0;
-  while (sent < total) {
-    const due = Math.min(total, Math.floor(((nowNs() - start) / 1e9) * rate) + 1);
-    for (; sent < due; sent++) {
-      const scheduled = start + (sent / rate) * 1e9;
-      const p = post(url, single(sent), headers).then(
-        (a) => {
-          if (a.status !== 200 || !a.body.includes('"result"')) errors++;
-          h.record((nowNs() - scheduled) / 1_000);
-        },
-        () => void errors++,
-      );
-      inflight.add(p);
-      p.finally(() => inflight.delete(p));
-    }
-    await sleep(1);
-  }
-  await Promise.all(inflight);
-  const seconds_ = (nowNs() - start) / 1e9;
-  return { h, errors, achieved_per_s: Math.round(total / seconds_) };
-}
 
 /** One batch at a time, `n` times: latency of each, in µs. */
 async function sequential(url: string, headers: Record<string, string>, n: number) {
@@ -102,10 +72,10 @@ async function measure(
   headers: Record<string, string>,
   worker: { call<T>(cmd: string, args?: unknown): Promise<T> },
 ): Promise<Measured> {
-  await paced(url, headers, RATE, WARMUP_S);
+  await paced(url, headers, RATE, WARMUP_S, single);
   await sequential(url, headers, Math.max(10, Math.round(BATCHES / 10)));
   await worker.call('resetProc');
-  const s = await paced(url, headers, RATE, MEASURE_S);
+  const s = await paced(url, headers, RATE, MEASURE_S, single);
   const b = await sequential(url, headers, BATCHES);
   const proc = await worker.call<ProcSnapshot>('proc');
   return {
