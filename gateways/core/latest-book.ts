@@ -17,8 +17,8 @@ import {
   type SubscribeDeps,
   type Subscribed,
   type SubscribeOptions,
-  subscribe,
   subscribeKnown,
+  subscribeResolving,
 } from './subscribe.ts';
 
 export type LatestBookDeps = SubscribeDeps & { latest: LatestState };
@@ -40,7 +40,7 @@ export function latestBook(
   const known = subscribeKnown(deps, request, principal);
   return known
     ? newestBook(deps, known, coin, source)
-    : subscribe(deps, request, principal, options).then((s) => newestBook(deps, s, coin, source));
+    : subscribeResolving(deps, request, principal, options).then((s) => newestBook(deps, s, coin, source));
 }
 
 function newestBook(

@@ -44,8 +44,16 @@ export async function subscribe(
   principal: Pick<Principal, 'accountId' | 'sources'>,
   options: SubscribeOptions = {},
 ): Promise<Subscribed> {
-  const known = subscribeKnown(deps, request, principal);
-  if (known) return known;
+  return subscribeKnown(deps, request, principal) ?? subscribeResolving(deps, request, principal, options);
+}
+
+/** `subscribe` once `subscribeKnown` has said no: the viewer's own coins are looked up. */
+export async function subscribeResolving(
+  deps: SubscribeDeps,
+  request: Subscription,
+  principal: Pick<Principal, 'accountId' | 'sources'>,
+  options: SubscribeOptions = {},
+): Promise<Subscribed> {
   const viewer = viewerOf(principal);
   const owned = options.ownCoins ?? ownCoinLookup(deps.nats, viewer, options.signal);
   const coins = request.coins ? await resolveCoins(deps, request.coins, owned) : null;
