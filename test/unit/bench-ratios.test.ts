@@ -7,17 +7,20 @@ import { describe, expect, it } from 'vitest';
 import { betterOf, ratiosOf, worsening } from '../../bench/lib/ratios.ts';
 
 describe('bench ratios', () => {
-  it('finds every ratio by name, with its path', () => {
+  it('finds every ratio by name, with its path, and judges runs by their aggregates', () => {
     const doc = {
       catch_up: { ratio: 0.91, events_per_s: 100 },
       live: { streams_1: { ratio_p50: 1.2, p50_ms: 3 }, goal: '≤ 1.3×' },
-      runs: [{ cpu_per_delivery_ratio: 1.4 }, { cpu_per_delivery_ratio: 'n/a' }],
+      runs: [{ ratio: 1.4 }, { ratio: 0.2 }],
+      ratio_median: 1.4,
+      list: [{ cpu_per_delivery_ratio: 1.4 }, { cpu_per_delivery_ratio: 'n/a' }],
       unary: { p50_vs_bare: 1.1, ratio: null, goal: { p50_vs_bare: 1.5 } },
     };
     expect(ratiosOf(doc, 'grpc')).toEqual({
       'grpc.catch_up.ratio': { value: 0.91, better: 'higher' },
       'grpc.live.streams_1.ratio_p50': { value: 1.2, better: 'lower' },
-      'grpc.runs[0].cpu_per_delivery_ratio': { value: 1.4, better: 'higher' },
+      'grpc.ratio_median': { value: 1.4, better: 'higher' },
+      'grpc.list[0].cpu_per_delivery_ratio': { value: 1.4, better: 'higher' },
       'grpc.unary.p50_vs_bare': { value: 1.1, better: 'lower' },
     });
   });
