@@ -19,7 +19,7 @@ import { type Ratio, ratiosOf } from './lib/ratios.ts';
 export const REDUCED: Record<string, Record<string, string>> = {
   unified: {
     BENCH_SCALE: '0.25',
-    BENCH_SAT_EVENTS: '8000',
+    BENCH_SAT_DELIVERIES: '8000000',
     BENCH_SAT_REPEATS: '3',
     BENCH_CHECK_DEFAULT_BACKLOG: '0',
   },

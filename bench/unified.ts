@@ -17,7 +17,8 @@
  * (gateway or bare baseline) and the clients each run in their own worker process.
  *
  * Scaling (environment): BENCH_SCALE (default 1) scales durations and the resume size; BENCH_RATE,
- * BENCH_CLIENTS, BENCH_WARMUP_S, BENCH_MEASURE_S, BENCH_SAT_CLIENTS, BENCH_SAT_EVENTS,
+ * BENCH_CLIENTS, BENCH_WARMUP_S, BENCH_MEASURE_S, BENCH_SAT_CLIENTS, BENCH_SAT_DELIVERIES (events × clients
+ * of a burst, default 8M at scale 1), BENCH_SAT_EVENTS (a fixed burst instead),
  * BENCH_SAT_WARMUP_EVENTS, BENCH_SAT_REPEATS, BENCH_SAT_CLIENT_PROCS (client processes of the
  * saturation phase, default 2: bench/lib/sse-client-group.ts),
  * BENCH_RESUME_EVENTS, BENCH_RESUME_REPEATS, BENCH_MAX_BACKLOG_BYTES override single parameters;
@@ -29,14 +30,7 @@
 import { cpus, totalmem } from 'node:os';
 import { STREAMS } from '../contracts/streams.ts';
 import { benchConfig } from './lib/config.ts';
-import {
-  type BenchNats,
-  fillMdStream,
-  publishAtRate,
-  publishBurst,
-  resetMdStream,
-  startBenchNats,
-} from './lib/feed.ts';
+import { type BenchNats, fillMdStream, publishAtRate, resetMdStream, startBenchNats } from './lib/feed.ts';
 import type { LatencySummary } from './lib/histogram.ts';
 import { sleep, startWorker, type Worker } from './lib/ipc.ts';
 import type { ProcSnapshot } from './lib/proc-stats.ts';
@@ -119,7 +113,10 @@ function params() {
     measure_s: num('BENCH_MEASURE_S', Math.max(1.5, 8 * scale)),
     saturation_client_counts: list('BENCH_SAT_CLIENTS', [1_000, 300, 100]),
     saturation_client_processes: Math.max(1, Math.round(num('BENCH_SAT_CLIENT_PROCS', 2))),
-    saturation_burst_events: Math.round(num('BENCH_SAT_EVENTS', Math.max(1_000, 8_000 * scale))),
+    /** Deliveries (events × clients) of one saturating burst: the same work at every client count. */
+    saturation_deliveries: Math.round(num('BENCH_SAT_DELIVERIES', Math.max(1_000_000, 8_000_000 * scale))),
+    /** A fixed burst for every client count instead (events), when set. */
+    saturation_burst_events_fixed: process.env.BENCH_SAT_EVENTS ? num('BENCH_SAT_EVENTS', 0) : null,
     saturation_repeats: Math.max(1, Math.round(num('BENCH_SAT_REPEATS', 2))),
     saturation_warmup_events: Math.round(num('BENCH_SAT_WARMUP_EVENTS', Math.max(200, 1_000 * scale))),
     resume_events: Math.round(num('BENCH_RESUME_EVENTS', Math.max(20_000, 1_000_000 * scale))),
@@ -130,7 +127,8 @@ function params() {
     check_default_backlog: num('BENCH_CHECK_DEFAULT_BACKLOG', 1) !== 0,
     phases: (process.env.BENCH_PHASES ?? 'latency,throughput,resume').split(',').map((x) => x.trim()),
     server_node_args: (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
-    event: 'trade, round-robin over BTC/ETH/SOL/HYPE, published with publishEvents (acks, Nats-Msg-Id)',
+    event:
+      'trade, round-robin over BTC/ETH/SOL/HYPE; latency phases publish with publishEvents (acks, Nats-Msg-Id), bursts with core publishes',
   };
 }
 
@@ -422,16 +420,19 @@ async function latencyPhases(
 }
 
 /**
- * Saturation: with every client connected, `n` events are published as fast as acks allow (tens of
- * thousands per second, i.e. tens of millions of deliveries per second demanded), and the clock runs
- * until every open connection has the last one. Measuring to completion, rather than over a fixed
+ * Saturation: with every client connected, `n` events are published as fast as the server stores
+ * them (core publishes, flushed: `fillMdStream`, 100k+ a second here), and the clock runs until
+ * every open connection has the last one. Why not JetStream publishes paced by their acks: at 100
+ * clients they stored only 17–23k events a second on this 2-core machine (the publisher shares it),
+ * so the gateway finished 0.1 s after the last publish and measured the publisher, not itself. Measuring to completion, rather than over a fixed
  * window, is robust to a saturated server working in multi-second event-loop turns.
  */
 async function burst(bn: BenchNats, clients: SseClientGroup, server: Worker, n: number, timeoutMs: number) {
   const { last_seq } = (await bn.nats.jsm.streams.info(STREAMS.MD)).state;
   await server.call('reset', {}, timeoutMs);
   await clients.all('expect', { seq: last_seq + n });
-  const pub = await publishBurst(bn.nats, n);
+  const fill = await fillMdStream(bn.nats, n);
+  const pub = { published: fill.stored, seconds: fill.seconds, top_ups: fill.top_ups };
   const r = await clients.waitAll(timeoutMs);
   const srv = await server.call<ServerStats>('stats', {}, timeoutMs);
   return { r, srv, pub };
@@ -445,7 +446,10 @@ async function throughputPhase(
   startServer: StartServer,
   stopServer: StopServer,
 ) {
-  const timeoutMs = Math.max(60_000, ((p.saturation_burst_events * n) / 50_000) * 1_000);
+  // The same deliveries at every client count: a burst of 8,000 events to 100 clients lasted 0.4 s,
+  // too short to saturate anything but the publisher, while 80,000 take seconds.
+  const events = p.saturation_burst_events_fixed ?? Math.max(1_000, Math.round(p.saturation_deliveries / n));
+  const timeoutMs = Math.max(60_000, ((events * n) / 50_000) * 1_000);
   const runOne = async (mode: ServerMode, backlogBytes = p.gateway_max_backlog_bytes) => {
     const env = { SSE_MAX_BACKLOG_BYTES: String(backlogBytes), SSE_CLOSE_GRACE_MS: '1000' };
     const s = await startServer(mode, mode === 'gateway' ? { env } : {});
@@ -454,8 +458,8 @@ async function throughputPhase(
       await waitForConnections(s.w, n);
       progress(`${mode}, ${n} clients: warm-up burst of ${p.saturation_warmup_events} events`);
       await burst(bn, clients, s.w, p.saturation_warmup_events, timeoutMs);
-      progress(`${mode}, ${n} clients: burst of ${p.saturation_burst_events} events (saturating)`);
-      const { r, srv, pub } = await burst(bn, clients, s.w, p.saturation_burst_events, timeoutMs);
+      progress(`${mode}, ${n} clients: burst of ${events} events (saturating)`);
+      const { r, srv, pub } = await burst(bn, clients, s.w, events, timeoutMs);
       await clients.all('disconnect');
       progress(
         `  ${r.events_per_s} ev/s delivered (${r.events} in ${r.seconds} s, completed ${r.completed}); server ELU ${srv.proc.elu} client ELU ${r.procs.map((x) => x.elu).join('/')}; errors since connect ${JSON.stringify(r.since_connect.errors)}`,
@@ -464,7 +468,7 @@ async function throughputPhase(
         events_per_s: r.events_per_s,
         completed: r.completed,
         delivered_events: r.events,
-        expected_events: p.saturation_burst_events * n,
+        expected_events: events * n,
         seconds_to_last_delivery: r.seconds,
         seconds_to_first_complete_connection: r.first_connection_done_s,
         publish: { ...pub, rate_per_s: Math.round(pub.published / pub.seconds) },
@@ -530,7 +534,7 @@ async function throughputPhase(
     aggregation: `${p.saturation_repeats} runs of each, gateway and baseline alternated; every run listed`,
     client_bound_note:
       'client_bound: the client process was ≥ 95 % busy, so the gateway delivered as fast as it was read; cpu_per_delivery_ratio (baseline µs ÷ gateway µs of server CPU per delivered event) then says how much work the gateway saves',
-    method: `${p.saturation_burst_events} events published as fast as acks allow, i.e. ${p.saturation_burst_events * n} deliveries; delivered events counted by the client process / time from the first publish until every connection has the last event`,
+    method: `${events} events published as fast as the server stores them (core publishes, flushed), i.e. ${events * n} deliveries; delivered events counted by the client process / time from the first publish until every connection has the last event`,
     baseline_what:
       'raw ordered consumer → bare http SSE server, one buffer per client flushed on setImmediate',
     detail: {

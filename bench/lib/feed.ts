@@ -131,32 +131,6 @@ export function publishAtRate(nats: Nats, perSecond: number): RatePublisher {
 }
 
 /**
- * `n` trades as fast as acks allow: `publishEvents` batches of `inFlight`, each batch pipelined.
- * Returns the publish duration.
- */
-export async function publishBurst(
-  nats: Nats,
-  n: number,
-  inFlight = 1_000,
-): Promise<{ published: number; seconds: number }> {
-  const prefix = randomUUID();
-  const t0 = performance.now();
-  let published = 0;
-  for (let i = 0; i < n; i += inFlight) {
-    const batch: Outgoing[] = [];
-    for (let k = i; k < Math.min(n, i + inFlight); k++) {
-      batch.push({
-        event: trade(COINS[k % COINS.length] as string, k),
-        id: `${prefix}.${k}`,
-        ingestUs: nowUs(),
-      });
-    }
-    published += await publishEvents(nats.js, batch, silent);
-  }
-  return { published, seconds: Math.round(performance.now() - t0) / 1_000 };
-}
-
-/**
  * Stores `n` more trades in MD as fast as the server takes them: core NATS publishes (no acks),
  * flushed every `chunk`, then the stream's message count is checked and any shortfall topped up.
  */
