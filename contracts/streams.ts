@@ -34,6 +34,8 @@ export const KV_BUCKETS = {
   leases: 'leases',
   /** `<key_id>` → the leases of the key's open live-data streams, all gateways (gateways/core/stream-slots.ts). */
   streamLeases: 'stream_leases',
+  /** `lease.<symbol>.<seed>` → which process produces a live synthetic session (gateways/http/live-sim/session-lease.ts). */
+  simSessions: 'sim_sessions',
   /** `<key_id>` → the one disk-sync connection of the key, all gateways: `{holder, expires_ms}` (gateways/disksync/lease.ts). */
   disksyncLeases: 'disksync_leases',
   /** `<account_id>.<batch_id>` → the state of a `stream: true` publish (written once, kept). */

@@ -3,15 +3,11 @@
  * transport: one record per key in the KV bucket `stream_leases` holding the leases of its open
  * streams, `{lease id → expiry (Unix ms)}`.
  *
- * Why it holds: a lease is added only by a compare-and-set write (the KV revision, with a message
- * id per replaced revision: `platform/kv-cas.ts`, as the KV's own update lets two writers from one
- * revision both win on a clustered 2.9 stream) of a record in which fewer than `cap` unexpired
- * leases were seen; two processes admitting at once cannot both win, the loser re-reads. So no
- * more than `cap` leases are ever live at once.
- * A crashed holder: each process renews its own leases every ttl / 3; a crashed process stops, so
- * its leases stop counting at most `ttlMs` after its last renewal (STREAM_LEASE_TTL_MS, the stated
- * time). A release that cannot reach NATS is the same case. Expiries are this host's clock: hosts
- * whose clocks differ by d see a crashed holder's leases end up to d early or late.
+ * Why it holds: a lease is added only by a compare-and-set change (`platform/kv-lease.ts`, which
+ * states how leases expire and why two writers cannot both win) of a record in which fewer than
+ * `cap` unexpired leases were seen. So no more than `cap` leases are ever live at once.
+ * Each process renews its own leases every ttl / 3, so a crashed process's leases stop counting at
+ * most STREAM_LEASE_TTL_MS after its last renewal; a release that cannot reach NATS is the same case.
  * NATS unreachable: `acquire` throws (the guard refuses the stream with 503 `overload`: fail
  * closed); streams already open are never cut by it. After an outage longer than `ttlMs`, renewal
  * puts the still-open streams back even past the cap, so they are not cut either.
@@ -20,11 +16,8 @@
  * `/stream/live` counts an account's distinct (symbol, seed) sessions across processes this way.
  */
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { KV } from '@nats-io/kv';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { fullJitterMs } from '../../platform/backoff.ts';
-import { CasConflictError, type CasWriter, openCasBucket } from '../../platform/kv-cas.ts';
+import { LeaseBucket } from '../../platform/kv-lease.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 export type StreamSlot = { admitted: true; release(): void } | { admitted: false; open: number };
@@ -86,11 +79,11 @@ export async function openKvStreamSlots(
   nats: Nats,
   opts: { ttlMs: number; timeoutMs?: number },
 ): Promise<StreamSlots> {
-  const { kv, cas } = await openCasBucket(nats, KV_BUCKETS.streamLeases, {
-    ttlMs: 2 * opts.ttlMs,
+  const bucket = await LeaseBucket.open(nats, KV_BUCKETS.streamLeases, {
+    purgeAfterMs: 2 * opts.ttlMs,
     timeoutMs: opts.timeoutMs ?? 2_000,
   });
-  return new KvStreamSlots(kv, cas, opts.ttlMs);
+  return new KvStreamSlots(bucket, opts.ttlMs);
 }
 
 class KvStreamSlots implements StreamSlots {
@@ -101,8 +94,7 @@ class KvStreamSlots implements StreamSlots {
   private readonly timer: NodeJS.Timeout;
 
   constructor(
-    private readonly kv: KV,
-    private readonly cas: CasWriter,
+    private readonly bucket: LeaseBucket,
     private readonly ttlMs: number,
   ) {
     this.timer = setInterval(() => void this.renewAll(), Math.max(1, Math.floor(ttlMs / 3)));
@@ -161,31 +153,17 @@ class KvStreamSlots implements StreamSlots {
     }
   }
 
-  /**
-   * Reads the key's live leases, lets `edit` change them (null: no write) and writes them back
-   * only over the revision read; retries on a lost race. Resolves whether it wrote.
-   */
+  /** Lets `edit` change the key's live leases (null: no write), by compare-and-set. Resolves whether it wrote. */
   private async change(
     keyId: string,
     edit: (leases: Leases, now: number) => Leases | null,
   ): Promise<boolean> {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const entry = await this.kv.get(keyId);
-      const now = Date.now();
-      const leases = entry?.operation === 'PUT' && entry.length > 0 ? live(entry.json<Leases>(), now) : {};
-      const next = edit(leases, now);
-      if (!next) return false;
-      const bytes = JSON.stringify(next);
-      try {
-        if (entry) await this.cas.update(keyId, bytes, entry.revision);
-        else await this.cas.create(keyId, bytes);
-        return true;
-      } catch (err) {
-        if (!(err instanceof CasConflictError)) throw err;
-      }
-      await sleep(fullJitterMs(attempt, BACKOFF));
-    }
-    throw new Error(`stream slots of ${keyId}: too many concurrent writers`);
+    const r = await this.bucket.change<Leases>(keyId, (cur, now) => edit(live(cur ?? {}, now), now), {
+      attempts: MAX_ATTEMPTS,
+      backoff: BACKOFF,
+    });
+    if (!r.wrote && r.conflict) throw new Error(`stream slots of ${keyId}: too many concurrent writers`);
+    return r.wrote;
   }
 }
 

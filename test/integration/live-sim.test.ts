@@ -6,8 +6,7 @@
  */
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STREAMS } from '../../contracts/streams.ts';
-import { SIM_SESSIONS_BUCKET } from '../../gateways/http/live-sim/sim-sessions.ts';
+import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
@@ -115,7 +114,7 @@ describe('live synthetic stream', () => {
     const first = await read(`${a.url}/stream/live?symbol=ETH&seed=11`, 30);
     const other = await read(`${a.url}/stream/live?symbol=ETH&seed=12`, 30);
     // Wait out the first session (10 s of interest after its last client): its lease is released.
-    const sessions = await new Kvm(nats.js).open(SIM_SESSIONS_BUCKET);
+    const sessions = await new Kvm(nats.js).open(KV_BUCKETS.simSessions);
     await eventually(
       async () => (await sessions.get('lease.ETH.11'))?.operation !== 'PUT',
       25_000,

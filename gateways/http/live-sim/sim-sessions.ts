@@ -12,11 +12,10 @@
  * accounts holds only accounts with a client here.
  */
 import { randomBytes } from 'node:crypto';
-import { type KV, Kvm } from '@nats-io/kv';
 import { ApiError } from '../../../contracts/errors.ts';
-import { STREAMS } from '../../../contracts/streams.ts';
+import { KV_BUCKETS, STREAMS } from '../../../contracts/streams.ts';
 import { parseSimSubject, simFilter, simSubject } from '../../../contracts/subjects.ts';
-import { createBucket } from '../../../platform/kv.ts';
+import { LeaseBucket } from '../../../platform/kv-lease.ts';
 import type { Logger } from '../../../platform/logger.ts';
 import type { Nats } from '../../../platform/nats.ts';
 import { parseMarketModelConfig } from '../../../producers/simulator/config.ts';
@@ -26,8 +25,6 @@ import { LiveTail } from '../../core/live-tail.ts';
 import type { FeedDeps } from '../../core/replay-source.ts';
 import { openKvStreamSlots, type StreamSlot, type StreamSlots } from '../../core/stream-slots.ts';
 import { leaseStep, releaseLease } from './session-lease.ts';
-
-export const SIM_SESSIONS_BUCKET = 'sim_sessions';
 
 /** One client's hold on a session: where its events come from, and how to let go. */
 export type SessionHold = { feed: FeedDeps; release(): void };
@@ -63,20 +60,16 @@ export class SimSessions {
 
   private constructor(
     private readonly nats: Nats,
-    private readonly kv: KV,
+    private readonly leases: LeaseBucket,
     private readonly log: Logger,
     private readonly limits: SessionLimits,
     private readonly slots: StreamSlots,
   ) {}
 
   static async start(nats: Nats, log: Logger, limits: SessionLimits): Promise<SimSessions> {
-    const kv = await createBucket(new Kvm(nats.js), SIM_SESSIONS_BUCKET, {
-      history: 1,
-      ttl: 3_600_000,
-      replicas: nats.replicas ?? 1,
-    });
+    const leases = await LeaseBucket.open(nats, KV_BUCKETS.simSessions, { purgeAfterMs: 3_600_000 });
     const slots = await openKvStreamSlots(nats, { ttlMs: limits.leaseTtlMs ?? 15_000 });
-    return new SimSessions(nats, kv, log, limits, slots);
+    return new SimSessions(nats, leases, log, limits, slots);
   }
 
   /**
@@ -208,13 +201,13 @@ export class SimSessions {
   }
 
   private async tick(s: Session): Promise<void> {
-    const outcome = await leaseStep(this.kv, `lease.${s.key}`, this.me, s.clients > 0).catch(() => ({
+    const outcome = await leaseStep(this.leases, `lease.${s.key}`, this.me, s.clients > 0).catch(() => ({
       role: 'none' as const,
     }));
     if (outcome.role === 'owner') {
       if (!s.runner) this.produce(s, outcome.startMs);
       if (s.clients === 0 && outcome.interestUntil < Date.now()) {
-        await releaseLease(this.kv, `lease.${s.key}`, this.me);
+        await releaseLease(this.leases, `lease.${s.key}`, this.me);
         await this.close(s);
       }
       return;
