@@ -71,6 +71,9 @@ export const RegisterBody = Attribution.extend({
 }).strict();
 export type RegisterBody = z.infer<typeof RegisterBody>;
 
+/** What every console session token starts with (`mds_` + 24 random bytes, base64url); API keys never do. */
+export const SESSION_TOKEN_PREFIX = 'mds_';
+
 export const LoginBody = Attribution.extend({ email: Email, password: z.string().min(1).max(256) }).strict();
 export type LoginBody = z.infer<typeof LoginBody>;
 

@@ -26,6 +26,7 @@ import { nanos } from '@nats-io/transport-node';
 import { contentHash } from '../contracts/caches.ts';
 import { ApiError } from '../contracts/errors.ts';
 import type { MarketEvent } from '../contracts/events.ts';
+import { ownBatchMsgIdPrefix } from '../contracts/message-ids.ts';
 import { KV_BUCKETS, STREAMS } from '../contracts/streams.ts';
 import { accountMdFilter, accountMdSubject, accountToken } from '../contracts/subjects.ts';
 import { type Bucket, openBucket } from '../platform/kv.ts';
@@ -69,7 +70,7 @@ export class AccountPublisher {
   async publish(accountId: string, events: readonly MarketEvent[]): Promise<AccountPublishResult> {
     const batchId = contentHash(events).slice('sha256:'.length, 'sha256:'.length + 32);
     const key = `${accountToken(accountId)}.${batchId}`;
-    const idPrefix = `norm.${accountId}.${batchId}.`;
+    const idPrefix = ownBatchMsgIdPrefix(accountId, batchId);
     const fromSeq = (await this.nats.jsm.streams.info(STREAMS.MD)).state.last_seq + 1;
     const pending: BatchRecord = { state: 'pending', from_seq: fromSeq, at: Date.now() };
     let skip = new Set<number>();

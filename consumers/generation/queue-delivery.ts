@@ -21,6 +21,7 @@ import type { JsMsg } from '@nats-io/jetstream';
 import { AckPolicy } from '@nats-io/jetstream';
 import { headers, nanos } from '@nats-io/transport-node';
 import { PRIOR_ATTEMPTS_HEADER } from '../../contracts/jobs.ts';
+import { redeliveryMsgId } from '../../contracts/message-ids.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -62,7 +63,7 @@ export function attemptOf(msg: JsMsg): number {
 export async function handOver(nats: Nats, msg: JsMsg, log: Logger): Promise<void> {
   const h = headers();
   h.set(PRIOR_ATTEMPTS_HEADER, String(attemptOf(msg) - 1));
-  const msgID = `${msg.subject}.h${msg.info.streamSequence}`;
+  const msgID = redeliveryMsgId(msg.subject, msg.info.streamSequence);
   try {
     await nats.js.publish(msg.subject, msg.data, { msgID, headers: h });
   } catch (err) {

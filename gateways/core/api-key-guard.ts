@@ -10,6 +10,7 @@
  * signal of a request of an expiring key aborts at its expiry too (key-expiry.ts).
  */
 import type { KeyRecord } from '../../contracts/accounts.ts';
+import { SESSION_TOKEN_PREFIX } from '../../contracts/accounts.ts';
 import { isWellFormedApiKey } from '../../contracts/api-key-format.ts';
 import { ApiError } from '../../contracts/errors.ts';
 import type { Tier } from '../../contracts/limits.ts';
@@ -72,7 +73,7 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
   async function admitOrThrow(req: GuardRequest): Promise<Principal> {
     const key = presentedCredential(req);
     if (!key) throw new ApiError('invalid_key', missingKeyMessage(req));
-    if (key.startsWith('mds_'))
+    if (key.startsWith(SESSION_TOKEN_PREFIX))
       throw new ApiError(
         'invalid_key',
         'session tokens are not accepted here: use an API key (the dashboard proxy takes session tokens)',

@@ -25,6 +25,7 @@
 import { setMaxListeners } from 'node:events';
 import { type AccountEvent, accountSubject, type KeyRecord, type Scope } from '../../contracts/accounts.ts';
 import { KEY_CACHE_TTL_MS } from '../../contracts/limits.ts';
+import { keyRehashedMsgId } from '../../contracts/message-ids.ts';
 import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { BUCKET_OPTIONS, type Bucket, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -230,7 +231,7 @@ export class KeyStore {
     };
     this.nats.js
       .publish(accountSubject(record.account_id, 'key_rehashed'), encode(ev), {
-        msgID: `key_rehashed.${record.key_id}.${currentHash}`,
+        msgID: keyRehashedMsgId(record.key_id, currentHash),
       })
       // Not retried here: a process whose NATS user may not write `acct.>` (edge gateways) only
       // verifies; the `{base_url}` process rehashes when the key is used there.

@@ -25,12 +25,14 @@ import {
   MAX_ACTIVE_KEYS_PER_ACCOUNT,
   type Plan,
   type RegisterBody,
+  SESSION_TOKEN_PREFIX,
   type SessionRecord,
   type SetPlanBody,
   type UpdateKeyBody,
 } from '../../contracts/accounts.ts';
 import { generateApiKey, keyDisplayPrefix, newAccountId, newKeyId } from '../../contracts/api-key-format.ts';
 import { ApiError, isApiError } from '../../contracts/errors.ts';
+import { registeredMsgId, sessionRehashedMsgId } from '../../contracts/message-ids.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { encode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -117,7 +119,7 @@ export class AccountsService {
     let ack: { seq: number };
     try {
       ack = await this.deps.nats.js.publish(accountSubject(accountId, 'registered'), encode(ev), {
-        msgID: `registered.${accountId}`,
+        msgID: registeredMsgId(accountId),
       });
     } catch (err) {
       // Not registered: give the email back (unless the event landed after all).
@@ -158,7 +160,7 @@ export class AccountsService {
     const view = accountId ? await this.account(accountId) : null;
     const ok = await verifyPassword(body.password, view?.password_hash ?? (await DUMMY_HASH));
     if (!view || !ok) throw new ApiError('invalid_credentials');
-    const token = `mds_${randomBytes(24).toString('base64url')}`;
+    const token = `${SESSION_TOKEN_PREFIX}${randomBytes(24).toString('base64url')}`;
     const expiresAt = Date.now() + this.deps.sessionTtlMs;
     await this.publish({
       type: 'login_recorded',
@@ -195,7 +197,7 @@ export class AccountsService {
             expires_at: old.expires_at,
             at: Date.now(),
           } satisfies AccountEvent),
-          { msgID: `session_rehashed.${current}` },
+          { msgID: sessionRehashedMsgId(current) },
         )
         .catch((err) => this.deps.log?.warn({ err: String(err) }, 'session rehash not published'));
       return accountId;

@@ -25,6 +25,7 @@ import {
 import { ApiError } from '../../contracts/errors.ts';
 import { encodeStoredEvent } from '../../contracts/event-wire.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
+import { cacheEventMsgId } from '../../contracts/message-ids.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { type Bucket, openBucket } from '../../platform/kv.ts';
 import { decode } from '../../platform/msgpack.ts';
@@ -79,7 +80,7 @@ export class CacheStore {
         const acks = await Promise.all(
           req.events.slice(i, i + BATCH).map((ev, j) =>
             this.nats.js.publish(cacheSubject(req.accountId, key, ev.event_type), encoded[i + j], {
-              msgID: `${key}.${attempt}.${i + j}`,
+              msgID: cacheEventMsgId(key, attempt, i + j),
             }),
           ),
         );

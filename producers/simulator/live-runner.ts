@@ -5,6 +5,7 @@
  * retried publish, or a second producer of the same run, is stored once.
  */
 import type { MarketEvent } from '../../contracts/events.ts';
+import { simRunMsgIdPrefix } from '../../contracts/message-ids.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { nowUs, type Outgoing, publishEvents } from '../publish.ts';
@@ -105,7 +106,7 @@ export function startLiveRunner(nats: Nats, opts: LiveRunnerOptions, log: Logger
         start_time_ms: startMs,
       }),
     ),
-    idPrefix: `sim.${symbol}.${runId}`,
+    idPrefix: simRunMsgIdPrefix(symbol, runId),
   }));
   log.info(
     { coins: opts.coins, seed: opts.seed, tradeRate: opts.tradeRate, bookIntervalMs: opts.bookIntervalMs },

@@ -13,6 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../../contracts/errors.ts';
+import { liveSessionMsgIdPrefix } from '../../../contracts/message-ids.ts';
 import { KV_BUCKETS, STREAMS } from '../../../contracts/streams.ts';
 import { parseSimSubject, simFilter, simSubject } from '../../../contracts/subjects.ts';
 import { LeaseBucket } from '../../../platform/kv-lease.ts';
@@ -228,7 +229,7 @@ export class SimSessions {
         {
           cursor,
           subject: (ev) => simSubject(s.symbol, s.seed, ev.event_type),
-          idPrefix: `live.${s.key}.${startMs}`,
+          idPrefix: liveSessionMsgIdPrefix(s.key, startMs),
         },
       ],
       this.log,
