@@ -38,12 +38,17 @@ let points = 0;
 let last = { mid: 0, trade: 0 };
 let close = () => {};
 
+// The point counter (`data-points` on the chart, and under it) is what the chart holds: a tick in
+// the second of the last point replaces that point, a later one adds a point. Read from the chart
+// on each new second, so it grows only with points the chart has taken.
 function plot(series, kind, timestampMs, value) {
   const time = Math.floor(timestampMs / 1_000);
   if (!Number.isFinite(value) || time < last[kind]) return;
+  const added = time > last[kind];
   last[kind] = time;
   series.update({ time, value });
-  points++;
+  if (!added) return;
+  points = mid.data().length + trades.data().length;
   box.dataset.points = String(points);
 }
 
