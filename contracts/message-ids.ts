@@ -30,3 +30,6 @@ export const redeliveryMsgId = (subject: string, oldSeq: number): string => `${s
 export const simRunMsgIdPrefix = (symbol: string, runId: string): string => `sim.${symbol}.${runId}`;
 export const liveSessionMsgIdPrefix = (sessionKey: string, startMs: number): string =>
   `live.${sessionKey}.${startMs}`;
+
+/** A key's revocation (`ACCOUNTS`): once per key, however often the request is retried. */
+export const keyRevokedMsgId = (keyId: string): string => `revoked.${keyId}`;
