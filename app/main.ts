@@ -112,7 +112,9 @@ async function main(): Promise<void> {
   const nats = await natsUrlOf(config, log);
   embedded = nats.embedded;
   log.info(describeNatsAuth(config), 'connecting to nats');
-  const conn = await connectNats(nats.url, `mdp-${role}`, log, natsAuthOptions(config));
+  const conn = await connectNats(nats.url, `mdp-${role}`, log, natsAuthOptions(config), {
+    historyWire: config.NATS_HISTORY_WIRE === 'true',
+  });
   drain = () => conn.nc.drain();
   lifecycle.parts.push(...(await startRole(role, region, conn, config, log, connector)));
   log.info({ role, parts: lifecycle.parts.map((p) => p.name) }, 'running');

@@ -66,6 +66,11 @@ export const ConfigSchema = z.object({
   NATS_TLS_CERT_FILE: z.string().optional(),
   /** TLS to NATS: the client certificate's key. */
   NATS_TLS_KEY_FILE: z.string().optional(),
+  /**
+   * History reads (catch-ups, resumes) over the platform's own lean NATS connection
+   * (platform/nats-wire/) instead of nats.js: `false` reads them over nats.js like everything else.
+   */
+  NATS_HISTORY_WIRE: z.enum(['true', 'false']).default('true'),
   /** Longest a stop may take (SIGTERM/SIGINT) before the process exits with code 1, ms. */
   SHUTDOWN_DEADLINE_MS: int(5_000, 100, 120_000),
   /** nats-server binary for the embedded server. */

@@ -44,6 +44,7 @@ export async function connectNats(
   name: string,
   log: Logger,
   auth: Partial<ConnectionOptions> = {},
+  opts: { historyWire?: boolean } = {},
 ): Promise<Nats> {
   const nc = await connect({
     ...auth,
@@ -75,7 +76,7 @@ export async function connectNats(
   nc.closed().then(() => history.close());
   reconnectListeners.add(() => history.reset());
   return {
-    history: history.get,
+    ...(opts.historyWire === false ? {} : { history: history.get }),
     nc,
     js: jetstream(nc, { timeout: 5_000 }),
     jsm,

@@ -45,7 +45,15 @@ export async function startBenchNats(): Promise<BenchNats> {
     server.process.once('exit', (code, signal) => {
       if (!stopping) process.stderr.write(`[bench] nats-server exited unexpectedly (${code ?? signal})\n`);
     });
-    nats = await connectNats(server.url, 'bench-publisher', silent);
+    nats = await connectNats(
+      server.url,
+      'bench-publisher',
+      silent,
+      {},
+      {
+        historyWire: benchConfig().NATS_HISTORY_WIRE === 'true',
+      },
+    );
     await ensureStreams(nats.jsm, streamDefs());
   } catch (err) {
     stopping = true;

@@ -88,7 +88,15 @@ function listen(server: Server): Promise<string> {
 async function startGateway(args: StartArgs): Promise<string> {
   const config = benchConfig(args.env);
   const log = createLogger(config.LOG_LEVEL, 'bench-gateway');
-  const nats: Nats = await connectNats(args.natsUrl, 'bench-gateway', log);
+  const nats: Nats = await connectNats(
+    args.natsUrl,
+    'bench-gateway',
+    log,
+    {},
+    {
+      historyWire: benchConfig().NATS_HISTORY_WIRE === 'true',
+    },
+  );
   const tail = await LiveTail.start(nats, log, {
     ringSize: config.SSE_RING_SIZE,
     staleAfterMs: config.SSE_FEED_STALE_MS,
