@@ -43,7 +43,9 @@ export async function run(): Promise<unknown> {
   const quant = (await accounts.key('quant')).key;
   const basic = (await accounts.key('basic')).key;
   const stopBooks = publishBooks(bench.nats, 40);
-  const edge = await startWorker('jsonrpc-server');
+  const edge = await startWorker('jsonrpc-server', {
+    nodeArgs: (process.env.ISOLATION_EDGE_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  });
   const bare = await startWorker('jsonrpc-server');
   const abuser = await startWorker('abuser', { env: { ABUSER: '1' } });
   const abuse: Record<string, number>[] = [];
