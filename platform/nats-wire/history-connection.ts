@@ -8,8 +8,11 @@
  *
  * It does not reconnect: when the socket ends, every subscription is told (`onLost`), its pull
  * consumer ends as `lost`, and the reader opens a new consumer, which asks for a connection again
- * (history-connections.ts makes one). Credentials it cannot present (a creds file: nkey
- * signatures) leave history reads on nats.js.
+ * (history-connections.ts makes one). What it does not know hands the reads to nats.js
+ * (history-connections.ts): credentials it cannot present (a creds file: nkey signatures), a
+ * server in lame duck mode (an INFO with `ldm`: the reads under way finish, new ones go to nats.js,
+ * which moves to another server), and any `-ERR` but a permissions violation (the connection ends
+ * as `failed`, and reads stay on nats.js for a while).
  */
 
 import { readFileSync } from 'node:fs';
@@ -55,6 +58,10 @@ export class HistoryConnection {
   private readonly subs = new Map<number, Sub>();
   private nextSid = 1;
   private closed = false;
+  /** The server said it is in lame duck mode: take no new reads. */
+  private lameDuck = false;
+  /** Ended by something this connection does not know (an `-ERR`, bytes it cannot parse). */
+  private protocolFailure = false;
   private pingsUnanswered = 0;
   private readonly keepalive: ReturnType<typeof setInterval>;
 
@@ -105,6 +112,16 @@ export class HistoryConnection {
     return this.closed;
   }
 
+  /** Whether new reads should go elsewhere: the server is in lame duck mode. */
+  get draining(): boolean {
+    return this.lameDuck;
+  }
+
+  /** Whether it ended on something it does not know (reads then stay on nats.js for a while). */
+  get failed(): boolean {
+    return this.protocolFailure;
+  }
+
   /** Subscriptions open: one per history read pulling over this connection. */
   get subscriptions(): number {
     return this.subs.size;
@@ -147,18 +164,26 @@ export class HistoryConnection {
     handlers.pong = () => {
       this.pingsUnanswered = 0;
     };
-    // A later INFO (cluster change, lame duck mode) changes nothing here: the handshake is done.
-    handlers.info = () => {};
+    // A later INFO of a cluster change changes nothing here (the handshake is done); one that says
+    // lame duck mode stops new reads from coming here.
+    handlers.info = (json) => {
+      if (this.lameDuck || !/"ldm"\s*:\s*true/.test(json)) return;
+      this.lameDuck = true;
+      this.report('server in lame duck mode: new history reads go to nats.js');
+    };
     handlers.err = (message) => {
       this.report(`server error: ${message}`);
       // A refused subject fails that read alone (its pull times out); anything else ends the connection.
-      if (!/^permissions violation/i.test(message)) this.socket.destroy();
+      if (/^permissions violation/i.test(message)) return;
+      this.protocolFailure = true;
+      this.socket.destroy();
     };
     this.socket.on('data', (chunk: Buffer) => {
       try {
         parser.feed(chunk);
       } catch (err) {
         this.report(String(err));
+        this.protocolFailure = true;
         this.socket.destroy();
       }
     });

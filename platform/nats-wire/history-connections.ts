@@ -2,8 +2,10 @@
  * The history connection (history-connection.ts) of one nats.js connection: made when a history
  * read first asks, on the server nats.js is on, one at a time, and made again after it ends. When
  * it cannot be had (a creds file, whose nkey signatures it cannot present, or a failed connect),
- * reads get null and pull over nats.js; after a failed connect for RETRY_AFTER_FAILURE_MS, so
- * that reads do not each try (and wait) again.
+ * reads get null and pull over nats.js; after a failed connect, or a connection that ended on
+ * something it does not know (history-connection.ts `failed`), for RETRY_AFTER_FAILURE_MS, so that
+ * reads do not each try (and wait) again. While the server says it is in lame duck mode, new reads
+ * get null (nats.js moves to another server); the next connection is made once this one ends.
  */
 import type { ConnectionOptions } from '@nats-io/transport-node';
 import type { Logger } from '../logger.ts';
@@ -49,8 +51,10 @@ export function historyConnections(
       current ??= connectOnce();
       const pending = current;
       const c = await pending;
-      if (c && !c.isClosed) return closed ? null : c;
+      if (c && !c.isClosed) return closed || c.draining ? null : c;
+      if (c?.failed) failedAt = performance.now();
       if (current === pending) current = null; // failed or ended: the next try makes a new one
+      if (c?.failed) return null; // ended on something it does not know: nats.js takes this read
       if (c === null) return null; // failed: nats.js takes this read
     }
     return null;
