@@ -38,7 +38,14 @@ function makeCertificate(): void {
       file('tls.key'),
       '-out',
       file('tls.crt'),
-    ].concat(['-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost']),
+    ].concat([
+      '-days',
+      '2',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ]),
     { stdio: 'ignore' },
   );
 }
