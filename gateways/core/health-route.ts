@@ -1,17 +1,27 @@
-/** `GET /healthz` of every live-data edge (unified, JSON-RPC): 200 `{"status":"ok"}` while NATS is connected and the streams exist; 503 otherwise. */
+/** `GET /healthz` of every live-data edge (unified, JSON-RPC): 200 `{"status":"ok"}` while NATS is connected and the streams exist with a leader; 503 otherwise. */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { type Nats, streamsExist } from '../../platform/nats.ts';
+import type { Nats } from '../../platform/nats.ts';
 
 const CHECK_TIMEOUT_MS = 1_500;
+
+/**
+ * MD answers and has a leader. A node cut off from its cluster (its routes down, its clients still
+ * on it) answers stream info from its own replica, with no leader, after a few seconds (nats-server
+ * 2.9): that node can serve no stream, so the edges on it are not healthy.
+ */
+async function mdLed(nats: Nats): Promise<boolean> {
+  const info = await nats.jsm.streams.info(STREAMS.MD);
+  return !info.cluster || Boolean(info.cluster.leader);
+}
 
 export async function healthy(nats: Nats): Promise<boolean> {
   if (!nats.connected()) return false;
   const timeout = new Promise<boolean>((resolve) =>
     setTimeout(() => resolve(false), CHECK_TIMEOUT_MS).unref(),
   );
-  return Promise.race([streamsExist(nats.jsm, [STREAMS.MD]).catch(() => false), timeout]);
+  return Promise.race([mdLed(nats).catch(() => false), timeout]);
 }
 
 export function registerHealthRoute(app: FastifyInstance, nats: Nats): void {

@@ -4,14 +4,22 @@
  * which can be before every peer has joined: an R3 stream is then refused with "no suitable peers
  * for placement". Stream setup is idempotent, so it is retried until the peers are there.
  */
+
+import type { ConnectionOptions } from '@nats-io/transport-node';
 import { setupStreams } from '../../app/streams.ts';
 import type { Config } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { connectNats, type Nats } from '../../platform/nats.ts';
 import { eventually } from './eventually.ts';
 
-export async function connectClusterNats(url: string, config: Config, timeoutMs = 120_000): Promise<Nats> {
-  const nats = await connectNats(url, 'test', createLogger(config.LOG_LEVEL, 'test'));
+/** `auth`: the credentials a cluster started with `--user`/`--pass` requires. */
+export async function connectClusterNats(
+  url: string,
+  config: Config,
+  timeoutMs = 120_000,
+  auth: Partial<ConnectionOptions> = {},
+): Promise<Nats> {
+  const nats = await connectNats(url, 'test', createLogger(config.LOG_LEVEL, 'test'), auth);
   let lastError = '';
   try {
     await eventually(

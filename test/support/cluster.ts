@@ -3,13 +3,15 @@ import { openSse } from './sse.ts';
 
 /**
  * Opens `url` with `Last-Event-ID: from` and resolves with the ids of the first `count` events
- * (their stream sequences), then closes the stream. Rejects if the stream ends first.
+ * (their stream sequences), then closes the stream. Rejects if the stream ends first, or (given
+ * `timeoutMs`) if the events have not all come within it.
  */
 export async function readSequences(
   url: string,
   key: string,
   from: number,
   count: number,
+  timeoutMs?: number,
 ): Promise<number[]> {
   const seqs: number[] = [];
   let done = () => {};
@@ -24,11 +26,26 @@ export async function readSequences(
     { 'x-api-key': key, 'last-event-id': String(from) },
   );
   if (sse.status !== 200) throw new Error(`${url}: HTTP ${sse.status}`);
-  await Promise.race([
-    enough,
-    sse.done.then(() => Promise.reject(new Error(`${url}: ended after ${seqs.length}`))),
-  ]);
-  sse.abort();
+  let timer: NodeJS.Timeout | undefined;
+  const late =
+    timeoutMs === undefined
+      ? new Promise<never>(() => {})
+      : new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`${url}: ${seqs.length} of ${count} events in ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+        });
+  try {
+    await Promise.race([
+      enough,
+      late,
+      sse.done.then(() => Promise.reject(new Error(`${url}: ended after ${seqs.length}`))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    sse.abort();
+  }
   return seqs.slice(0, count);
 }
 

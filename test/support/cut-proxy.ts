@@ -8,6 +8,10 @@ export type CutProxy = {
   url: string;
   /** Destroys every open connection; returns how many there were. */
   cut(): number;
+  /** Cuts, and refuses (destroys at once) every new connection until `restore()`: the link is down. */
+  hold(): number;
+  /** Ends `hold()`: new connections are relayed again. */
+  restore(): void;
   /** Connections accepted so far. */
   accepted(): number;
   close(): Promise<void>;
@@ -17,8 +21,13 @@ export async function startCutProxy(target: string): Promise<CutProxy> {
   const { hostname, port } = new URL(target);
   const open = new Set<Socket>();
   let accepted = 0;
+  let held = false;
   const server: Server = createServer((client) => {
     accepted++;
+    if (held) {
+      client.destroy();
+      return;
+    }
     const upstream = createConnection({ host: hostname, port: Number(port) });
     open.add(client);
     open.add(upstream);
@@ -35,13 +44,21 @@ export async function startCutProxy(target: string): Promise<CutProxy> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address() as { port: number };
+  const cut = () => {
+    const n = open.size / 2;
+    for (const s of [...open]) s.destroy();
+    open.clear();
+    return n;
+  };
   return {
     url: `http://127.0.0.1:${address.port}`,
-    cut() {
-      const n = open.size / 2;
-      for (const s of [...open]) s.destroy();
-      open.clear();
-      return n;
+    cut,
+    hold() {
+      held = true;
+      return cut();
+    },
+    restore() {
+      held = false;
     },
     accepted: () => accepted,
     close: () =>
