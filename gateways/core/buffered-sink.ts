@@ -20,10 +20,10 @@
 import type { ErrorCode } from '../../contracts/errors.ts';
 import { feedRecovered, type Notice } from '../../contracts/notices.ts';
 import { type FeedEvent, nowNs } from './feed-event.ts';
-import type { ChunkEncoding, Flusher } from './flusher.ts';
+import type { Flusher } from './flusher.ts';
 import { OutboundQueue } from './outbound-queue.ts';
 import type { FeedSink } from './replay-source.ts';
-import type { Framer, Wire } from './sink-parts.ts';
+import type { Frame, Framer, Wire } from './sink-parts.ts';
 
 export type BufferedSinkOptions = {
   maxBacklogBytes: number;
@@ -31,11 +31,6 @@ export type BufferedSinkOptions = {
   closeGraceMs: number;
   /** Identifies the client's selection: clients with equal keys share encoded chunks (see Flusher). */
   selectionKey?: string;
-  /**
-   * How queued strings become bytes when a chunk is shared: utf8 (text), latin1 (binary frames), or
-   * the transport's encoder (the wire is then given that Buffer).
-   */
-  chunkEncoding?: ChunkEncoding;
   /** Called with the in-gateway latency (ns) of each event as it is written (benchmarks). */
   onEventWritten?: (latencyNs: number) => void;
 };
@@ -160,10 +155,16 @@ export class BufferedSink implements FeedSink {
   terminate(code: ErrorCode, message?: string, retryAfterSeconds?: number): void {
     if (this.closed) return;
     // An upstream_lag warning still queued goes out before the terminal error, never silently dropped.
-    const lag = this.lagFrameQueued ? this.framer.warning('upstream_lag', LAG_MESSAGE, {}) : '';
+    const lag = this.lagFrameQueued
+      ? this.framer.join([this.framer.warning('upstream_lag', LAG_MESSAGE, {})], false)
+      : undefined;
     this.queue.clear();
     if (!this.opened) this.open();
-    this.wire.end(lag + this.framer.terminal(code, message, retryAfterSeconds));
+    this.wire.end(lag, {
+      code,
+      ...(message !== undefined ? { message } : {}),
+      ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+    });
     this.measureWire();
     this.markClosed();
     if (this.opts.closeGraceMs >= 0) setTimeout(() => this.wire.destroy(), this.opts.closeGraceMs).unref();
@@ -181,12 +182,8 @@ export class BufferedSink implements FeedSink {
     const signature = this.shareKey === undefined ? null : this.queue.signature();
     const chunk =
       signature === null
-        ? this.queue.drain()
-        : this.flusher.shared(
-            `${this.shareKey}|${signature}`,
-            () => this.queue.drain(),
-            this.opts.chunkEncoding,
-          );
+        ? this.queue.drain(this.framer)
+        : this.flusher.shared(`${this.shareKey}|${signature}`, () => this.queue.drain(this.framer, true));
     this.queue.clear();
     this.lagFrameQueued = false;
     this.wire.write(chunk);
@@ -211,7 +208,7 @@ export class BufferedSink implements FeedSink {
     this.wake();
   }
 
-  private enqueue(text: string, conflationKey: string | null = null, seq?: number): void {
+  private enqueue(text: Frame, conflationKey: string | null = null, seq?: number): void {
     if (this.closed) return;
     // The slow-client policy applies to real backpressure only: while the wire accepts writes, a
     // queue past the bound is written at once instead of waiting for the turn's flush.
@@ -251,7 +248,7 @@ export class BufferedSink implements FeedSink {
     if (this.queue.bytes > this.queue.maxBytes * 0.75) {
       // What is queued (books conflated, the lag warning last) goes out before the terminal error:
       // the bytes move from the queue to the wire, so what the connection holds does not grow.
-      this.wire.write(this.queue.drain());
+      this.wire.write(this.queue.drain(this.framer));
       this.measureWire();
       this.lagFrameQueued = false;
       this.terminate('reconnect', 'client too slow: reconnect with Last-Event-ID to resume from the log');

@@ -17,7 +17,7 @@ import { type FeedSubjectParts, type MdSubjectParts, parseFeedSubject } from '..
 export type FeedEventWire = {
   /** The SSE message (`id:` + `data:`). */
   sse?: string;
-  [transport: string]: string | Uint8Array | undefined;
+  [transport: string]: string | Buffer | Uint8Array | undefined;
 };
 
 export type FeedEvent = {

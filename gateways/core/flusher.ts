@@ -16,14 +16,12 @@
  * clients a flush per read made 1,000 socket writes per dozen events and the gateway delivered
  * fewer events a second than a bare server that flushes on `setImmediate` (issue 29: 0.3–0.7× of
  * it at 1,000 SSE clients); a few connections keep the same-iteration write.
- * Within one flush, connections whose queues hold the same frames share one encoded Buffer
- * (`shared`): with many clients on one selection the chunk is joined and encoded once, not once
- * per socket.
+ * Within one flush, connections whose queues hold the same frames share one chunk (`shared`): with
+ * many clients on one selection the chunk is joined and encoded once, not once per socket.
  */
-export type Flushable = { flush(): void };
+import type { Chunk } from './sink-parts.ts';
 
-/** How a shared chunk's string becomes bytes: a Buffer encoding, or a transport's encoder. */
-export type ChunkEncoding = 'utf8' | 'latin1' | ((chunk: string) => Buffer);
+export type Flushable = { flush(): void };
 
 /** Dirty connections from which a flush waits for the end of the poll phase (see the file comment). */
 export const WIDE_FLUSH = 64;
@@ -34,19 +32,16 @@ export class Flusher {
   private deferred = false;
 
   constructor(private readonly wide = WIDE_FLUSH) {}
-  private readonly turn = new Map<string, Buffer>();
+  private readonly turn = new Map<string, Chunk>();
 
-  /**
-   * The Buffer for `key` in this flush, made the first time it is asked for: the string `make`
-   * gives, in `encoding` or through the transport's own encoder.
-   */
-  shared(key: string, make: () => string, encoding: ChunkEncoding = 'utf8'): Buffer {
-    let buf = this.turn.get(key);
-    if (!buf) {
-      buf = typeof encoding === 'function' ? encoding(make()) : Buffer.from(make(), encoding);
-      this.turn.set(key, buf);
+  /** The chunk for `key` in this flush, made (by `make`) the first time it is asked for. */
+  shared(key: string, make: () => Chunk): Chunk {
+    let chunk = this.turn.get(key);
+    if (chunk === undefined) {
+      chunk = make();
+      this.turn.set(key, chunk);
     }
-    return buf;
+    return chunk;
   }
 
   schedule(c: Flushable): void {

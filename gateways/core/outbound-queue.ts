@@ -1,12 +1,15 @@
 /**
- * A client's unsent frames, bounded by bytes (UTF-16 length, ≈ bytes for the ASCII JSON sent).
+ * A client's unsent frames (sink-parts.ts `Frame`), bounded by bytes (a Buffer's length; a string's
+ * UTF-16 length, ≈ bytes for the ASCII JSON sent).
  * Overflow policy (ARCHITECTURE.md, slow clients): first conflate book frames to the newest per
  * coin; if that does not bring the backlog under the bound, the caller disconnects the client,
  * which resumes from JetStream. Frames and their conflation keys are kept in two parallel arrays
  * (no object per frame: this queue is on the per-event, per-client path).
  */
+import type { Chunk, Frame, Framer } from './sink-parts.ts';
+
 export class OutboundQueue {
-  private texts: string[] = [];
+  private texts: Frame[] = [];
   private keys: (string | null)[] = [];
   private total = 0;
   private peak = 0;
@@ -42,7 +45,7 @@ export class OutboundQueue {
   }
 
   /** Adds a frame; returns false when the bound is now exceeded. */
-  push(text: string, conflationKey: string | null = null, seq?: number): boolean {
+  push(text: Frame, conflationKey: string | null = null, seq?: number): boolean {
     if (seq === undefined) this.onlyEvents = false;
     else {
       if (this.texts.length === 0) this.firstSeq = seq;
@@ -58,7 +61,7 @@ export class OutboundQueue {
   /** Keeps only the newest frame of each conflation key (order of the survivors unchanged). */
   conflate(): void {
     const seen = new Set<string>();
-    const texts: string[] = [];
+    const texts: Frame[] = [];
     const keys: (string | null)[] = [];
     let total = 0;
     for (let i = this.texts.length - 1; i >= 0; i--) {
@@ -67,7 +70,7 @@ export class OutboundQueue {
         if (seen.has(key)) continue;
         seen.add(key);
       }
-      const text = this.texts[i] as string;
+      const text = this.texts[i] as Frame;
       texts.push(text);
       keys.push(key);
       total += text.length;
@@ -78,9 +81,9 @@ export class OutboundQueue {
     this.onlyEvents = false; // conflated: no longer a plain range of events
   }
 
-  /** Everything queued as one string; the queue is empty afterwards. */
-  drain(): string {
-    const out = this.texts.length === 1 ? (this.texts[0] as string) : this.texts.join('');
+  /** Everything queued as one chunk, joined by the transport (`shared`: see Framer.join); the queue is empty afterwards. */
+  drain(framer: Pick<Framer, 'join'>, shared = false): Chunk {
+    const out = framer.join(this.texts, shared);
     this.clear();
     return out;
   }

@@ -12,10 +12,18 @@ import type { Framer, Wire } from './sink-parts.ts';
 
 export type SseConnectionOptions = BufferedSinkOptions & { requestId: string; retryMs: number };
 
-/** SSE frames; errors carry the spec's data for the code with the request id. */
+/** An `event: error` message: the spec's data for the code with the request id. */
+function errorMessage(
+  requestId: string,
+  code: ErrorCode,
+  message: string | undefined,
+  extra: Record<string, unknown>,
+) {
+  return `event: error\ndata: ${JSON.stringify({ ...sseErrorData(new ApiError(code, message), requestId), ...extra })}\n\n`;
+}
+
+/** SSE frames, all text; a shared chunk is encoded to UTF-8 once for every socket it goes to. */
 export function sseFramer(requestId: string, retryMs: number): Framer {
-  const error = (code: ErrorCode, message: string | undefined, extra: Record<string, unknown>) =>
-    `event: error\ndata: ${JSON.stringify({ ...sseErrorData(new ApiError(code, message), requestId), ...extra })}\n\n`;
   return {
     preamble: () => `retry: ${retryMs}\n\n`,
     event(ev: FeedEvent): string {
@@ -23,14 +31,17 @@ export function sseFramer(requestId: string, retryMs: number): Framer {
       return ev.wire.sse;
     },
     notice: (n) => `event: notice\ndata: ${JSON.stringify(n)}\n\n`,
-    warning: error,
-    terminal: (code, message) => error(code, message, {}),
+    warning: (code, message, extra) => errorMessage(requestId, code, message, extra),
     heartbeat: () => ': hb\n\n',
     end: (data) => `event: end\ndata: ${JSON.stringify(data)}\n\n`,
+    join(frames, shared) {
+      const text = frames.length === 1 ? (frames[0] as string) : (frames as readonly string[]).join('');
+      return shared ? Buffer.from(text) : text;
+    },
   };
 }
 
-/** A node:http response as the sink's wire. */
+/** A node:http response as the sink's wire; the terminal error is the last `event: error`. */
 export function httpResponseWire(res: ServerResponse, requestId: string): Wire {
   return {
     open(headers, preamble) {
@@ -51,7 +62,11 @@ export function httpResponseWire(res: ServerResponse, requestId: string): Wire {
       return res.writableLength;
     },
     onceDrain: (cb) => void res.once('drain', cb),
-    end: (last) => void (last === undefined ? res.end() : res.end(last)),
+    end(last, terminal) {
+      if (last !== undefined && last.length > 0) res.write(last);
+      if (terminal) res.end(errorMessage(requestId, terminal.code, terminal.message, {}));
+      else res.end();
+    },
     destroy: () => void res.destroy(),
     onClose: (cb) => void res.once('close', cb),
   };

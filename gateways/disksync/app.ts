@@ -31,7 +31,6 @@ import { WsConnection } from './connection.ts';
 import { EarlyMessages } from './early-messages.ts';
 import { type FramerState, wsFramer } from './framer.ts';
 import type { KeyLeases } from './lease.ts';
-import { wsMessages } from './messages.ts';
 import { Session, type SessionSettings } from './session.ts';
 import { WsWire } from './wire.ts';
 
@@ -166,8 +165,6 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
         {
           maxBacklogBytes: settings.maxBacklogBytes,
           closeGraceMs: 5_000,
-          // Shared chunks (Session: one subscription) are cut into messages once for all sockets.
-          chunkEncoding: (chunk) => wsMessages(chunk, state.encoding),
           ...(deps.onEventWritten ? { onEventWritten: deps.onEventWritten } : {}),
         },
       );

@@ -20,35 +20,37 @@ import { type Encoding, MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
 import type { ErrorCode } from '../../contracts/errors.ts';
 import { RECORD_SKIPPED } from '../../contracts/notices.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
-import type { Framer } from '../core/sink-parts.ts';
-import { frame, terminalFrame } from './frames.ts';
+import type { Frame, Framer } from '../core/sink-parts.ts';
 import { jsonToMsgpackLatin1 } from './json-msgpack.ts';
+import { wsMessages } from './messages.ts';
 
 /** What the framer needs of its connection: the encoding (fixed by the first subscribe). */
 export type FramerState = { encoding: Encoding; lagged: boolean };
 
-export function jsonEventFrame(ev: FeedEvent): string {
-  let f = ev.wire['ws-json'] as string | undefined;
+/** An event's frame for json connections: its stored JSON's UTF-8 bytes, as stored (no parse). */
+export function jsonEventFrame(ev: FeedEvent): Frame {
+  let f = ev.wire['ws-json'] as Buffer | undefined;
   if (f === undefined) {
-    f = frame('E', ev.json);
+    f = Buffer.from(ev.json);
     ev.wire['ws-json'] = f;
   }
   return f;
 }
 
 /** The msgpack frame of an event, or the `record_skipped` notice of a stored record that is not JSON. */
-export function msgpackEventFrame(ev: FeedEvent): string {
-  let f = ev.wire['ws-msgpack'] as string | undefined;
+export function msgpackEventFrame(ev: FeedEvent): Frame {
+  let f = ev.wire['ws-msgpack'] as Frame | undefined;
   if (f === undefined) {
     // Transcoded in one scan, byte for byte what JSON.parse + msgpackr gave (json-msgpack.ts).
     const packed = jsonToMsgpackLatin1(ev.json);
-    f = packed === null ? skippedFrame(ev) : frame('E', packed);
+    f = packed === null ? skippedFrame(ev) : Buffer.from(packed, 'latin1');
     ev.wire['ws-msgpack'] = f;
   }
   return f;
 }
 
-export const controlFrame = (m: Record<string, unknown>): string => frame('C', JSON.stringify(m));
+/** A control message (`notice`, `warning`, ...): its JSON text, a message of its own. */
+export const controlFrame = (m: Record<string, unknown>): string => JSON.stringify(m);
 
 /**
  * A stored record on an event subject that is not an event (a raw publish, not a producer's) holds
@@ -69,16 +71,8 @@ function skippedFrame(ev: FeedEvent): string {
   });
 }
 
-/**
- * Bytes of the smallest data frame that can carry `f` (an event frame): alone in its array.
- * Exact only past the cheap bound (json text: up to 3 bytes per UTF-16 unit).
- */
-function dataFrameBytes(f: string, encoding: Encoding): number {
-  const chars = f.length - 5; // the kind and length header (frames.ts)
-  if (encoding === 'msgpack') return chars + 1; // one byte per char, after an array-of-one header
-  if (chars * 3 + 2 <= MAX_FRAME_BYTES) return chars * 3 + 2;
-  return Buffer.byteLength(f.slice(5)) + 2; // inside `[` … `]`
-}
+/** Bytes of the smallest data message that can carry event frame `f`: alone in its array. */
+const dataFrameBytes = (f: Frame): number => f.length + 2; // `[` … `]`, or an array-of-one header
 
 /**
  * `undeliverable` is called, in place of queueing, with an event whose frame passes the limit and
@@ -93,13 +87,14 @@ export function wsFramer(
     preamble: () => '',
     event(ev) {
       const f = state.encoding === 'msgpack' ? msgpackEventFrame(ev) : jsonEventFrame(ev);
-      const bytes = dataFrameBytes(f, state.encoding);
+      // A `record_skipped` notice (a string) takes an event's place: it is no data message.
+      const bytes = typeof f === 'string' ? 0 : dataFrameBytes(f);
       if (bytes <= MAX_FRAME_BYTES) return f;
       undeliverable(ev, bytes);
       return '';
     },
     notice: (n) => controlFrame({ type: 'notice', ...n }),
-    warning(code: ErrorCode, message: string | undefined, extra: Record<string, unknown>): string {
+    warning(code: ErrorCode, message: string | undefined, extra: Record<string, unknown>): Frame {
       // The sink warns `upstream_lag` only once a live consumer has overflowed its bound: for an
       // exact copy that is the end (1013), never conflated events (see connection.ts).
       if (code === 'upstream_lag') {
@@ -108,8 +103,9 @@ export function wsFramer(
       }
       return controlFrame({ type: 'warning', code, message, ...extra });
     },
-    terminal: terminalFrame,
     heartbeat: () => null,
     end: () => '',
+    // Always the message list: a wire sends it as it is, shared or not.
+    join: (frames) => wsMessages(frames, state.encoding),
   };
 }

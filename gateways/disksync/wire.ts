@@ -1,8 +1,8 @@
 /**
- * The buffered sink's Wire over one `ws` WebSocket. A flushed chunk (frames.ts) becomes its
- * WebSocket messages (messages.ts: events batched into data messages of at most 4 MB, each control
- * message on its own), sent as they are; the terminal frame becomes the `error` message and then
- * the close with the row's code.
+ * The buffered sink's Wire over one `ws` WebSocket. A flushed chunk is already its WebSocket
+ * messages (the framer's `join`, messages.ts: events batched into data messages of at most 4 MB,
+ * each control message on its own), sent as they are; the sink's terminal value becomes the
+ * `error` message and then the close with the row's code.
  * Backpressure is the socket's own: `bufferedBytes` is `ws.bufferedAmount`, and `onceDrain` fires
  * once it is down to the sink's DRAIN_MARK (gateways/core/drain-gate.ts, as on the gRPC wire).
  */
@@ -10,9 +10,9 @@ import type { WebSocket } from 'ws';
 import { closeCodeOf, closeReason, DISKSYNC_CLOSES } from '../../contracts/disksync.ts';
 import { type ApiError, ERROR_CATALOGUE, type ErrorCode, publicMessage } from '../../contracts/errors.ts';
 import { DrainGate } from '../core/drain-gate.ts';
-import type { Wire } from '../core/sink-parts.ts';
+import type { Chunk, Terminal, Wire } from '../core/sink-parts.ts';
 import type { FramerState } from './framer.ts';
-import { BINARY, END, eachMessage, type MessageKind, wsMessages } from './messages.ts';
+import { BINARY, eachMessage, type MessageKind } from './messages.ts';
 
 export class WsWire implements Wire {
   private sending = 0;
@@ -28,15 +28,13 @@ export class WsWire implements Wire {
 
   open(): void {}
 
-  /** A chunk as it was flushed, or its messages (`wsMessages`) when the flush shared them. */
-  write(chunk: string | Buffer): void {
-    const list = typeof chunk === 'string' ? wsMessages(chunk, this.state.encoding) : chunk;
-    eachMessage(list, this.sendMessage);
+  /** A flushed chunk: its messages (the framer's `join`). */
+  write(chunk: Chunk): void {
+    if (typeof chunk !== 'string') eachMessage(chunk, this.sendMessage);
   }
 
   private readonly sendMessage = (kind: MessageKind, payload: Buffer): void => {
-    if (kind === END) this.close(JSON.parse(payload.toString()));
-    else this.send(payload, kind === BINARY);
+    this.send(payload, kind === BINARY);
   };
 
   get bufferedBytes(): number {
@@ -47,9 +45,10 @@ export class WsWire implements Wire {
     this.drain.onceDrain(cb);
   }
 
-  end(last?: string): void {
-    if (last) this.write(last);
-    if (!this.ended) this.closeWith(1000, 'done');
+  end(last?: Chunk, terminal?: Terminal): void {
+    if (last !== undefined) this.write(last);
+    if (terminal) this.close(terminal);
+    else if (!this.ended) this.closeWith(1000, 'done');
   }
 
   destroy(): void {

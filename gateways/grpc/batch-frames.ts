@@ -36,7 +36,7 @@ export function batchSharedFrames(wire: Buffer): Buffer {
 /** The frames of `wire` (gRPC length-prefixed messages, uncompressed) with runs folded into batches. */
 export function batchFrames(wire: Buffer): Buffer {
   const runs = runsOf(wire);
-  if (runs.length === 0) return wire;
+  if (runs.every((r) => r.count === 1)) return wire; // nothing to fold (none, or one message a run)
   let size = 0;
   for (const r of runs) size += r.count === 1 ? r.bytes : 5 + 1 + varintLength(r.inner) + r.inner;
   const out = Buffer.allocUnsafe(size);

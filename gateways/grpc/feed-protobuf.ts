@@ -128,10 +128,10 @@ let buf = Buffer.allocUnsafe(16 * 1024);
 let levelsEnd = 0;
 
 /**
- * The gRPC frame (latin1 string: flag, length, FeedMessage bytes) of a `trade` or `book` event's
+ * The gRPC frame (flag, length, FeedMessage bytes) of a `trade` or `book` event's
  * JSON; null where this encoder does not apply (then JSON.parse + protobufjs, framer.ts).
  */
-export function feedFrameOfJson(kind: string, json: string): string | null {
+export function feedFrameOfJson(kind: string, json: string): Buffer | null {
   const spec = KINDS[kind];
   if (!spec) return null;
   const text = jsonUtf8(json);
@@ -148,7 +148,7 @@ export function feedFrameOfJson(kind: string, json: string): string | null {
   b.writeUInt32BE(1 + lenBytes + inner, begin + 1);
   b[begin + 5] = spec.tag;
   writeVarint(b, begin + 6, inner);
-  return b.toString('latin1', begin, end);
+  return Buffer.from(b.subarray(begin, end));
 }
 
 /** The members of the event object `t`, written from HEAD on; the end, or -1 if not handled. */

@@ -34,7 +34,6 @@ export function sinkFor(
   const sink = new GrpcSink(framer, new GrpcWire(call, requestId, batch), deps.registry.flusher, {
     maxBacklogBytes: deps.sink.maxBacklogBytes,
     closeGraceMs: deps.sink.closeGraceMs,
-    chunkEncoding: 'latin1', // protobuf bytes as latin1 strings (frames.ts)
     ...(deps.onEventWritten ? { onEventWritten: deps.onEventWritten } : {}),
   });
   sink.reportTo(deps.log, requestId);

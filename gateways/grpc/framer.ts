@@ -3,21 +3,20 @@
  * StreamEvents and Stream, `MidPriceResponse` frames for StreamMids. An event's frame is encoded
  * once per process and memoised in `ev.wire` (every client of the process shares the bytes):
  * straight from its JSON text where feed-protobuf.ts can, else parsed and encoded by protobufjs.
- * Terminal conditions are statuses, never messages (`terminalFrame`, turned into the status by
- * the wire).
+ * Terminal conditions are statuses, never messages (the sink hands them to the wire as values).
  */
 import type { ErrorCode } from '../../contracts/errors.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
-import type { Framer } from '../core/sink-parts.ts';
+import type { Frame, Framer } from '../core/sink-parts.ts';
 import { feedFrameOfJson } from './feed-protobuf.ts';
-import { messageFrame, terminalFrame } from './frames.ts';
+import { joinFrames, messageFrame } from './frames.ts';
 import { feedMessageOf, midOf } from './messages.ts';
 import { encodeFeedMessage, encodeMid } from './proto.ts';
 
-const feedFrame = (m: Record<string, unknown>): string => messageFrame(encodeFeedMessage(m));
+const feedFrame = (m: Record<string, unknown>): Buffer => messageFrame(encodeFeedMessage(m));
 
 /** JSON.parse + protobufjs: any event feed-protobuf.ts does not take (and its error, if not JSON). */
-function generalFeedFrame(ev: FeedEvent): string {
+function generalFeedFrame(ev: FeedEvent): Frame {
   const m = feedMessageOf(ev);
   return m ? feedFrame(m) : '';
 }
@@ -28,24 +27,24 @@ export const PONG = 'pong';
 export function feedFramer(requestId: string): Framer {
   return {
     preamble: () => '',
-    event(ev: FeedEvent): string {
-      let frame = ev.wire.grpc as string | undefined;
+    event(ev: FeedEvent): Frame {
+      let frame = ev.wire.grpc as Frame | undefined;
       if (frame === undefined) {
         frame = feedFrameOfJson(ev.eventType, ev.json) ?? generalFeedFrame(ev);
         ev.wire.grpc = frame;
       }
       return frame;
     },
-    notice(n: Record<string, unknown>): string {
+    notice(n: Record<string, unknown>): Frame {
       if (n.code === PONG) return feedFrame({ pong: { id: n.id, timestamp_ms: Date.now() } });
       return feedFrame({ notice: n });
     },
-    warning(code: ErrorCode, message: string | undefined, extra: Record<string, unknown>): string {
+    warning(code: ErrorCode, message: string | undefined, extra: Record<string, unknown>): Frame {
       return feedFrame({ warning: { ...extra, code, message: message ?? '', request_id: requestId } });
     },
-    terminal: terminalFrame,
     heartbeat: () => feedFrame({ heartbeat: { timestamp_ms: Date.now() } }),
     end: () => '',
+    join: joinFrames,
   };
 }
 
@@ -53,9 +52,9 @@ export function feedFramer(requestId: string): Framer {
 export function midsFramer(onMid: () => void = () => {}): Framer {
   return {
     preamble: () => '',
-    event(ev: FeedEvent): string {
+    event(ev: FeedEvent): Frame {
       onMid();
-      let frame = ev.wire['grpc-mid'] as string | undefined;
+      let frame = ev.wire['grpc-mid'] as Frame | undefined;
       if (frame === undefined) {
         const mid = ev.eventType === 'book' ? midOf(ev) : null;
         frame = mid ? messageFrame(encodeMid(mid)) : '';
@@ -65,8 +64,8 @@ export function midsFramer(onMid: () => void = () => {}): Framer {
     },
     notice: () => '',
     warning: () => '',
-    terminal: terminalFrame,
     heartbeat: () => null,
     end: () => '',
+    join: joinFrames,
   };
 }

@@ -6,25 +6,23 @@
  * is chosen at the first write and kept, so the two paths never reorder messages. The bytes count
  * as buffered until the write is called back (HTTP/2 flow control holds it while the client does
  * not read), which is the backpressure the sink's slow-client policy runs on; `onceDrain` calls
- * back once it is down to the sink's DRAIN_MARK (gateways/core/drain-gate.ts). A terminal frame
- * becomes the status (catalogue row → code, trailers `x-error-code`, `x-request-id`), sent after
- * every message written before it. A stream opened with `batch: true` has each flushed run of
+ * back once it is down to the sink's DRAIN_MARK (gateways/core/drain-gate.ts). The sink's terminal
+ * value becomes the status (catalogue row → code, trailers `x-error-code`, `x-request-id`), sent
+ * after every message written before it. A stream opened with `batch: true` has each flushed run of
  * messages folded into `FeedMessage.batch` messages (batch-frames.ts) on the way out.
  */
 import type { ServerDuplexStream, ServerWritableStream } from '@grpc/grpc-js';
 import { ApiError, SERVER_RESET } from '../../contracts/errors.ts';
 import { DrainGate } from '../core/drain-gate.ts';
-import type { Wire } from '../core/sink-parts.ts';
-import { batchFrames, batchSharedFrames } from './batch-frames.ts';
+import type { Chunk, Terminal, Wire } from '../core/sink-parts.ts';
+import { batchSharedFrames } from './batch-frames.ts';
 import { http2StreamOf } from './call-http2-stream.ts';
-import { messagesOf, splitFrames } from './frames.ts';
+import { messagesOf } from './frames.ts';
 import { sendHeaders } from './headers.ts';
 import { type RawStream, rawStreamOf } from './raw-stream.ts';
 import { toGrpcStatus } from './status.ts';
 
 export type GrpcStream = ServerWritableStream<unknown, unknown> | ServerDuplexStream<unknown, unknown>;
-
-const asBuffer = (b: string | Buffer): Buffer => (typeof b === 'string' ? Buffer.from(b, 'latin1') : b);
 
 /** The RST_STREAM code of a stream dropped by the server (why CANCEL: contracts/errors.ts). */
 const RST_CANCEL = SERVER_RESET.http2Code;
@@ -52,8 +50,8 @@ export class GrpcWire implements Wire {
     sendHeaders(this.call, this.requestId, headers);
   }
 
-  /** Message frames only: the sink sends its terminal frame through `end` (no scan on the hot path). */
-  write(chunk: string | Buffer): void {
+  /** Message frames (frames.ts) only: the sink's terminal status comes through `end`. */
+  write(chunk: Chunk): void {
     this.sendBytes(chunk);
   }
 
@@ -65,15 +63,14 @@ export class GrpcWire implements Wire {
     this.drain.onceDrain(cb);
   }
 
-  end(last?: string): void {
+  end(last?: Chunk, terminal?: Terminal): void {
     if (this.ended) return;
-    const { wireBytes, terminal } = splitFrames(last ?? '');
-    this.sendBytes(wireBytes);
+    if (last !== undefined) this.sendBytes(last);
     this.ended = true;
     if (this.call.cancelled) return;
     if (terminal) {
       const err = new ApiError(terminal.code, terminal.message);
-      if (terminal.retry_after_s !== undefined) err.retryAfterSeconds = terminal.retry_after_s;
+      if (terminal.retryAfterSeconds !== undefined) err.retryAfterSeconds = terminal.retryAfterSeconds;
       this.call.emit('error', toGrpcStatus(err, this.requestId));
     } else this.call.end();
   }
@@ -98,27 +95,23 @@ export class GrpcWire implements Wire {
     this.call.once('close', once);
   }
 
-  private sendBytes(chunk: string | Buffer): void {
+  private sendBytes(chunk: Chunk): void {
     if (chunk.length === 0 || this.ended || this.call.cancelled) return;
-    // A string is this stream's own chunk; a Buffer is one the flush shares between streams.
-    const wireBytes = !this.batch
-      ? chunk
-      : typeof chunk === 'string'
-        ? batchFrames(Buffer.from(chunk, 'latin1'))
-        : batchSharedFrames(chunk);
+    // Frames are bytes (framer.ts); a string here could only be an empty frame, skipped above.
+    const bytes = chunk as Buffer;
+    // Folded once per chunk, so a chunk a flush shares between streams is folded once for all.
+    const wireBytes = this.batch ? batchSharedFrames(bytes) : bytes;
     if (this.raw === undefined) this.raw = rawStreamOf(this.call);
     const raw = this.raw;
     if (raw) {
       if (raw.destroyed || raw.closed) return;
-      const buf = asBuffer(wireBytes);
-      for (let at = 0; at < buf.length; at += PIECE_BYTES) {
-        const piece = buf.subarray(at, at + PIECE_BYTES);
+      for (let at = 0; at < wireBytes.length; at += PIECE_BYTES) {
+        const piece = wireBytes.subarray(at, at + PIECE_BYTES);
         this.track(piece.length, (done) => raw.write(piece, done));
       }
       return;
     }
-    const text = typeof wireBytes === 'string' ? wireBytes : wireBytes.toString('latin1');
-    for (const m of messagesOf(text)) this.track(m.length, (done) => this.call.write(m, done));
+    for (const m of messagesOf(wireBytes)) this.track(m.length, (done) => this.call.write(m, done));
   }
 
   /** Counts `len` bytes as buffered until `write` calls back. */

@@ -25,7 +25,7 @@ const trade = (seq: number, note = '') => ({
   },
 });
 const framesOf = (ms: Record<string, unknown>[]) =>
-  Buffer.from(ms.map((m) => messageFrame(encodeFeedMessage(m))).join(''), 'latin1');
+  Buffer.concat(ms.map((m) => messageFrame(encodeFeedMessage(m))));
 
 /** Every message of a chunk of frames: [the frame's messages (unfolded), how many were in it]. */
 function unfold(wire: Buffer): { messages: Record<string, unknown>[]; sizes: number[]; inner: number[] } {

@@ -19,9 +19,8 @@ const method = (
   packageDefinition[SERVICE_NAME] as unknown as Record<string, { responseDeserialize(b: Buffer): unknown }>
 ).StreamEvents as { responseDeserialize(b: Buffer): unknown };
 
-/** The protobuf bytes of a gRPC frame (latin1), after checking its 5-byte prefix. */
-function payload(frame: string): Buffer {
-  const b = Buffer.from(frame, 'latin1');
+/** The protobuf bytes of a gRPC frame, after checking its 5-byte prefix. */
+function payload(b: Buffer): Buffer {
   expect(b[0]).toBe(0);
   expect(b.readUInt32BE(1)).toBe(b.length - 5);
   return b.subarray(5);
@@ -33,7 +32,7 @@ const decode = (bytes: Buffer): Decoded => method.responseDeserialize(bytes) as 
 function expectSameAsJson(kind: 'trade' | 'book', json: string): void {
   const frame = feedFrameOfJson(kind, json);
   expect(frame).not.toBeNull();
-  const msg = decode(payload(frame as string));
+  const msg = decode(payload(frame as Buffer));
   expect(msg.kind).toBe(kind);
   const got = msg[kind] as Record<string, unknown>;
   const want = JSON.parse(json) as Record<string, unknown>;
@@ -182,7 +181,7 @@ describe('feed-protobuf: FeedMessage bytes from event JSON', () => {
     const framer = feedFramer('req');
     const ev = (json: string) =>
       feedEvent({ seq: 4, source: 'synthetic', symbol: 'BTC', eventType: 'trade', owner: null, json });
-    const msg = decode(payload(framer.event(ev(unicode)) as string));
+    const msg = decode(payload(framer.event(ev(unicode)) as Buffer));
     expect((msg.trade as Record<string, unknown>).venue_trade_id).toBe('ü€😀 "q" \\ \n');
     expect(() => framer.event(ev('not json'))).toThrow();
   });

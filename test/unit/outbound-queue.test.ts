@@ -18,7 +18,7 @@ describe('OutboundQueue', () => {
     q.push('t2');
     q.push('bA2', 'A');
     q.conflate();
-    expect(q.drain()).toBe('t1bB1t2bA2');
+    expect(q.drain({ join: (frames) => frames.join('') })).toBe('t1bB1t2bA2');
     expect(q.length).toBe(0);
     expect(q.bytes).toBe(0);
   });
