@@ -27,13 +27,8 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { type PriceClient, priceClient, startTestGrpc, type TestGrpc } from '../support/grpc.ts';
 import { startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
-import {
-  type FeedItem,
-  mdLastSeq,
-  publishPlatform,
-  type Reader,
-  until,
-} from '../support/tenant-isolation.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
+import { type FeedItem, publishPlatform, type Reader, until } from '../support/tenant-isolation.ts';
 
 const RING = 16;
 const CHAIN: Scope[] = ['chain:hyperliquid', 'stream:read'];
@@ -135,9 +130,9 @@ describe.each(transports)('a chain:hyperliquid key on $name', ({ open }) => {
       all = await open('all', null);
       published = await publishMixed(1);
     } else {
-      const from = await mdLastSeq(stack.nats);
+      const from = await lastSeq(stack.nats);
       published = await publishMixed(phase === 'ring' ? 1 : RING * 3);
-      const end = await mdLastSeq(stack.nats);
+      const end = await lastSeq(stack.nats);
       await eventually(() => sse.tail.lastSeq >= end && rpc.tail.lastSeq >= end, 10_000, 'the tails');
       // The SSE and JSON-RPC edges' rings (the same size as the gRPC and disk-sync edges').
       for (const tail of [sse.tail, rpc.tail])
@@ -180,7 +175,7 @@ describe('a chain:hyperliquid key on JSON-RPC md_trades and md_coins', () => {
   it('md_coins lists only Hyperliquid sources, and no coin only synthetic events came for', async () => {
     await publishPlatform(stack.nats.js, 1, { coin: 'SYNONLY' });
     await publishPlatform(stack.nats.js, 1, { coin: 'BTC', source: 'hyperliquid' });
-    const end = await mdLastSeq(stack.nats);
+    const end = await lastSeq(stack.nats);
     await eventually(() => rpc.tail.lastSeq >= end, 10_000, "the JSON-RPC edge's tail");
     const coins = async (key: string) => (await rpcResult(rpc.url, key, 'md_coins', [])) as Coin[];
     const chain = await coins(keys.chain);

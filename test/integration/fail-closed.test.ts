@@ -6,14 +6,15 @@
  * limiter's and not an unknown key.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Tier } from '../../contracts/limits.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
 
 let stack: TestStack;
-const keys: Record<'basic' | 'pro' | 'quant', string> = { basic: '', pro: '', quant: '' };
+let keys: Record<Tier, string>;
 
 beforeAll(async () => {
   stack = await startStack();
-  for (const plan of ['basic', 'pro', 'quant'] as const) keys[plan] = (await stack.accounts.key(plan)).key;
+  keys = await stack.accounts.tierKeys();
 });
 
 afterAll(async () => {

@@ -10,6 +10,7 @@ import {
   openAccountBuckets,
 } from '../../consumers/accounts/projector.ts';
 import type { Plan, Scope } from '../../contracts/accounts.ts';
+import { TIERS, type Tier } from '../../contracts/limits.ts';
 import { type Config, previousSecrets, selfServicePlans } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -27,6 +28,8 @@ export type TestAccounts = {
     plan: Plan,
     opts?: { jp?: boolean; scopes?: Scope[] },
   ): Promise<{ key: string; keyId: string; accountId: string }>;
+  /** One key of an account of each tier (basic, pro, quant), each its own account. */
+  tierKeys(opts?: { jp?: boolean; scopes?: Scope[] }): Promise<Record<Tier, string>>;
   /** Makes the account of `email` an operator, as `npm run operator -- grant <email>` does. */
   grantOperator(email: string): Promise<void>;
   stop(): void;
@@ -57,21 +60,26 @@ export async function startTestAccounts(
     log,
     ...overrides,
   });
+  const key: TestAccounts['key'] = async (plan, opts = {}) => {
+    const email = `t-${randomBytes(6).toString('hex')}@example.com`;
+    const { account_id } = await service.register({
+      email,
+      password: 'Str0ng-Passw0rd!',
+      plan,
+      jp_access: opts.jp ?? false,
+    });
+    const created = await service.createKey(account_id, { name: 'test', scopes: opts.scopes ?? [] });
+    return { key: created.key, keyId: created.key_id, accountId: account_id };
+  };
   return {
     service,
     projector,
     buckets,
     secrets,
-    async key(plan, opts = {}) {
-      const email = `t-${randomBytes(6).toString('hex')}@example.com`;
-      const { account_id } = await service.register({
-        email,
-        password: 'Str0ng-Passw0rd!',
-        plan,
-        jp_access: opts.jp ?? false,
-      });
-      const created = await service.createKey(account_id, { name: 'test', scopes: opts.scopes ?? [] });
-      return { key: created.key, keyId: created.key_id, accountId: account_id };
+    key,
+    async tierKeys(opts = {}) {
+      const made = await Promise.all(TIERS.map(async (tier) => [tier, (await key(tier, opts)).key] as const));
+      return Object.fromEntries(made) as Record<Tier, string>;
     },
     async grantOperator(email) {
       await setOperator(nats, buckets.accounts, email, true);

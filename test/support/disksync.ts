@@ -18,7 +18,7 @@ import { createLogger, type Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { eventually } from './eventually.ts';
 import { connectTestNats, testConfig } from './gateway.ts';
-import { type ServiceProcess, startService } from './process.ts';
+import { killAll, type ServiceProcess, startService } from './process.ts';
 
 export type Control = { type: string; [k: string]: unknown };
 export type SyncedEvent = { seq: number; [k: string]: unknown };
@@ -124,9 +124,7 @@ export async function stopAll(
   signal: NodeJS.Signals,
 ): Promise<void> {
   for (const c of clients) c.ws.terminate();
-  for (const p of processes)
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill(signal);
-  await Promise.all(processes.map((p) => p.exited));
+  await killAll(processes, signal);
 }
 
 /** An open-guard US disk-sync edge over `parts`, listening on a free loopback port (`url`: its ws:// address). */

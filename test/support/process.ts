@@ -117,9 +117,52 @@ export async function startHttpGatewayProcess(
   return (await service.waitForLog((l) => l.msg === 'http (console) listening', 90_000)).url as string;
 }
 
-/** kill -9 to every process still running, resolved once all have exited (a test's afterAll). */
-export async function killAll(services: ServiceProcess[]): Promise<void> {
-  for (const s of services)
-    if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
-  await Promise.all(services.map((s) => s.exited));
+/** A child process of a test: the real service, the `mdp` command line, or any spawned child. */
+export type Killable = { child: ChildProcess };
+
+/** How a process ended; `forced` when it outlived its bound and was sent SIGKILL. */
+export type Exit = { code: number | null; signal: NodeJS.Signals | null; forced: boolean };
+
+/** Whether the process is still running (no exit code and no signal yet). */
+export const running = (p: Killable): boolean => p.child.exitCode === null && p.child.signalCode === null;
+
+/** Resolves once the process has exited (at once if it already has), with its code and signal. */
+export function exitOf(p: Killable): Promise<Omit<Exit, 'forced'>> {
+  const { child } = p;
+  if (!running(p)) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/**
+ * Sends `signal` (SIGKILL unless told) to a process still running and waits for it to exit; one not
+ * gone within `withinMs` is sent SIGKILL and waited for (`forced: true`). A process already gone is
+ * not signalled.
+ */
+export async function stopProcess(
+  p: Killable,
+  signal: NodeJS.Signals = 'SIGKILL',
+  withinMs = 30_000,
+): Promise<Exit> {
+  if (running(p)) p.child.kill(signal);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), withinMs);
+  });
+  const exit = await Promise.race([exitOf(p), late]);
+  clearTimeout(timer);
+  if (exit) return { ...exit, forced: false };
+  p.child.kill('SIGKILL');
+  return { ...(await exitOf(p)), forced: true };
+}
+
+/**
+ * `signal` (kill -9 unless told) to every process still running, resolved once all have exited
+ * (a test's afterAll); any still running after `withinMs` is sent SIGKILL.
+ */
+export async function killAll(
+  processes: Killable[],
+  signal: NodeJS.Signals = 'SIGKILL',
+  withinMs = 30_000,
+): Promise<void> {
+  await Promise.all(processes.map((p) => stopProcess(p, signal, withinMs)));
 }

@@ -14,13 +14,13 @@
 import { randomInt } from 'node:crypto';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { expect } from 'vitest';
-import { STREAMS } from '../../contracts/streams.ts';
 import type { LiveTail } from '../../gateways/core/live-tail.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { nowUs, publishEvents } from '../../producers/publish.ts';
 import { eventually } from './eventually.ts';
 import { trade } from './publisher.ts';
+import { lastSeq } from './stored-seqs.ts';
 
 export type FeedItem = { seq: number; source: string; symbol: string; trade_id?: string };
 
@@ -72,9 +72,6 @@ export async function publishPlatform(
   return `trd_${coin}_${sentinel}`;
 }
 
-export const mdLastSeq = async (nats: Nats): Promise<number> =>
-  (await nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
-
 /** Until every reader has the platform event `tradeId` (polling readers are asked meanwhile); then closes them. */
 export async function until(readers: Reader[], tradeId: string, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -124,13 +121,13 @@ export async function isolationPhase(
     own = await deps.publishOwn();
     last = await publishPlatform(deps.nats.js, 1);
   } else {
-    const from = await mdLastSeq(deps.nats);
+    const from = await lastSeq(deps.nats);
     own = await deps.publishOwn();
     last = await publishPlatform(deps.nats.js, phase === 'ring' ? 1 : deps.ring * 3);
     // Resumed readers start after `from`: the owner's events are behind them in the stream.
     if (deps.tail) {
       const tail = deps.tail;
-      const end = await mdLastSeq(deps.nats);
+      const end = await lastSeq(deps.nats);
       await eventually(() => tail.lastSeq >= end, 10_000, `the edge's tail at ${end}`, 5);
       if (phase === 'ring') expect(tail.coveredFrom).toBeLessThanOrEqual(from + 1);
       else expect(tail.coveredFrom).toBeGreaterThan(from + own.length);
