@@ -8,7 +8,7 @@
  * backend, which answers with its backend's name and reads the balancer's PROXY v2 header with the
  * gateways' own code, so the client's address it reports proves `send-proxy-v2` on every route).
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createH2cServer, type Http2Server, connect as http2Connect } from 'node:http2';
@@ -19,6 +19,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { acceptProxyProtocol, clientAddress, TrustedProxies } from '../../gateways/core/client-address.ts';
 import { freePort } from '../../platform/free-port.ts';
 import { eventually } from '../support/eventually.ts';
+import { makeRsaCertificate } from '../support/tls-handshake.ts';
 
 const haproxy = spawnSync('haproxy', ['-v'], { stdio: 'ignore' }).status === 0;
 const root = join(import.meta.dirname, '..', '..');
@@ -56,31 +57,12 @@ beforeAll(async () => {
   expect(Object.keys(hosts).length).toBe(9);
   dir = mkdtempSync(join(tmpdir(), 'mdp-balancer-'));
   const names = Object.values(hosts);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=mdp',
-      '-addext',
-      `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`,
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
+  const { key, cert } = makeRsaCertificate(
+    dir,
+    'rsa',
+    names.map((n) => `DNS:${n}`),
   );
-  writeFileSync(
-    join(dir, 'edge.pem'),
-    readFileSync(join(dir, 'cert.pem')) + readFileSync(join(dir, 'key.pem')).toString(),
-  );
+  writeFileSync(join(dir, 'edge.pem'), readFileSync(cert) + readFileSync(key).toString());
   port = await freePort();
   let cfg = readFileSync(join(root, 'compose', 'haproxy.cfg'), 'utf8')
     .replaceAll('/certs/edge.pem', join(dir, 'edge.pem'))

@@ -7,7 +7,6 @@
  * still read the same messages. (A cluster's INFO updates: history-connection.test.ts.)
  * Payloads: every byte value, empty, CR LF inside, 64 KiB, with and without headers.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,37 +17,12 @@ import { connectNats, type Nats } from '../../platform/nats.ts';
 import { type NatsServerHandle, startNatsServer } from '../../platform/nats-server.ts';
 import { readOrdered } from '../../platform/ordered-reader.ts';
 import { eventually } from '../support/eventually.ts';
+import { makeRsaCertificate } from '../support/tls-handshake.ts';
 
 const log = createLogger('error');
 const dir = mkdtempSync(join(tmpdir(), 'mdp-wire-conf-'));
 const file = (name: string) => join(dir, name);
 const STREAM = 'CONF';
-
-/** A self-signed certificate for 127.0.0.1 (its own CA). */
-function makeCertificate(): void {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      file('tls.key'),
-      '-out',
-      file('tls.crt'),
-    ].concat([
-      '-days',
-      '2',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    ]),
-    { stdio: 'ignore' },
-  );
-}
 
 /** The payloads stored, in order: every byte value, empty, CR LF inside, 64 KiB, some with headers. */
 function payloads(): { data: Uint8Array; withHeaders: boolean }[] {
@@ -96,13 +70,13 @@ const CASES: Case[] = [
   { name: 'a token', args: ['--auth', 'w1re-token'], auth: { token: 'w1re-token' }, scheme: 'nats' },
   {
     name: 'TLS',
-    args: ['--tls', '--tlscert', file('tls.crt'), '--tlskey', file('tls.key')],
-    auth: { tls: { caFile: file('tls.crt') } },
+    args: ['--tls', '--tlscert', file('rsa.crt'), '--tlskey', file('rsa.key')],
+    auth: { tls: { caFile: file('rsa.crt') } },
     scheme: 'tls',
   },
 ];
 
-beforeAll(() => makeCertificate());
+beforeAll(() => makeRsaCertificate(dir, 'rsa', ['IP:127.0.0.1', 'DNS:localhost']));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function withServer<T>(c: Case, fn: (url: string, server: NatsServerHandle) => Promise<T>): Promise<T> {

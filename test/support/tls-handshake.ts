@@ -37,8 +37,15 @@ export function handshake(url: string, args: string[]): Promise<Handshake> {
   });
 }
 
-/** A self-signed certificate and key written into `dir`: RSA 2048 (default) or EC P-256. */
-export function makeRsaCertificate(dir: string, kind: 'rsa' | 'ec' = 'rsa'): { key: string; cert: string } {
+/**
+ * A self-signed certificate and key written into `dir`: RSA 2048 (default) or EC P-256, for
+ * `names` (subjectAltName entries such as `IP:127.0.0.1`, `DNS:localhost`) when given.
+ */
+export function makeRsaCertificate(
+  dir: string,
+  kind: 'rsa' | 'ec' = 'rsa',
+  names: readonly string[] = [],
+): { key: string; cert: string } {
   const key = join(dir, `${kind}.key`);
   const cert = join(dir, `${kind}.crt`);
   const keyArgs =
@@ -58,6 +65,7 @@ export function makeRsaCertificate(dir: string, kind: 'rsa' | 'ec' = 'rsa'): { k
       '2',
       '-subj',
       '/CN=localhost',
+      ...(names.length > 0 ? ['-addext', `subjectAltName=${names.join(',')}`] : []),
     ],
     { stdio: 'ignore' },
   );
