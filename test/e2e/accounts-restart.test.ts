@@ -16,7 +16,8 @@ import type { Nats } from '../../platform/nats.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { killAll, type ServiceProcess, startHttpGatewayProcess } from '../support/process.ts';
+import { killAll, type ServiceProcess, startHttpGatewayProcess, stopProcess } from '../support/process.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const EVENTS = 1_000_000;
 const PASSWORD = 'Str0ng-Passw0rd!';
@@ -36,12 +37,10 @@ afterAll(async () => {
   await server?.cleanup();
 });
 
-const lastSeq = async () => (await nats.jsm.streams.info(STREAMS.ACCOUNTS)).state.last_seq;
-
 /** Publishes `count` logins of `accountId` as the console does, without waiting on each ack. */
 async function publishLogins(accountId: string, count: number): Promise<void> {
   const subject = accountSubject(accountId, 'login_recorded');
-  const target = (await lastSeq()) + count;
+  const target = (await lastSeq(nats, STREAMS.ACCOUNTS)) + count;
   for (let i = 0; i < count; i++) {
     const ev: AccountEvent = {
       type: 'login_recorded',
@@ -55,7 +54,7 @@ async function publishLogins(accountId: string, count: number): Promise<void> {
     if (i % 20_000 === 19_999) await nats.nc.flush();
   }
   await nats.nc.flush();
-  await eventually(async () => (await lastSeq()) >= target, 120_000, 'all stored');
+  await eventually(async () => (await lastSeq(nats, STREAMS.ACCOUNTS)) >= target, 120_000, 'all stored');
 }
 
 it('restarts and serves the console at once over 1,000,000 account events, reporting its catch-up', {
@@ -84,11 +83,10 @@ it('restarts and serves the console at once over 1,000,000 account events, repor
   const login = await call('POST', '/login', { email, password: PASSWORD });
   const session = ((await login.json()) as { session_token: string }).session_token;
   const first = services[0] as ServiceProcess;
-  first.child.kill('SIGTERM');
-  await first.exited;
+  await stopProcess(first, 'SIGTERM');
 
   await publishLogins(account_id, EVENTS);
-  const end = await lastSeq();
+  const end = await lastSeq(nats, STREAMS.ACCOUNTS);
 
   const startedAt = Date.now();
   base = await startHttpGatewayProcess(server.url, config.API_KEY_SECRET, services, env);

@@ -14,25 +14,26 @@ import { normalizeManifest } from '../../contracts/manifest.ts';
 import { OBJECT_STORES } from '../../contracts/streams.ts';
 import { NatsArtifactStore } from '../../platform/artifact-store/nats.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
+import type { TestNats } from '../support/nats.ts';
+import { killAll, type ServiceProcess, startService } from '../support/process.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const workerDir = mkdtempSync(join(tmpdir(), 'mdp-machine-worker-'));
 const gatewayDir = mkdtempSync(join(tmpdir(), 'mdp-machine-gateway-'));
 const localDir = mkdtempSync(join(tmpdir(), 'mdp-machine-local-'));
 const config = testConfig();
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 const services: ServiceProcess[] = [];
 let httpUrl: string;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   const common = {
     NATS_URL: server.url,
     NODE_ENV: 'test',
@@ -48,11 +49,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const s of services) s.child.kill('SIGTERM');
-  await Promise.all(services.map((s) => s.exited));
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await killAll(services, 'SIGTERM');
+  await base?.close();
   for (const d of [workerDir, gatewayDir, localDir]) rmSync(d, { recursive: true, force: true });
 });
 

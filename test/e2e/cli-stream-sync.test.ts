@@ -11,14 +11,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readSegment } from '../../clients/cli/src/sync/recover.ts';
 import { listSegments } from '../../clients/cli/src/sync/segments.ts';
-import { STREAMS } from '../../contracts/streams.ts';
 import { freshConfigDir, runCli, startCli, startCliOnTty } from '../support/cli.ts';
 import { startDisksyncEdge } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
-import { killAll, type ServiceProcess } from '../support/process.ts';
+import { killAll, type ServiceProcess, stopProcess } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 let stack: TestStack;
 let gw: TestGateway;
@@ -48,7 +48,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const lastSeq = async () => (await stack.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
 const storedSeqs = (out: string) => listSegments(out).flatMap((s) => readSegment(s).seqs);
 
 it.each(['unified', 'disk'])(
@@ -60,8 +59,7 @@ it.each(['unified', 'disk'])(
 
     const first = startCli([...args, '--from', '0'], env);
     await eventually(async () => listSegments(out).length >= 3, 30_000);
-    first.child.kill('SIGKILL'); // mid-write: a partial last record is possible
-    await first.exited;
+    await stopProcess(first); // mid-write: a partial last record is possible
 
     const second = startCli([...args, '--encoding', 'msgpack'], env);
     await eventually(
@@ -80,7 +78,7 @@ it.each(['unified', 'disk'])(
       30_000,
     );
     await publisher.stop();
-    const last = await lastSeq();
+    const last = await lastSeq(stack.nats);
     await eventually(
       async () => storedSeqs(out).at(-1) === last || tty.output().includes(`seq ${last}`),
       30_000,
@@ -111,7 +109,7 @@ it('sync over disk-sync with a Pro key ends with exit 3 and says to use --via un
 });
 
 it('streams live events; Ctrl-C prints the last sequence and --from resumes right after it', async () => {
-  const base = await lastSeq();
+  const base = await lastSeq(stack.nats);
   const publisher = publishAtRate(stack.nats.js, ['BTC'], 100);
   const first = startCli(['stream', '--coin', 'BTC', '--from', String(base), '--json'], env);
   await eventually(async () => first.stdout().split('\n').length > 30, 30_000);
@@ -129,7 +127,7 @@ it('streams live events; Ctrl-C prints the last sequence and --from resumes righ
   const second = startCli(['stream', '--coin', 'BTC', '--from', String(resumeFrom), '--format', 'json'], env);
   await eventually(async () => second.stdout().split('\n').length > 30, 30_000);
   await publisher.stop();
-  const last = await lastSeq();
+  const last = await lastSeq(stack.nats);
   await eventually(async () => second.stdout().includes(`{"seq":${last},`), 30_000);
   second.child.kill('SIGINT');
   const r2 = await second.exited;

@@ -15,6 +15,8 @@ import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { readSequences } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { stopProcess } from '../support/process.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdp-cluster-'));
 const config = testConfig({ STREAM_REPLICAS: '3' });
@@ -25,10 +27,7 @@ let accounts: TestAccounts | null = null;
 afterAll(async () => {
   accounts?.stop();
   await nats?.nc.close();
-  if (launcher && launcher.exitCode === null) {
-    launcher.kill('SIGINT');
-    await new Promise((r) => launcher?.once('exit', r));
-  }
+  if (launcher) await stopProcess({ child: launcher }, 'SIGINT');
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -78,7 +77,7 @@ it('npm run cluster: 3 NATS nodes, R3 everywhere, both unified replicas stream, 
   expect(Object.values(replicas).every((r) => r === 32)).toBe(true);
 
   // Both replicas, from one position, say the same sequences in the same order.
-  const from = (await nats.jsm.streams.info('MD')).state.last_seq;
+  const from = await lastSeq(nats);
   const [a, b] = await Promise.all(urls.map((u) => readSequences(`${u}?coin=BTC`, key, from, 40)));
   expect(a).toEqual(b);
   expect(a?.[0]).toBeGreaterThan(from);

@@ -10,17 +10,19 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { connectSync, refusal, type SyncClient, startDisksyncEdge, stopAll } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { testConfig } from '../support/gateway.ts';
+import type { TestNats } from '../support/nats.ts';
 import type { ServiceProcess } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const LEASE_TTL_MS = 2_000;
 const config = testConfig();
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 const processes: ServiceProcess[] = [];
@@ -49,17 +51,14 @@ function open(url: string, opts: Parameters<typeof connectSync>[1]): SyncClient 
 }
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   [usA, usB, jp] = await Promise.all([startEdge('us').url, startEdge('us').url, startEdge('jp').url]);
 }, 180_000);
 
 afterAll(async () => {
   await stopAll(clients, processes, 'SIGTERM');
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 /** Resolves once a connection of `key` to `url` is admitted (refused ones are retried); when. */

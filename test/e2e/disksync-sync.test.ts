@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import {
   connectSync,
   refusal,
@@ -16,14 +16,17 @@ import {
   stopAll,
 } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { testConfig } from '../support/gateway.ts';
+import type { TestNats } from '../support/nats.ts';
 import type { ServiceProcess } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { seededRandom } from '../support/seeded-random.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const config = testConfig();
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 const processes: ServiceProcess[] = [];
@@ -42,17 +45,14 @@ let url: string;
 let second: string;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   [url, second] = await Promise.all([startEdge(), startEdge()]);
 }, 180_000);
 
 afterAll(async () => {
   await stopAll(clients, processes, 'SIGKILL');
-  accounts?.stop();
-  await nats?.nc.close().catch(() => {});
-  await server?.cleanup();
+  await base?.close();
 });
 
 /** One connection from `after` until it has `cut` more events or reaches `until`; its events. */
@@ -83,7 +83,7 @@ describe.each(['json', 'msgpack'] as const)('exact sync (%s)', (encoding) => {
   it('a client cut at random points and resumed with from_seq keeps every sequence once, in order', async () => {
     const { random } = seededRandom(`disk-sync ${encoding} cuts`);
     const { key } = await accounts.key('quant');
-    const start = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const start = await lastSeq(nats);
     const publisher = publishAtRate(nats.js, ['BTC', 'ETH', 'SOL'], 400, { booksEvery: 3 });
     let last = Number.POSITIVE_INFINITY;
     const file: number[] = [];
@@ -91,7 +91,7 @@ describe.each(['json', 'msgpack'] as const)('exact sync (%s)', (encoding) => {
     const stopping = (async () => {
       while (publisher.published() < 1_200) await new Promise((r) => setTimeout(r, 20));
       await publisher.stop();
-      last = (await nats.jsm.streams.info('MD')).state.last_seq;
+      last = await lastSeq(nats);
     })();
     while ((file.at(-1) ?? start) < last) {
       const after = file.at(-1) ?? start;

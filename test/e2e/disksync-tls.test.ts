@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { connectSync, type SyncClient, startDisksyncEdge, stopAll } from '../support/disksync.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { testConfig } from '../support/gateway.ts';
+import type { TestNats } from '../support/nats.ts';
 import type { ServiceProcess } from '../support/process.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 import {
   ACCEPTED,
   handshake,
@@ -28,7 +28,7 @@ import {
 
 const config = testConfig();
 let server: TestNats;
-let nats: Nats;
+let base: BaseStack;
 let accounts: TestAccounts;
 const processes: ServiceProcess[] = [];
 const clients: SyncClient[] = [];
@@ -39,9 +39,8 @@ const KINDS = ['ec', 'rsa'] as const;
 const REGIONS = ['us', 'jp'] as const;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, accounts } = base);
   const rsa = makeRsaCertificate(dir, 'rsa');
   const env = { ec: { TLS_SELF_SIGNED: 'true' }, rsa: { TLS_CERT_FILE: rsa.cert, TLS_KEY_FILE: rsa.key } };
   for (const [kind, files] of [
@@ -70,9 +69,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of permissive) p.close();
   await stopAll(clients, processes, 'SIGTERM');
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -4,34 +4,29 @@
  * `{base_url}` process never sees them), a key without the scope gets 403 and no key 401.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { killAll, type ServiceProcess, startService } from '../support/process.ts';
 import { openSse, type SseStream } from '../support/sse.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const config = testConfig();
-let server: TestNats;
-let nats: Nats;
+let base: BaseStack;
 let accounts: TestAccounts;
 const services: ServiceProcess[] = [];
 const streams: SseStream[] = [];
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ accounts } = base);
 });
 
 afterAll(async () => {
   for (const s of streams) s.abort();
   await killAll(services);
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 /** The `mdp_open_streams` sample of `surface`, or 0. */
@@ -42,7 +37,7 @@ const openStreams = (text: string, surface: string): number => {
 
 it('a unified gateway process counts its own streams on its metrics port', { timeout: 120_000 }, async () => {
   const gateway = startService(['gateway', 'unified', '--region', 'us'], {
-    NATS_URL: server.url,
+    NATS_URL: base.server.url,
     NODE_ENV: 'test',
     API_KEY_SECRET: config.API_KEY_SECRET,
     UNIFIED_PORT_US: '0',

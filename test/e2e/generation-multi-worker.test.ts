@@ -20,27 +20,28 @@ import { NatsArtifactStore } from '../../platform/artifact-store/nats.ts';
 import { openBucket } from '../../platform/kv.ts';
 import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type LogLine, type ServiceProcess, startService } from '../support/process.ts';
+import type { TestNats } from '../support/nats.ts';
+import { killAll, type LogLine, type ServiceProcess, startService, stopProcess } from '../support/process.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const WORKERS = 3;
 const ACK_WAIT_MS = '2000';
 const dir = mkdtempSync(join(tmpdir(), 'mdp-multi-worker-'));
 const config = testConfig({ ARTIFACT_STORE: 'nats', ARTIFACTS_DIR: join(dir, 'gateway') });
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: TestHttp;
 const workers: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   http = await startTestHttp(nats, config, accounts);
   for (let i = 0; i < WORKERS; i++)
     workers.push(
@@ -60,12 +61,9 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const w of workers) w.child.kill('SIGKILL');
-  await Promise.all(workers.map((w) => w.exited));
+  await killAll(workers);
   await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -112,8 +110,7 @@ it('spreads a job over worker processes and survives one killed mid-window', asy
       return { w, window: started.window as number };
     }),
   );
-  victim.w.child.kill('SIGKILL');
-  await victim.w.exited;
+  await stopProcess(victim.w);
   expect(victim.w.logs.some((l) => ofJob(jobId, 'window task done')(l) && l.window === victim.window)).toBe(
     false,
   );

@@ -16,7 +16,7 @@ import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { collect, keyMetadata, priceClient, trailers } from '../support/grpc.ts';
 import { healthStatus, listServices, reflectedClient } from '../support/grpc-discovery.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import { killAll, type ServiceProcess, startService } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
 
 const config = testConfig();
@@ -45,9 +45,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const p of processes)
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
-  await Promise.all(processes.map((p) => p.exited));
+  await killAll(processes, 'SIGTERM');
   accounts?.stop();
   await nats?.nc.close();
   await server?.cleanup();

@@ -12,7 +12,7 @@ import type { Server } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import { killAll, type ServiceProcess, startService } from '../support/process.ts';
 import {
   ACCEPTED,
   handshake,
@@ -53,10 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   permissive?.close();
-  for (const svc of services) {
-    svc.child.kill('SIGTERM');
-    await svc.exited;
-  }
+  await killAll(services, 'SIGTERM');
   await nats?.cleanup();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -5,13 +5,14 @@
  * ENTRYPOINT + CMD run there with its ENV against a private nats-server, until the process says
  * `running` and answers /healthz. With an engine, `docker build` runs too.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestNats, type TestNats } from '../support/nats.ts';
+import { killAll, stopProcess } from '../support/process.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const dockerfile = readFileSync(join(root, 'compose', 'Dockerfile'), 'utf8');
@@ -77,7 +78,7 @@ describe('the container image', () => {
   describe('rebuilt as files and started with its own entrypoint', () => {
     let nats: TestNats;
     let dir: string;
-    const stops: (() => void)[] = [];
+    const children: ChildProcess[] = [];
 
     beforeAll(async () => {
       nats = await startTestNats();
@@ -99,7 +100,7 @@ describe('the container image', () => {
     }, 180_000);
 
     afterAll(async () => {
-      for (const stop of stops) stop();
+      await killAll(children.map((child) => ({ child })));
       await nats?.cleanup();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
@@ -128,7 +129,7 @@ describe('the container image', () => {
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-      stops.push(() => child.kill('SIGKILL'));
+      children.push(child);
       let stderr = '';
       child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
       const lines: Record<string, unknown>[] = [];
@@ -150,9 +151,7 @@ describe('the container image', () => {
       expect(health.status).toBe(200);
       // Production: no demo key was made.
       expect(lines.some((l) => String(l.msg).includes('demo'))).toBe(false);
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
+      await stopProcess({ child }, 'SIGTERM');
     });
   });
 

@@ -12,17 +12,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ErrorLogEntry, errorLogSubject } from '../../contracts/status.ts';
 import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { call, post, type RpcAnswer, rpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import type { TestNats } from '../support/nats.ts';
+import { killAll, type ServiceProcess, startService } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const CHAIN_ID = 31_415;
 const config = testConfig();
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 const processes: ServiceProcess[] = [];
@@ -43,19 +46,14 @@ function startEdge(region: 'us' | 'jp'): Promise<string> {
 }
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   [us, jp] = await Promise.all([Promise.all([startEdge('us'), startEdge('us')]), startEdge('jp')]);
 }, 120_000);
 
 afterAll(async () => {
-  for (const p of processes)
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
-  await Promise.all(processes.map((p) => p.exited));
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await killAll(processes, 'SIGTERM');
+  await base?.close();
 });
 
 describe('viem', () => {
@@ -64,7 +62,7 @@ describe('viem', () => {
     const publisher = publishAtRate(nats.js, ['BTC'], 200);
     while (publisher.published() < 20) await new Promise((r) => setTimeout(r, 20));
     await publisher.stop();
-    const stored = BigInt((await nats.jsm.streams.info('MD')).state.last_seq);
+    const stored = BigInt(await lastSeq(nats));
     const client = createPublicClient({
       transport: http(us[0], { fetchOptions: { headers: { 'x-api-key': key } }, retryCount: 0 }),
     });
@@ -96,7 +94,7 @@ describe('a filter across two gateway processes', () => {
       auth,
     );
     const id = created.result as string;
-    const after = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const after = await lastSeq(nats);
     const publisher = publishAtRate(nats.js, ['ETH', 'SOL', 'BTC'], 300);
     const seqs: number[] = [];
     const poll = async (i: number) => {
@@ -115,7 +113,7 @@ describe('a filter across two gateway processes', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     await publisher.stop();
-    const last = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const last = await lastSeq(nats);
     const expected: number[] = [];
     for (let seq = after + 1; seq <= last; seq++) {
       const m = await nats.jsm.streams.getMessage('MD', { seq });

@@ -27,7 +27,7 @@ import { natsAuthOptions } from '../../platform/nats-auth.ts';
 import { HistoryConnection } from '../../platform/nats-wire/history-connection.ts';
 import { eventually } from '../support/eventually.ts';
 import { readHistory } from '../support/history-read.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import { killAll, type ServiceProcess, startService } from '../support/process.ts';
 
 const PASSWORDS = {
   producer: 'producer-pw-test',
@@ -80,7 +80,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const s of services) s.child.kill('SIGKILL');
+  await killAll(services);
   server?.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });

@@ -16,7 +16,7 @@ import { connectNats } from '../../platform/nats.ts';
 import { natsAuthOptions } from '../../platform/nats-auth.ts';
 import { eventually } from '../support/eventually.ts';
 import { readHistory } from '../support/history-read.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import { killAll, type ServiceProcess, startService } from '../support/process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'mdp-nats-tls-'));
 const file = (name: string) => join(dir, name);
@@ -100,7 +100,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  for (const s of services) s.child.kill('SIGKILL');
+  await killAll(services);
   server?.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });

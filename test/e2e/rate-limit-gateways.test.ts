@@ -10,8 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { tierBuckets } from '../../contracts/limits.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import {
   expectExactWindows,
@@ -19,8 +19,8 @@ import {
   recordedAdmissions,
   watchBasicWindow,
 } from '../support/lease-window.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
+import type { TestNats } from '../support/nats.ts';
+import { killAll, type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
 import {
   countBetween,
   lowestLevel,
@@ -28,6 +28,7 @@ import {
   maxSurelyInWindow,
   type Span,
 } from '../support/rate-limit-reference.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 /** Wall time of the whole run, from the first request: past 60 s, so the window is seen sliding. */
 const RUN_MS = 63_000;
@@ -36,23 +37,19 @@ const EVERY_MS = 80;
 
 const config = testConfig();
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 const gateways: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
 });
 
 afterAll(async () => {
-  for (const g of gateways)
-    if (g.child.exitCode === null && g.child.signalCode === null) g.child.kill('SIGKILL');
-  await Promise.all(gateways.map((g) => g.exited));
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await killAll(gateways);
+  await base?.close();
 });
 
 type Outcome = { url: string; sentMs: number; doneMs: number; status: number; res: Response };

@@ -15,7 +15,12 @@ import { openBucket } from '../../platform/kv.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startHttpGatewayProcess, startUnifiedGateways } from '../support/process.ts';
+import {
+  killAll,
+  type ServiceProcess,
+  startHttpGatewayProcess,
+  startUnifiedGateways,
+} from '../support/process.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
 
 const PASSWORD = 'Sup3r-Secret-Passw0rd!';
@@ -31,7 +36,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const g of services) if (g.child.exitCode === null) g.child.kill('SIGKILL');
+  await killAll(services);
   await nats?.nc.close();
   await server?.cleanup();
 });
@@ -120,8 +125,7 @@ it('revokes on every gateway process within 1 s and leaves no secret at rest or 
 
   expect((await consoleCall('POST', '/logout', undefined, session)).status).toBe(204);
 
-  for (const g of services) g.child.kill('SIGTERM');
-  await Promise.all(services.map((g) => g.exited));
+  await killAll(services, 'SIGTERM');
   const secrets = [
     ...forms('the key', key),
     ...forms("the key's body", key.slice(KEY_PREFIX.length, KEY_PREFIX.length + 32)),

@@ -23,6 +23,7 @@ const SHUTDOWN_BOUND_MS = 5_000;
 import { decode } from '../../platform/msgpack.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import type { LogLine } from '../support/process.ts';
+import { storedMessages } from '../support/stored-seqs.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mdp-ctrl-c-'));
 let child: ChildProcess | null = null;
@@ -144,12 +145,9 @@ it('stops on Ctrl-C with every client told reconnect, the service key revoked an
   reopened = await startTestNats(join(dataDir, 'nats'));
   const nc = await connect({ servers: reopened.url });
   const jsm = await jetstreamManager(nc);
-  const info = await jsm.streams.info(STREAMS.ACCOUNTS);
   const created = new Set<string>();
   const revoked = new Set<string>();
-  for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-    const msg = await jsm.streams.getMessage(STREAMS.ACCOUNTS, { seq }).catch(() => null);
-    if (!msg) continue;
+  for (const msg of await storedMessages({ jsm }, STREAMS.ACCOUNTS)) {
     const ev = decode<AccountEvent>(msg.data);
     if (ev.type === 'key_created' && ev.name.startsWith('dashboard proxy')) created.add(ev.key_id);
     if (ev.type === 'key_revoked') revoked.add(ev.key_id);

@@ -7,37 +7,34 @@
  * the other process admits exactly 10 in all, never 11.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
-import { killAll, type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
+import type { TestNats } from '../support/nats.ts';
+import { killAll, type ServiceProcess, startUnifiedGateways, stopProcess } from '../support/process.ts';
 import { openSse, type SseStream } from '../support/sse.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const TTL_MS = 3_000;
 /** Beyond TTL + one renewal period: five admissions, each a request, polled 100 ms apart. */
 const FREED_MARGIN_MS = 2_000;
 const config = testConfig();
 let server: TestNats;
-let nats: Nats;
+let base: BaseStack;
 let accounts: TestAccounts;
 const gateways: ServiceProcess[] = [];
 const streams: SseStream[] = [];
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, accounts } = base);
 });
 
 afterAll(async () => {
   for (const s of streams) s.abort();
   await killAll(gateways);
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 it('Pro cap 10 over two gateway processes; a kill -9 frees its streams within the lease TTL', {
@@ -83,8 +80,7 @@ it('Pro cap 10 over two gateway processes; a kill -9 frees its streams within th
 
   // kill -9 A: its 5 leases still count (nothing released them) …
   const killedAt = Date.now();
-  gateways[0]?.child.kill('SIGKILL');
-  await gateways[0]?.exited;
+  if (gateways[0]) await stopProcess(gateways[0]);
   await refused(b);
   // … until they expire; then B admits exactly the 5 freed slots.
   let admitted = 0;

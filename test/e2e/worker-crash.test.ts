@@ -15,17 +15,19 @@ import { type JobWorker, startJobWorker } from '../../consumers/generation/job-w
 import { normalizeManifest } from '../../contracts/manifest.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import type { TestNats } from '../support/nats.ts';
+import { type ServiceProcess, startService, stopProcess } from '../support/process.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const artifacts = mkdtempSync(join(tmpdir(), 'mdp-crash-'));
 const ACK_WAIT_MS = '2000';
 const config = testConfig({ ARTIFACTS_DIR: artifacts, JOB_ACK_WAIT_MS: ACK_WAIT_MS });
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: TestHttp;
@@ -33,19 +35,16 @@ let rescuer: JobWorker | null = null;
 let crashing: ServiceProcess | null = null;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   http = await startTestHttp(nats, config, accounts);
 });
 
 afterAll(async () => {
-  crashing?.child.kill('SIGKILL');
+  if (crashing) await stopProcess(crashing);
   await rescuer?.stop();
   await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
   rmSync(artifacts, { recursive: true, force: true });
 });
 
@@ -92,8 +91,7 @@ it('survives a worker killed mid-job', async () => {
     'the first worker running the job with rows done',
     20,
   );
-  crashing.child.kill('SIGKILL');
-  await crashing.exited;
+  await stopProcess(crashing);
   const artifact = `${http.url}/artifacts/${accepted.job_id}.parquet`;
   expect((await fetch(artifact, { headers })).status).toBe(404);
   expect((await status()).status).toBe('running');
