@@ -12,7 +12,9 @@ const SIZE = LINEAR + (MAX_EXP - 10) * SUB;
 function indexOf(v: number): number {
   if (v < LINEAR) return Math.floor(v);
   const e = Math.min(MAX_EXP, v < 2 ** 31 ? 31 - Math.clz32(v) : Math.floor(Math.log2(v)));
-  const sub = Math.min(SUB - 1, Math.floor(v / 2 ** (e - SUB_BITS)) - SUB);
+  // A shift where the value fits 32 bits (`2 **` was a tenth of a 1M-events/s client's CPU).
+  const q = v < 2 ** 31 ? v >>> (e - SUB_BITS) : Math.floor(v / 2 ** (e - SUB_BITS));
+  const sub = Math.min(SUB - 1, q - SUB);
   return LINEAR + (e - 11) * SUB + sub;
 }
 

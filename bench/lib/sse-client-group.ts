@@ -31,7 +31,14 @@ export class SseClientGroup {
 
   static async start(processes: number): Promise<SseClientGroup> {
     return new SseClientGroup(
-      await Promise.all(Array.from({ length: processes }, () => startWorker('sse-clients'))),
+      await Promise.all(
+        Array.from({ length: processes }, () =>
+          // BENCH_CLIENT_NODE_ARGS: node flags for the client processes (e.g. --cpu-prof).
+          startWorker('sse-clients', {
+            nodeArgs: (process.env.BENCH_CLIENT_NODE_ARGS ?? '').split(' ').filter(Boolean),
+          }),
+        ),
+      ),
     );
   }
 

@@ -25,6 +25,14 @@ const CH_0 = 0x30;
 const CH_BRACE = 0x7d;
 const CH_NL = 0x0a;
 
+/** Whether `buf` holds `tail` ending at index `at` (inclusive). */
+function endsWith(buf: Buffer, at: number, tail: Buffer): boolean {
+  const from = at - tail.length + 1;
+  if (from < 0) return false;
+  for (let i = 0; i < tail.length; i++) if (buf[from + i] !== tail[i]) return false;
+  return true;
+}
+
 /** Counters shared by every connection of this process, for the current window. */
 const latency = new Histogram();
 /** The raw JetStream consumer's latencies, kept apart so it can run beside SSE clients. */
@@ -90,20 +98,24 @@ class SseConn {
           if (d < 0 || d > 9) break;
           seq = seq * 10 + d;
         }
-        const q = buf.indexOf(PUB, p);
-        if (q < 0) break;
-        let r = q + PUB.length;
-        let us = 0;
-        for (; r < len; r++) {
-          const d = (buf[r] as number) - CH_0;
-          if (d < 0 || d > 9) break;
-          us = us * 10 + d;
-        }
-        if (r + 3 > len) break;
+        // The data line holds no newline (compact JSON), so its end is one byte search away, and
+        // `publish_us` is its last member: its digits are read backwards from the closing brace.
+        // (A search for `"publish_us":` itself was a third of this process's CPU at 1M events/s.)
+        const nl = buf.indexOf(CH_NL, p + 1);
+        if (nl < 0 || nl + 1 >= len) break;
         let end: number;
-        if (buf[r] === CH_BRACE && buf[r + 1] === CH_NL && buf[r + 2] === CH_NL) end = r + 3;
-        else {
-          const e = buf.indexOf(NLNL, r);
+        let us = 0;
+        if (buf[nl + 1] === CH_NL && buf[nl - 1] === CH_BRACE) {
+          let r = nl - 2;
+          for (let mul = 1; r > p; r--, mul *= 10) {
+            const d = (buf[r] as number) - CH_0;
+            if (d < 0 || d > 9) break;
+            us += d * mul;
+          }
+          if (!endsWith(buf, r, PUB)) counters.malformed++;
+          end = nl + 2;
+        } else {
+          const e = buf.indexOf(NLNL, p);
           if (e < 0) break;
           counters.malformed++;
           end = e + 2;
