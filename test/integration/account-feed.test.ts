@@ -5,7 +5,6 @@
  * stale-feed report). The issue's attack is the scenario: a forged Binance BTCUSDT print at 1.00.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STREAMS } from '../../contracts/streams.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
 import { replayStats } from '../../gateways/core/replay-source.ts';
 import { createLogger } from '../../platform/logger.ts';
@@ -15,6 +14,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { trade } from '../support/publisher.ts';
 import { openSse, type SseMessage, type SseStream } from '../support/sse.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const RING = 16;
 let stack: TestStack;
@@ -96,7 +96,6 @@ async function until(readers: Reader[], tradeId: string): Promise<void> {
 }
 
 const forgedIn = (r: Reader) => r.got.filter((e) => e.source === 'binance' && e.symbol === 'BTCUSDT');
-const mdLastSeq = async () => (await stack.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
 
 describe("an account's own events on the unified stream", () => {
   it("reach that account's keys live, and no other account's", async () => {
@@ -116,7 +115,7 @@ describe("an account's own events on the unified stream", () => {
     { path: 'the ring', platformAfter: 1, via: 'fromRing' as const },
     { path: 'JetStream history', platformAfter: RING * 3, via: 'fromStream' as const },
   ])('reach only that account when a client resumes from $path', async ({ platformAfter, via }) => {
-    const from = await mdLastSeq();
+    const from = await lastSeq(stack.nats);
     const resumedBefore = replayStats[via];
     await publishForged();
     const last = await publishPlatform(platformAfter);

@@ -24,6 +24,7 @@ import { startTestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
 import { expectError } from '../support/http.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 let stack: TestStack;
 
@@ -150,7 +151,7 @@ describe('poison events', () => {
     await service.revokeKey(victim.accountId, victim.keyId);
     const hash = (await service.listKeys(victim.accountId))[0]?.key_hashes[0] ?? '';
     await eventually(async () => ((await buckets.keys.get(hash)) as KeyRecord | null)?.status === 'revoked');
-    const last = (await stack.nats.jsm.streams.info('ACCOUNTS')).state.last_seq;
+    const last = await lastSeq(stack.nats, 'ACCOUNTS');
     await projector.applied(last, 30_000);
     projector.stop();
 

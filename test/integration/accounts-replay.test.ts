@@ -27,6 +27,7 @@ import { createSecrets } from '../../platform/secrets.ts';
 import { AccountsService } from '../../producers/accounts/service.ts';
 import { eventually } from '../support/eventually.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 let stack: TestStack;
 const log = createLogger('silent');
@@ -38,8 +39,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.close();
 });
-
-const lastSeq = async () => (await stack.nats.jsm.streams.info(STREAMS.ACCOUNTS)).state.last_seq;
 
 describe('a replaying projector', () => {
   it('never shows a revoked key as active or a logged-out session as live', async () => {
@@ -66,7 +65,7 @@ describe('a replaying projector', () => {
     );
 
     const replay = await AccountsProjector.start(stack.nats, log); // a gateway starting now
-    await replay.applied(await lastSeq(), 30_000);
+    await replay.applied(await lastSeq(stack.nats, STREAMS.ACCOUNTS), 30_000);
     replay.stop();
     // A marker written after the replay: once the watchers see it, they have seen every replay write.
     await buckets.keys.put('replay-marker', { seq: 0 });
@@ -153,11 +152,11 @@ describe('a projector restarting', () => {
     const { key, keyId, accountId } = await stack.accounts.key('pro');
     const email = (await service.account(accountId))?.email ?? '';
     await service.login({ email, password: 'Str0ng-Passw0rd!' });
-    const loginSeq = await lastSeq();
+    const loginSeq = await lastSeq(stack.nats, STREAMS.ACCOUNTS);
     // One more event after POSITION_EVERY_MS stores the position past everything above.
     await new Promise((r) => setTimeout(r, POSITION_EVERY_MS + 100));
     await stack.accounts.key('basic');
-    const positionSeq = await lastSeq();
+    const positionSeq = await lastSeq(stack.nats, STREAMS.ACCOUNTS);
     await eventually(
       async () =>
         ((await stack.accounts.buckets.accounts.get(PROJECTION_POSITION_KEY)) as { seq: number } | null)

@@ -7,15 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const RETENTION_S = 3_600;
 const DAY_S = 86_400;
 
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: TestHttp;
@@ -39,18 +39,15 @@ beforeAll(async () => {
   oldArtifact = fileAged(join(artifacts, 'sim_batch_0000000000000001.parquet'), DAY_S);
   oldExport = fileAged(join(exportsDir, 'cache_old.parquet'), DAY_S);
   freshArtifact = fileAged(join(artifacts, 'sim_batch_0000000000000002.parquet'), 60);
-  server = await startTestNats();
   const config = testConfig({ ARTIFACTS_DIR: artifacts, ARTIFACT_RETENTION_S: String(RETENTION_S) });
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   http = await startTestHttp(nats, config, accounts);
 });
 
 afterAll(async () => {
   await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
   rmSync(artifacts, { recursive: true, force: true });
 });
 

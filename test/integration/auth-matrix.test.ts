@@ -11,7 +11,7 @@ import { generateApiKey } from '../../contracts/api-key-format.ts';
 import { buildDisksyncApp, disksyncSettings } from '../../gateways/disksync/app.ts';
 import { KeyLeases } from '../../gateways/disksync/lease.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { connectSync, refusal } from '../support/disksync.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import {
@@ -26,9 +26,9 @@ import {
 } from '../support/grpc.ts';
 import { expectError } from '../support/http.ts';
 import { post, type RpcAnswer, rpc, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
-let nats: TestNats;
+let base: BaseStack;
 let us: TestGateway;
 let jp: TestGateway;
 let accounts: TestAccounts;
@@ -39,10 +39,10 @@ let disksync: { url: string; close(): Promise<void> };
 const keys: Record<string, string> = {};
 
 beforeAll(async () => {
-  nats = await startTestNats();
-  us = await startTestGateway(nats.url, {}, { guard: 'keys', region: 'us' });
-  jp = await startTestGateway(nats.url, {}, { guard: 'keys', region: 'jp' });
-  accounts = await startTestAccounts(us.nats, us.config);
+  base = await startBase();
+  accounts = base.accounts;
+  us = await startTestGateway(base.server.url, {}, { guard: 'keys', region: 'us' });
+  jp = await startTestGateway(base.server.url, {}, { guard: 'keys', region: 'jp' });
   keys.basic = (await accounts.key('basic')).key;
   keys.pro = (await accounts.key('pro')).key;
   keys.quantJp = (await accounts.key('quant', { jp: true })).key;
@@ -95,10 +95,9 @@ afterAll(async () => {
   await grpc?.close();
   await jsonRpc?.close();
   await disksync?.close();
-  accounts?.stop();
   await us?.close();
   await jp?.close();
-  await nats?.cleanup();
+  await base?.close();
 });
 
 const open = async (gw: TestGateway, headers: Record<string, string>, query = '') => {

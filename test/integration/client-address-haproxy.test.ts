@@ -15,15 +15,15 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { generateApiKey } from '../../contracts/api-key-format.ts';
 import { KEY_FAILURES_PER_ADDRESS } from '../../contracts/console-limits.ts';
 import { freePort } from '../../platform/free-port.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { rpc, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const haproxy = spawnSync('haproxy', ['-v'], { stdio: 'ignore' }).status === 0;
 
-let nats: TestNats;
+let base: BaseStack;
 let accounts: TestAccounts;
 let jsonRpc: TestJsonRpc;
 let balancer: ChildProcess | null = null;
@@ -34,9 +34,9 @@ let key = '';
 beforeAll(async () => {
   if (!haproxy) return;
   const config = testConfig({ TRUSTED_PROXIES: '127.0.0.1' });
-  nats = await startTestNats();
-  const conn = await connectTestNats(nats.url, config);
-  accounts = await startTestAccounts(conn, config);
+  base = await startBase(config);
+  const conn = base.nats;
+  accounts = base.accounts;
   key = (await accounts.key('quant')).key;
   jsonRpc = await startTestJsonRpc(conn, config, { guard: 'keys' });
   front = await freePort();
@@ -75,8 +75,7 @@ beforeAll(async () => {
 afterAll(async () => {
   balancer?.kill();
   await jsonRpc?.close();
-  accounts?.stop();
-  await nats?.cleanup();
+  await base?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 

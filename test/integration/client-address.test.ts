@@ -26,9 +26,9 @@ import {
 import { buildDisksyncApp, disksyncSettings } from '../../gateways/disksync/app.ts';
 import { KeyLeases } from '../../gateways/disksync/lease.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { connectSync, refusal } from '../support/disksync.ts';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { startTestGateway, type TestGateway, testConfig } from '../support/gateway.ts';
 import {
   keyMetadata,
   type PriceClient,
@@ -39,15 +39,15 @@ import {
 } from '../support/grpc.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
 import { rpc, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { type ProxyRelay, startProxyRelay } from '../support/proxy-relay.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const TRUSTED = { TRUSTED_PROXIES: '127.0.0.1' };
 const BAD = '203.0.113.7';
 const GOOD = '203.0.113.8';
 const UNTRUSTED_PEER = '127.0.0.2';
 
-let nats: TestNats;
+let base: BaseStack;
 let unified: TestGateway;
 let accounts: TestAccounts;
 let http: TestHttp;
@@ -59,9 +59,9 @@ const relays: ProxyRelay[] = [];
 const keys = { neighbour: '', good: '' };
 
 beforeAll(async () => {
-  nats = await startTestNats();
-  unified = await startTestGateway(nats.url, TRUSTED, { guard: 'keys' });
-  accounts = await startTestAccounts(unified.nats, unified.config);
+  base = await startBase(testConfig(TRUSTED));
+  accounts = base.accounts;
+  unified = await startTestGateway(base.server.url, TRUSTED, { guard: 'keys' });
   keys.neighbour = (await accounts.key('quant')).key;
   keys.good = (await accounts.key('quant')).key;
   http = await startTestHttp(unified.nats, unified.config, accounts);
@@ -77,9 +77,8 @@ afterAll(async () => {
   await grpc?.close();
   await jsonRpc?.close();
   await http?.close();
-  accounts?.stop();
   await unified?.close();
-  await nats?.cleanup();
+  await base?.close();
 });
 
 async function startDisksync(): Promise<{ port: number; close(): Promise<void> }> {

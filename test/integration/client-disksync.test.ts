@@ -14,27 +14,28 @@ import { type OpenSocket, openSocket } from '../../clients/typescript/src/disk-s
 import { MdpError } from '../../clients/typescript/src/errors.ts';
 import { freePort } from '../../platform/free-port.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { type CutProxy, startCutProxy } from '../support/cut-proxy.ts';
 import { connectSync, type SyncClient, startDisksyncEdge } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
-import { killAll, type ServiceProcess } from '../support/process.ts';
+import { testConfig } from '../support/gateway.ts';
+import type { TestNats } from '../support/nats.ts';
+import { killAll, type ServiceProcess, stopProcess } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 import { type CollectedStream, collectStream, oneTo, reconnectsOf } from '../support/stream-collect.ts';
 
 const RETRY_MS = 100;
 const MAX_DELAY_MS = 2_000;
 const config = testConfig();
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let proxy: CutProxy;
 let port: number;
 const edges: ServiceProcess[] = [];
-
-const lastSeq = async () => (await nats.jsm.streams.info('MD')).state.last_seq;
 
 /**
  * A `gateway disksync` process on `port`. Short heartbeats and lease TTL, so that the lease a
@@ -75,9 +76,8 @@ async function holdKey(edgeUrl: string, key: string): Promise<SyncClient | null>
 }
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   port = await freePort();
   await startEdge();
   proxy = await startCutProxy(`http://127.0.0.1:${port}`);
@@ -86,9 +86,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAll(edges);
   await proxy?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 const url = () => proxy.url.replace(/^http/, 'ws');
@@ -121,7 +119,7 @@ async function drain(
   stop: () => Promise<unknown>,
 ): Promise<number> {
   await stop();
-  const last = await lastSeq();
+  const last = await lastSeq(nats);
   await eventually(() => c.seqs.at(-1) === last, 60_000, `the last sequence ${last}`);
   s.close();
   await c.done;
@@ -147,16 +145,14 @@ it('json: every sequence exactly once, in order, across cuts, a killed edge and 
     // until it expires, and the iterator waits that out as its own.
     let seen = c.seqs.length;
     const killed = currentEdge();
-    killed.child.kill('SIGKILL');
-    await killed.exited;
+    await stopProcess(killed);
     await eventually(() => reconnectsOf(c).some((r) => r.attempt >= 3), 30_000, 'three failed attempts');
     await startEdge();
     await eventually(() => c.seqs.length >= seen + 200, 60_000, 'events after the restart');
     // SIGTERM: the edge closes with 1001; the iterator resumes on the next one.
     seen = c.seqs.length;
     const stopped = currentEdge();
-    stopped.child.kill('SIGTERM');
-    await stopped.exited;
+    await stopProcess(stopped, 'SIGTERM');
     await startEdge();
     await eventually(() => c.seqs.length >= seen + 200, 60_000, 'events after the second restart');
   } finally {
@@ -181,7 +177,7 @@ it('json: every sequence exactly once, in order, across cuts, a killed edge and 
 
 it('msgpack: every sequence exactly once, in order, across cuts', async () => {
   const { key } = await accounts.key('quant');
-  const from = await lastSeq();
+  const from = await lastSeq(nats);
   const s = streamDisk({ url: url(), key, from, encoding: 'msgpack', retryMs: RETRY_MS });
   const c = collectStream(s);
   const publisher = publishAtRate(nats.js, ['BTC', 'ETH', 'SOL'], 300, { booksEvery: 4 });
@@ -203,7 +199,7 @@ it('takes a 4008 after its own drop for its lease: retries until the key is free
   // Connection attempts wait at a gate the test opens, so the key is held by another client first.
   let gate: Promise<void> = Promise.resolve();
   const gated: OpenSocket = (u, k, on) => gate.then(() => openSocket(u, k, on));
-  const from = await lastSeq();
+  const from = await lastSeq(nats);
   const s = streamDisk({
     url: url(),
     key,
@@ -244,7 +240,7 @@ it('takes a 4008 after its own drop for its lease: retries until the key is free
 
 it('says a position beyond the end as a notice and an unknown coin as a warning, then streams after it', async () => {
   const { key } = await accounts.key('quant');
-  const last = await lastSeq();
+  const last = await lastSeq(nats);
   const s = streamDisk({ url: url(), key, coins: ['BTC', 'NOPE'], from: last + 1_000 });
   const c = collectStream(s);
   await eventually(() => c.items.some((i) => i.type === 'notice'), 30_000, 'the notice');
@@ -271,7 +267,7 @@ it('says a position beyond the end as a notice and an unknown coin as a warning,
 
 it('ends with the typed error of the close: revoked, unknown, under-tier, already connected', async () => {
   const { key, keyId, accountId } = await accounts.key('quant');
-  const s = streamDisk({ url: url(), key, from: await lastSeq() });
+  const s = streamDisk({ url: url(), key, from: await lastSeq(nats) });
   const c = collectStream(s);
   const publisher = publishAtRate(nats.js, ['ETH'], 50);
   try {

@@ -11,27 +11,28 @@ import { MdpError } from '../../clients/typescript/src/errors.ts';
 import { streamGrpc } from '../../clients/typescript/src/grpc.ts';
 import { freePort } from '../../platform/free-port.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { type CutProxy, startCutProxy } from '../support/cut-proxy.ts';
 import { startInProcessDisksync } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
-import { killAll, type ServiceProcess, startService } from '../support/process.ts';
+import { testConfig } from '../support/gateway.ts';
+import type { TestNats } from '../support/nats.ts';
+import { killAll, type ServiceProcess, startService, stopProcess } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 import { collectStream, oneTo, reconnectsOf } from '../support/stream-collect.ts';
 
 const RETRY_MS = 100;
 const MAX_DELAY_MS = 2_000;
 const config = testConfig();
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let proxy: CutProxy;
 let port: number;
 const edges: ServiceProcess[] = [];
-
-const lastSeq = async () => (await nats.jsm.streams.info('MD')).state.last_seq;
 
 /** A `gateway grpc` process on `port` (the same port every time, so a restart is the same target). */
 async function startEdge(): Promise<ServiceProcess> {
@@ -48,9 +49,8 @@ async function startEdge(): Promise<ServiceProcess> {
 }
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   port = await freePort();
   await startEdge();
   proxy = await startCutProxy(`http://127.0.0.1:${port}`);
@@ -59,9 +59,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await killAll(edges);
   await proxy?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 const target = () => new URL(proxy.url).host;
@@ -87,15 +85,14 @@ it('yields every sequence exactly once, in order, across cut connections and a k
     // The edge dies: every attempt fails until it is back on the same port, so the waits double.
     const seen = c.seqs.length;
     const edge = edges[edges.length - 1] as ServiceProcess;
-    edge.child.kill('SIGKILL');
-    await edge.exited;
+    await stopProcess(edge);
     await eventually(() => reconnectsOf(c).some((r) => r.attempt >= 3), 30_000, 'three failed attempts');
     await startEdge();
     await eventually(() => c.seqs.length >= seen + 200, 60_000, 'events after the restart');
   } finally {
     await publisher.stop();
   }
-  const last = await lastSeq();
+  const last = await lastSeq(nats);
   await eventually(() => c.seqs.at(-1) === last, 60_000, `the last sequence ${last}`);
   s.close();
   await c.done;
@@ -119,7 +116,7 @@ it('yields every sequence exactly once, in order, across cut connections and a k
 
 it('says a position beyond the end as a notice and an unknown coin as a warning, then streams after it', async () => {
   const { key } = await accounts.key('quant');
-  const last = await lastSeq();
+  const last = await lastSeq(nats);
   const s = streamGrpc({ target: target(), key, coins: ['BTC', 'NOPE'], from: last + 1_000 });
   const c = collectStream(s);
   await eventually(() => c.items.some((i) => i.type === 'notice'), 30_000, 'the notice');
@@ -155,7 +152,7 @@ it('says a position beyond the end as a notice and an unknown coin as a warning,
 
 it('ends with the typed error when the key is revoked mid-stream or unknown, without retrying', async () => {
   const { key, keyId, accountId } = await accounts.key('quant');
-  const s = streamGrpc({ target: target(), key, from: await lastSeq() });
+  const s = streamGrpc({ target: target(), key, from: await lastSeq(nats) });
   const c = collectStream(s);
   const publisher = publishAtRate(nats.js, ['ETH'], 50);
   try {
@@ -185,14 +182,14 @@ it('yields the same events as the disk-sync iterator from the same position: one
   const { key } = await accounts.key('quant');
   const disk = await startInProcessDisksync(server.url);
   try {
-    const from = await lastSeq();
+    const from = await lastSeq(nats);
     const publisher = publishAtRate(nats.js, ['BTC', 'ETH'], 200, { booksEvery: 3 });
     let last: number;
     try {
-      await eventually(async () => (await lastSeq()) >= from + 60, 30_000, '60 events published');
+      await eventually(async () => (await lastSeq(nats)) >= from + 60, 30_000, '60 events published');
     } finally {
       await publisher.stop();
-      last = await lastSeq();
+      last = await lastSeq(nats);
     }
     const read = async (s: ReturnType<typeof streamGrpc>) => {
       const c = collectStream(s);

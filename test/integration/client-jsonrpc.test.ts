@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { JsonRpcClient, JsonRpcError, JsonRpcErrorCode } from '../../clients/typescript/src/index.ts';
-import { STREAMS } from '../../contracts/streams.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { nowUs, publishEvents } from '../../producers/publish.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
 import { book, trade } from '../support/publisher.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 let stack: TestStack;
 let edge: TestJsonRpc;
@@ -50,7 +50,7 @@ it('exposes the catalogue’s JSON-RPC codes as an enum', () => {
 
 it('batches calls made together and answers each caller, with per-call typed errors', async () => {
   const client = new JsonRpcClient({ url: edge.url, key });
-  const { last_seq } = (await stack.nats.jsm.streams.info(STREAMS.MD)).state;
+  const last_seq = await lastSeq(stack.nats);
   await eventually(async () => (await client.blockNumber()) === last_seq, 10_000);
   const before = client.requests;
   const [height, chain, mid, missing, tooDeep] = await Promise.allSettled([

@@ -7,13 +7,13 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { MdpError, stream } from '../../clients/typescript/src/index.ts';
-import { STREAMS } from '../../contracts/streams.ts';
 import { freePort } from '../../platform/free-port.ts';
 import { type CutProxy, startCutProxy } from '../support/cut-proxy.ts';
 import { eventually } from '../support/eventually.ts';
-import { type ServiceProcess, startUnifiedGateways } from '../support/process.ts';
+import { killAll, type ServiceProcess, startUnifiedGateways, stopProcess } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 import { collectStream, reconnectsOf } from '../support/stream-collect.ts';
 
 const RETRY_MS = 100;
@@ -38,7 +38,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const g of gateways) g.child.kill('SIGKILL');
+  await killAll(gateways);
   await proxy?.close();
   await stack?.close();
 });
@@ -62,13 +62,12 @@ it('yields every sequence exactly once across cut connections and a killed gatew
   // The gateway dies: every attempt is refused until it is back, so the waits double.
   const seen = c.seqs.length;
   const gateway = gateways[gateways.length - 1] as ServiceProcess;
-  gateway.child.kill('SIGKILL');
-  await gateway.exited;
+  await stopProcess(gateway);
   await eventually(async () => reconnects(c).some((r) => r.attempt >= 4), 20_000);
   await startGateway();
   await eventually(async () => c.seqs.length >= seen + 300, 30_000);
   await publisher.stop();
-  const { last_seq } = (await stack.nats.jsm.streams.info(STREAMS.MD)).state;
+  const last_seq = await lastSeq(stack.nats);
   await eventually(async () => c.seqs[c.seqs.length - 1] === last_seq, 30_000);
   s.close();
   await c.done;
@@ -87,7 +86,7 @@ it('yields every sequence exactly once across cut connections and a killed gatew
 
 it('surfaces an unknown coin as a typed warning and a position beyond the end as a notice, then resumes', async () => {
   const { key } = await stack.accounts.key('pro');
-  const { last_seq } = (await stack.nats.jsm.streams.info(STREAMS.MD)).state;
+  const last_seq = await lastSeq(stack.nats);
   const s = stream({ url: proxy.url, key, coins: ['BTC', 'NOPE'], from: last_seq + 1_000_000 });
   const c = collect(s);
   await eventually(async () => c.items.some((i) => i.type === 'notice'), 20_000);

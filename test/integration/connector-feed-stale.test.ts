@@ -9,7 +9,7 @@ import { loadScenario } from '../support/connector-harness.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import { type ServiceProcess, startService, stopProcess } from '../support/process.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
 import { startVenueReplay, type VenueReplay } from '../support/venue-replay.ts';
 
@@ -32,8 +32,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  producer?.child.kill('SIGTERM');
-  await producer?.exited;
+  if (producer) await stopProcess(producer, 'SIGTERM');
   await gw?.close();
   await replay?.close();
   await nats?.cleanup();

@@ -26,6 +26,7 @@ import {
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
+import { storedCount } from '../support/stored-seqs.ts';
 import { type ScriptEntry, startSnapshotServer, startVenueReplay } from '../support/venue-replay.ts';
 
 const DUPLICATE_WINDOW_MS = 1_000;
@@ -65,12 +66,6 @@ async function framesCounted(venue: string): Promise<number> {
   return values.filter((v) => v.labels.venue === venue).reduce((n, v) => n + v.value, 0);
 }
 
-/** Messages MD holds under `filter`. */
-async function storedInMd(filter: string): Promise<number> {
-  const info = await conn.jsm.streams.info('MD', { subjects_filter: filter });
-  return Object.values(info.state.subjects ?? {}).reduce((n, c) => n + c, 0);
-}
-
 const framesOf = (sessions: ScriptEntry[][]) =>
   sessions.flat().filter((f) => !(typeof f === 'object' && !Array.isArray(f) && '$wait' in f)).length;
 
@@ -92,7 +87,7 @@ describe.each<Case>([
 
   /** MD as the collector sees it, once it has read everything stored under the venue. */
   const settled = async (): Promise<number> => {
-    const stored = await storedInMd(filter);
+    const stored = await storedCount(conn, 'MD', filter);
     await eventually(async () => md.events.length === stored, 20_000, 'the MD reader to catch up');
     return stored;
   };

@@ -8,13 +8,13 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createServiceKey, type ServiceKey } from '../../app/service-key.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
-let server: TestNats;
+let base: BaseStack;
 let unified: TestGateway;
 let accounts: TestAccounts;
 let http: TestHttp;
@@ -22,9 +22,9 @@ let service: ServiceKey;
 const password = 'C0rrect-Horse-Battery';
 
 beforeAll(async () => {
-  server = await startTestNats();
-  unified = await startTestGateway(server.url, {}, { guard: 'keys' });
-  accounts = await startTestAccounts(unified.nats, unified.config);
+  base = await startBase();
+  accounts = base.accounts;
+  unified = await startTestGateway(base.server.url, {}, { guard: 'keys' });
   service = await createServiceKey(accounts.service);
   http = await startTestHttp(unified.nats, unified.config, accounts, {
     upstream: () => unified.url,
@@ -35,9 +35,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await http?.close();
   await service?.revoke();
-  accounts?.stop();
   await unified?.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 const api = (path: string) => `${http.url}/api/v1/console${path}`;

@@ -9,14 +9,17 @@ import { PROJECTION_POSITION_KEY } from '../../contracts/accounts.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, startTestGateway, type TestGateway, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { startTestGateway, type TestGateway, testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import type { TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const config = testConfig();
 let server: TestNats;
+let natsBase: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: TestHttp;
@@ -24,9 +27,8 @@ let base: string;
 let gw: TestGateway;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  natsBase = await startBase(config);
+  ({ server, nats, accounts } = natsBase);
   http = await startTestHttp(nats, config, accounts);
   base = `${http.url}/api/v1/console`;
   gw = await startTestGateway(server.url, {}, { guard: 'keys' });
@@ -35,9 +37,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await http?.close();
   await gw?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await natsBase?.close();
 });
 
 const post = (path: string, body: unknown, token?: string) =>
@@ -226,7 +226,7 @@ describe('projections', () => {
     expect(Object.keys((await snapshot()).accounts as object)).toEqual([]);
 
     const rebuilt = await AccountsProjector.start(nats, createLogger('silent'));
-    await rebuilt.applied((await nats.jsm.streams.info(STREAMS.ACCOUNTS)).state.last_seq);
+    await rebuilt.applied(await lastSeq(nats, STREAMS.ACCOUNTS));
     rebuilt.stop();
     expect(await snapshot()).toEqual(before);
   });

@@ -9,24 +9,24 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createServiceKey, type ServiceKey } from '../../app/service-key.ts';
 import { accountSubject } from '../../contracts/accounts.ts';
 import { encode } from '../../platform/msgpack.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
-let server: TestNats;
+let base: BaseStack;
 let unified: TestGateway;
 let accounts: TestAccounts;
 let http: TestHttp;
 let service: ServiceKey;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  unified = await startTestGateway(server.url, {}, { guard: 'keys' });
-  accounts = await startTestAccounts(unified.nats, unified.config);
+  base = await startBase();
+  accounts = base.accounts;
+  unified = await startTestGateway(base.server.url, {}, { guard: 'keys' });
   service = await createServiceKey(accounts.service);
   http = await startTestHttp(unified.nats, unified.config, accounts, {
     upstream: () => unified.url,
@@ -37,9 +37,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await http?.close();
   await service?.revoke();
-  accounts?.stop();
   await unified?.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 async function session(plan: 'basic' | 'pro'): Promise<string> {

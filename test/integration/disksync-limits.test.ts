@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STREAMS } from '../../contracts/streams.ts';
 import { SOCKET_BUFFER } from '../../gateways/core/buffered-sink.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import {
   connectSync,
   type InProcessDisksync,
@@ -30,10 +30,12 @@ import {
   stopAll,
 } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { testConfig } from '../support/gateway.ts';
+import type { TestNats } from '../support/nats.ts';
 import { type ServiceProcess, startService } from '../support/process.ts';
 import { publishAtRate } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const OPERATOR = 'ops@example.com';
 const PASSWORD = 'Str0ng-Passw0rd!';
@@ -42,6 +44,7 @@ const MAX_BACKLOG = 256 * 1024;
 const FRAME = 8 * 1024;
 const config = testConfig();
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 const processes: ServiceProcess[] = [];
@@ -58,9 +61,8 @@ function open(url: string, opts: Parameters<typeof connectSync>[1] = {}): SyncCl
 }
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   const op = await accounts.service.register({
     email: OPERATOR,
     password: PASSWORD,
@@ -87,9 +89,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopAll(clients, processes, 'SIGTERM');
   await inproc?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 describe('4050: a maintenance window', () => {
@@ -189,7 +189,7 @@ describe('1013: a live client that stops reading', () => {
     expect(highWater).toBeLessThanOrEqual(SOCKET_BUFFER + 2 * (MAX_BACKLOG + FRAME) + FRAME);
 
     // The fast client, on the same gateway, got every event, in order, and is still open.
-    const { last_seq } = (await inproc.nats.jsm.streams.info(STREAMS.MD)).state;
+    const last_seq = await lastSeq(inproc.nats);
     await eventually(() => fast.events.at(-1)?.seq === last_seq, 30_000, 'the fast client caught up');
     expect(fast.events.map((e) => e.seq)).toEqual(
       Array.from({ length: last_seq - fastFrom }, (_, i) => fastFrom + 1 + i),

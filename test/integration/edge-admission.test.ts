@@ -20,15 +20,15 @@ import { buildHttpApp, type HttpApp } from '../../gateways/http/app.ts';
 import { buildUnifiedApp, type UnifiedApp } from '../../gateways/unified/app.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { openSse, type SseStream } from '../support/sse.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const config = testConfig();
 const log = createLogger('silent');
-let server: TestNats;
+let natsBase: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let stopGuard: () => Promise<void>;
@@ -41,9 +41,8 @@ let unifiedUrl: string;
 const revokeOnAdmission = new Map<string, { accountId: string; keyId: string }>();
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  natsBase = await startBase(config);
+  ({ nats, accounts } = natsBase);
   const edge = await startEdgeGuard(nats, config, log);
   stopGuard = () => edge.part.stop();
   const guard: Guard = {
@@ -70,9 +69,7 @@ afterAll(async () => {
   tail?.stop();
   await http?.shutdown();
   await stopGuard?.();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await natsBase?.close();
 });
 
 const live = (key: string) =>

@@ -11,38 +11,30 @@ import { NO_ACCOUNT } from '../../contracts/status.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { metricsRegistry } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { storedCount } from '../support/stored-seqs.ts';
 
 const config = testConfig();
-let server: TestNats;
+let natsBase: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: TestHttp;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  natsBase = await startBase(config);
+  ({ nats, accounts } = natsBase);
   http = await startTestHttp(nats, config, accounts, undefined, { status: true });
 });
 
 afterAll(async () => {
   await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await natsBase?.close();
 });
-
-/** Messages on the ERRORS stream under `filter`. */
-async function stored(filter: string): Promise<number> {
-  const info = await nats.jsm.streams.info(STREAMS.ERRORS, { subjects_filter: filter });
-  return Object.values(info.state.subjects ?? {}).reduce((n, c) => n + c, 0);
-}
 
 async function unstoredCount(): Promise<number> {
   const m = await metricsRegistry.getSingleMetric('mdp_error_log_anonymous_total')?.get();
@@ -68,12 +60,12 @@ it('stores a sample of anonymous errors and counts the rest', async () => {
   });
   await expectError(known, 404, 'not_found');
   await eventually(
-    async () => (await stored(`errlog.${accountId}.>`)) === 1,
+    async () => (await storedCount(nats, STREAMS.ERRORS, `errlog.${accountId}.>`)) === 1,
     10_000,
     'the keyed error stored',
   );
 
-  const anonymous = await stored(`errlog.${NO_ACCOUNT}.>`);
+  const anonymous = await storedCount(nats, STREAMS.ERRORS, `errlog.${NO_ACCOUNT}.>`);
   expect(anonymous).toBeGreaterThan(0);
   expect(anonymous).toBeLessThanOrEqual(2 * ANONYMOUS_ERRORS_STORED_PER_MINUTE);
   expect((await unstoredCount()) - before).toBe(N - anonymous);

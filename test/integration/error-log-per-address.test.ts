@@ -10,37 +10,29 @@ import { ANONYMOUS_ERRORS_STORED_PER_ADDRESS_PER_MINUTE } from '../../contracts/
 import { errorLogSubject, NO_ACCOUNT } from '../../contracts/status.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { storedCount } from '../support/stored-seqs.ts';
 
 const config = testConfig();
-let server: TestNats;
+let natsBase: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: TestHttp;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  natsBase = await startBase(config);
+  ({ nats, accounts } = natsBase);
   http = await startTestHttp(nats, config, accounts, undefined, { status: true });
 });
 
 afterAll(async () => {
   await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await natsBase?.close();
 });
-
-/** Messages on the ERRORS stream under `filter`. */
-async function stored(filter: string): Promise<number> {
-  const info = await nats.jsm.streams.info(STREAMS.ERRORS, { subjects_filter: filter });
-  return Object.values(info.state.subjects ?? {}).reduce((n, c) => n + c, 0);
-}
 
 async function keyless(address: string): Promise<string> {
   const res = await http.app.inject({ method: 'GET', url: '/mcp/caches/stats', remoteAddress: address });
@@ -54,13 +46,13 @@ it("one noisy anonymous address does not silence another's first error", async (
   for (let i = 0; i < 50; i++) noisy.push(await keyless('10.9.0.1'));
   const quiet = await keyless('10.9.0.2');
   await eventually(
-    async () => (await stored(errorLogSubject(null, quiet))) === 1,
+    async () => (await storedCount(nats, STREAMS.ERRORS, errorLogSubject(null, quiet))) === 1,
     10_000,
     "the quiet address's first error stored",
   );
   let noisyStored = 0;
-  for (const id of noisy) noisyStored += await stored(errorLogSubject(null, id));
+  for (const id of noisy) noisyStored += await storedCount(nats, STREAMS.ERRORS, errorLogSubject(null, id));
   expect(noisyStored).toBeGreaterThan(0);
   expect(noisyStored).toBeLessThanOrEqual(2 * ANONYMOUS_ERRORS_STORED_PER_ADDRESS_PER_MINUTE);
-  expect(await stored(`errlog.${NO_ACCOUNT}.>`)).toBe(noisyStored + 1);
+  expect(await storedCount(nats, STREAMS.ERRORS, `errlog.${NO_ACCOUNT}.>`)).toBe(noisyStored + 1);
 });

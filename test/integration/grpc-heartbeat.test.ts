@@ -16,13 +16,12 @@ import { testConfig } from '../support/gateway.ts';
 import { collect, keyMetadata, type PriceClient, trailers, unary } from '../support/grpc.ts';
 import { type GrpcStack, startGrpcStack } from '../support/grpc-stack.ts';
 import { book, publishNow } from '../support/publisher.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const config = testConfig({ SSE_HEARTBEAT_MS: '300' });
 let nats: Nats;
 let client: PriceClient;
 let key: string;
-
-const lastSeq = async () => (await nats.jsm.streams.info('MD')).state.last_seq;
 
 let stack: GrpcStack;
 
@@ -51,7 +50,7 @@ describe('StreamEvents heartbeat', () => {
 describe('StreamMids heartbeat_s', () => {
   it('re-sends the latest mid while the book does not change, then the new one', async () => {
     await publishNow(nats.js, [book('ETH', 1), book('ETH', 2)]);
-    const first = await lastSeq();
+    const first = await lastSeq(nats);
     // The latest-state view holds that book before the stream opens (the re-send reads it).
     await eventually(
       async () =>
@@ -67,7 +66,7 @@ describe('StreamMids heartbeat_s', () => {
 
     // A change goes out at once, and is then the mid re-sent.
     await publishNow(nats.js, [book('ETH', 7)]);
-    const second = await lastSeq();
+    const second = await lastSeq(nats);
     const mark = s.messages.length;
     await eventually(
       () => s.messages.slice(mark).filter((m) => Number(m.seq) === second).length >= 3,

@@ -15,6 +15,7 @@ import { testConfig } from '../support/gateway.ts';
 import { type Collected, collect, keyMetadata, type PriceClient, seqsOf, unary } from '../support/grpc.ts';
 import { type GrpcStack, startGrpcStack } from '../support/grpc-stack.ts';
 import { publishNow, trade } from '../support/publisher.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 /** A small ring, so a resume from before the record reads it from the stream, not from memory. */
 const config = testConfig({ SSE_RING_SIZE: '16' });
@@ -22,12 +23,11 @@ let nats: Nats;
 let client: PriceClient;
 let key: string;
 
-const lastSeq = async () => (await nats.jsm.streams.info('MD')).state.last_seq;
 const CORRUPT = new TextEncoder().encode('{"event_type":"trade", this is not JSON}');
 
 /** Publishes alternating BTC and ETH trades; resolves with their sequences by coin. */
 async function publishTrades(n: number, base: number): Promise<{ BTC: number[]; ETH: number[] }> {
-  const from = await lastSeq();
+  const from = await lastSeq(nats);
   await publishNow(
     nats.js,
     Array.from({ length: n }, (_, i) => trade(i % 2 ? 'ETH' : 'BTC', base + i)),
@@ -66,7 +66,7 @@ afterAll(async () => {
 
 describe('a record in the log that is not a valid event', () => {
   it('is skipped with a record_skipped notice in its place on every stream that selects it; the others never see it', async () => {
-    const from = await lastSeq();
+    const from = await lastSeq(nats);
     const live = collect(client.StreamEvents({ coins: ['BTC'] }, keyMetadata(key)));
     const eth = collect(client.StreamEvents({ coins: ['ETH'] }, keyMetadata(key)));
     await Promise.all([live, eth].map((s) => new Promise((r) => s.call.once('metadata', r))));
@@ -75,7 +75,7 @@ describe('a record in the log that is not a valid event', () => {
     await eventually(() => seqsOf(live.messages).length === before.BTC.length, 10_000, 'BTC before');
     const corrupt = (await nats.js.publish(mdSubject('synthetic', 'BTC', 'trade'), CORRUPT)).seq;
     const after = await publishTrades(40, 100);
-    const end = await lastSeq();
+    const end = await lastSeq(nats);
     const E = (seqs: number[]) => seqs.map((q) => `E${q}`);
     const btc = [...E(before.BTC), `skipped${corrupt}`, ...E(after.BTC)];
 

@@ -13,18 +13,18 @@
 import { type Metadata, type ServiceError, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { collect, keyMetadata, type PriceClient, priceClient, trailers, unary } from '../support/grpc.ts';
 import { healthStatus } from '../support/grpc-discovery.ts';
 import { type InProcessGrpc, startInProcessGrpc } from '../support/grpc-edge.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 import { startTestStatusApi, type TestStatusApi } from '../support/status-api.ts';
 
 const OPERATOR = 'ops@example.com';
 const config = testConfig();
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: TestStatusApi;
@@ -111,9 +111,8 @@ function expectMaintenanceRefusal(r: { err: ServiceError; before: number; after:
 }
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   const op = await accounts.service.register({
     email: OPERATOR,
     password: 'Str0ng-Passw0rd!',
@@ -133,9 +132,7 @@ afterAll(async () => {
   client?.close();
   await edge?.close();
   await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 describe('a maintenance window for gRPC', () => {

@@ -20,14 +20,15 @@ import { type ClientReadableStream, type ServiceError, status } from '@grpc/grpc
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SOCKET_BUFFER } from '../../gateways/core/buffered-sink.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { seqRange } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { collect, keyMetadata, type PriceClient, seqsOf, trailers } from '../support/grpc.ts';
 import { type InProcessGrpc, ownConnectionClient, startInProcessGrpc } from '../support/grpc-edge.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { book, publishNow, trade } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const MAX_BACKLOG = 256 * 1024;
 /** Events per published batch: the fast reader is never further behind than one (about 80 KB). */
@@ -39,7 +40,7 @@ const config = testConfig({
   // The slow client reads again well within this, so the status reaches it (see the report).
   SSE_CLOSE_GRACE_MS: '60000',
 });
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let edge: InProcessGrpc;
@@ -47,13 +48,11 @@ const clients: PriceClient[] = [];
 const children: ChildProcess[] = [];
 let key: string;
 
-const lastSeq = async () => (await nats.jsm.streams.info('MD')).state.last_seq;
 type Msg = Record<string, unknown>;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   edge = await startInProcessGrpc(nats, config);
   key = (await accounts.key('quant')).key;
 }, 60_000);
@@ -65,9 +64,7 @@ afterAll(async () => {
   }
   for (const c of clients) c.close();
   await edge?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 function client(): PriceClient {
@@ -104,7 +101,7 @@ function fastReader(afterSeq: number) {
 }
 
 it('ends a stream that stopped reading with UNAVAILABLE, bounded, while a fast one gets everything', async () => {
-  const from = await lastSeq();
+  const from = await lastSeq(nats);
   const fast = fastReader(from);
   await eventually(() => fast.open, 60_000, 'the fast reader open');
 
@@ -128,7 +125,7 @@ it('ends a stream that stopped reading with UNAVAILABLE, bounded, while a fast o
     });
     i += BATCH;
     await publishNow(nats.js, events);
-    end = await lastSeq();
+    end = await lastSeq(nats);
     const target = end;
     await eventually(() => fast.seqs.at(-1) === target, 20_000, `the fast client reaching ${target}`);
   }

@@ -16,20 +16,21 @@ import { acquireTail, type TailHold } from '../../app/shared-tail.ts';
 import { slowGrpc } from '../../bench/soak-slow.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { keyMetadata, type PriceClient } from '../support/grpc.ts';
 import { type InProcessGrpc, ownConnectionClient, startInProcessGrpc } from '../support/grpc-edge.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { book, publishNow, trade } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const MAX_BACKLOG = 64 * 1024;
 /** How long `slowGrpc` stops reading: longer than publishing until its edge ends it can take. */
 const PAUSE_MS = 30_000;
 const PUBLISH_FOR_MS = 25_000;
 const config = testConfig({ SSE_MAX_BACKLOG_BYTES: String(MAX_BACKLOG), SSE_CLOSE_GRACE_MS: '120000' });
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let slowEdge: InProcessGrpc;
@@ -38,9 +39,8 @@ let tail: TailHold;
 const clients: PriceClient[] = [];
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   [slowEdge, otherEdge] = await Promise.all([
     startInProcessGrpc(nats, config),
     startInProcessGrpc(nats, config),
@@ -53,9 +53,7 @@ afterAll(async () => {
   await slowEdge?.close();
   await otherEdge?.close();
   tail?.release();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 /** Publishes books and trades in batches of 200 until `done()`, within PUBLISH_FOR_MS; the batches published. */
@@ -69,7 +67,7 @@ async function publishUntil(done: () => boolean): Promise<number> {
       return n % 4 === 0 ? book(n % 8 < 4 ? 'BTC' : 'ETH', n, 10) : trade(n % 2 ? 'ETH' : 'BTC', n);
     });
     await publishNow(nats.js, events);
-    const published = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const published = await lastSeq(nats);
     await eventually(() => tail.tail.lastSeq >= published, 20_000, `the tail reaching ${published}`);
   }
   return i / 200;

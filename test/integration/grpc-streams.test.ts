@@ -11,13 +11,11 @@
  */
 import { type ClientDuplexStream, status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { readOrdered } from '../../platform/ordered-reader.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { seqRange } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import {
   collect,
   keyMetadata,
@@ -28,43 +26,22 @@ import {
   type TestGrpc,
   trailers,
 } from '../support/grpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { seededRandom } from '../support/seeded-random.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq, storedSeqs } from '../support/stored-seqs.ts';
 
 const config = testConfig();
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let edges: TestGrpc[];
 let clients: PriceClient[];
 let key: string;
 
-const lastSeq = async () => (await nats.jsm.streams.info('MD')).state.last_seq;
-
-/** The sequences MD stores on `filter` after `after`, up to `last` (which it stores). */
-function storedSeqs(filter: string, after: number, last: number): Promise<number[]> {
-  const seqs: number[] = [];
-  return new Promise((resolve) => {
-    const r = readOrdered(
-      nats,
-      { stream: 'MD', filter, startSeq: after + 1, paced: true },
-      (_m, seq) => {
-        seqs.push(seq);
-        if (seq >= last) {
-          r.stop();
-          resolve(seqs);
-        }
-      },
-      createLogger('silent', 'test'),
-    );
-  });
-}
-
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   edges = await Promise.all([startTestGrpc(nats, config), startTestGrpc(nats, config)]);
   clients = edges.map((e) => priceClient(e.target));
   key = (await accounts.key('quant')).key;
@@ -73,15 +50,13 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of clients ?? []) c.close();
   for (const e of edges ?? []) await e.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 describe('StreamEvents', () => {
   it('resumes exactly after random cuts: the union is the published range, nothing twice', async () => {
     const { random } = seededRandom('StreamEvents cuts');
-    const from = await lastSeq();
+    const from = await lastSeq(nats);
     const publisher = publishAtRate(nats.js, ['BTC', 'ETH', 'SOL'], 400, { booksEvery: 4 });
     const received: number[] = [];
     let after = from;
@@ -103,7 +78,7 @@ describe('StreamEvents', () => {
       cuts++;
       if (cuts === 8) {
         await publisher.stop();
-        end = await lastSeq();
+        end = await lastSeq(nats);
       }
     }
     expect(cuts).toBeGreaterThanOrEqual(8);
@@ -111,7 +86,7 @@ describe('StreamEvents', () => {
   });
 
   it('streams of one selection on one edge (sharing encoded chunks) each get every event, in order', async () => {
-    const from = await lastSeq();
+    const from = await lastSeq(nats);
     const streams = [0, 1, 2].map(() =>
       collect(clients[0]?.StreamEvents({ coins: ['BTC'], after_seq: from }, keyMetadata(key))),
     );
@@ -123,7 +98,7 @@ describe('StreamEvents', () => {
       '60 BTC events each',
     );
     await publisher.stop();
-    const end = await lastSeq();
+    const end = await lastSeq(nats);
     const btc = (await nats.jsm.streams.getMessage('MD', { last_by_subj: 'md.*.BTC.*' }))?.seq;
     await eventually(
       () => streams.every((s) => seqsOf(s.messages).at(-1) === btc),
@@ -132,7 +107,7 @@ describe('StreamEvents', () => {
     );
     // Each stream against what the log stores (not against each other: a chunk shared wrongly
     // would be wrong in all of them alike).
-    const stored = await storedSeqs('md.*.BTC.*', from, btc as number);
+    const stored = await storedSeqs(nats, 'MD', 'md.*.BTC.*', from, btc as number);
     expect(stored.length).toBeGreaterThanOrEqual(60);
     expect(stored.every((q) => q > from && q <= end)).toBe(true);
     for (const s of streams) {
@@ -142,7 +117,7 @@ describe('StreamEvents', () => {
   });
 
   it('says a position beyond the end in-band, and warns of an unknown coin while serving the others', async () => {
-    const last = await lastSeq();
+    const last = await lastSeq(nats);
     const s = collect(
       clients[0]?.StreamEvents({ coins: ['BTC', 'NOPE'], after_seq: last + 1_000 }, keyMetadata(key)),
     );
@@ -172,11 +147,11 @@ const unbatched = (messages: Record<string, unknown>[]): Record<string, unknown>
 
 describe('batch: true', () => {
   it('gives the same messages, in order, several to a FeedMessage.batch where the server had them together', async () => {
-    const from = await lastSeq();
+    const from = await lastSeq(nats);
     const publisher = publishAtRate(nats.js, ['BTC', 'ETH'], 2_000, { booksEvery: 3 });
-    await eventually(async () => (await lastSeq()) >= from + 1_500, 20_000, '1,500 events stored');
+    await eventually(async () => (await lastSeq(nats)) >= from + 1_500, 20_000, '1,500 events stored');
     await publisher.stop();
-    const end = await lastSeq();
+    const end = await lastSeq(nats);
     const read = (batch: boolean) => {
       const s = collect(clients[1]?.StreamEvents({ after_seq: from, batch }, keyMetadata(key)));
       return { s, events: () => seqsOf(unbatched(s.messages)) };
@@ -196,11 +171,11 @@ describe('batch: true', () => {
   });
 
   it('applies to the bidirectional stream when its open asks for it', async () => {
-    const from = await lastSeq();
+    const from = await lastSeq(nats);
     const publisher = publishAtRate(nats.js, ['BTC'], 1_000);
-    await eventually(async () => (await lastSeq()) >= from + 300, 20_000, '300 events stored');
+    await eventually(async () => (await lastSeq(nats)) >= from + 300, 20_000, '300 events stored');
     await publisher.stop();
-    const end = await lastSeq();
+    const end = await lastSeq(nats);
     const call = clients[0]?.Stream(keyMetadata(key)) as unknown as ClientDuplexStream<
       unknown,
       Record<string, unknown>
@@ -258,7 +233,7 @@ describe('Stream (bidirectional)', () => {
   it('resumes exactly on another gateway after UNAVAILABLE', async () => {
     const extra = await startTestGrpc(nats, config);
     const doomed = priceClient(extra.target);
-    const from = await lastSeq();
+    const from = await lastSeq(nats);
     const publisher = publishAtRate(nats.js, ['BTC', 'ETH'], 300);
     const first = doomed.Stream(keyMetadata(key));
     const a = collect(first);
@@ -275,7 +250,7 @@ describe('Stream (bidirectional)', () => {
     second.write({ open: { after_seq: seen.at(-1) } });
     await eventually(() => seqsOf(b.messages).length >= 20);
     await publisher.stop();
-    const end = await lastSeq();
+    const end = await lastSeq(nats);
     await eventually(() => seqsOf(b.messages).at(-1) === end, 10_000, 'the last event');
     second.cancel();
     expect([...seen, ...seqsOf(b.messages)]).toEqual(seqRange(from, end));

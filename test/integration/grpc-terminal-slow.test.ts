@@ -18,19 +18,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireTail, type TailHold } from '../../app/shared-tail.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { seqRange } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { collect, keyMetadata, type PriceClient, seqsOf, trailers } from '../support/grpc.ts';
 import { type InProcessGrpc, ownConnectionClient, startInProcessGrpc } from '../support/grpc-edge.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { book, publishNow, trade } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const MAX_BACKLOG = 64 * 1024;
 const SHORT_GRACE_MS = 500;
 const config = testConfig({ SSE_MAX_BACKLOG_BYTES: String(MAX_BACKLOG) });
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 /** An edge whose close grace passes while the paused client still does not read. */
@@ -43,12 +44,10 @@ const clients: PriceClient[] = [];
 let key: string;
 
 type Msg = Record<string, unknown>;
-const lastSeq = async () => (await nats.jsm.streams.info('MD')).state.last_seq;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   shortGrace = await startInProcessGrpc(nats, { ...config, SSE_CLOSE_GRACE_MS: SHORT_GRACE_MS });
   longGrace = await startInProcessGrpc(nats, { ...config, SSE_CLOSE_GRACE_MS: 600_000 });
   tail = await acquireTail(nats, config, createLogger('silent'));
@@ -60,9 +59,7 @@ afterAll(async () => {
   await shortGrace?.close();
   await longGrace?.close();
   tail?.release();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 /** A stream from `after_seq`, on a connection of its own, paused from the start. */
@@ -103,10 +100,10 @@ async function publishUntilEnded(edge: InProcessGrpc): Promise<number> {
     });
     await publishNow(nats.js, events);
     // The next batch once the edges have these (a loaded machine must not let publishing run ahead).
-    const published = await lastSeq();
+    const published = await lastSeq(nats);
     await eventually(() => tail.tail.lastSeq >= published, 20_000, `the tail reaching ${published}`);
   }
-  return lastSeq();
+  return lastSeq(nats);
 }
 
 /** The messages of StreamEvents from `after` to `end` on `edge`, read by a client that keeps up. */
@@ -151,7 +148,7 @@ async function expectResumablePrefix(edge: InProcessGrpc, messages: Msg[], from:
 describe('a client paused past the close grace', () => {
   for (const method of ['StreamEvents', 'Stream'] as const) {
     it(`${method}: sees CANCELLED from the reset while still paused, then resumes from its prefix`, async () => {
-      const from = await lastSeq();
+      const from = await lastSeq(nats);
       const s = pausedStream(shortGrace, method, from);
       const end = await publishUntilEnded(shortGrace);
 
@@ -168,7 +165,7 @@ describe('a client paused past the close grace', () => {
 });
 
 it('a client reading slowly again within the grace gets UNAVAILABLE (reconnect) after an exact, resumable prefix', async () => {
-  const from = await lastSeq();
+  const from = await lastSeq(nats);
   const s = pausedStream(longGrace, 'StreamEvents', from);
   const end = await publishUntilEnded(longGrace);
 

@@ -9,9 +9,9 @@
 import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import {
   collect,
   keyMetadata,
@@ -22,11 +22,12 @@ import {
   trailers,
   unary,
 } from '../support/grpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const config = testConfig();
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let us: TestGrpc;
@@ -36,9 +37,8 @@ let jpClient: PriceClient;
 let pro: string;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   const publisher = publishAtRate(nats.js, ['BTC', 'ETH'], 400, { booksEvery: 3 });
   while (publisher.published() < 20) await new Promise((r) => setTimeout(r, 10));
   await publisher.stop();
@@ -53,9 +53,7 @@ afterAll(async () => {
   jpClient?.close();
   await us?.close();
   await jp?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 describe('methods', () => {
@@ -85,7 +83,7 @@ describe('methods', () => {
   });
 
   it('GetBlockNumber is the MD stream last sequence, in decimal and hex', async () => {
-    const last = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const last = await lastSeq(nats);
     const r = await eventually(async () => {
       const x = await unary(client, 'GetBlockNumber', {}, keyMetadata(pro));
       return x.value?.number === last ? x : null;

@@ -13,29 +13,26 @@ import { startEdgeGuard } from '../../app/edge-guard.ts';
 import type { Guard } from '../../gateways/core/guard.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { post, type RpcAnswer, rpc, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishNow, trade } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const FROZEN_MS = Date.UTC(2030, 0, 1);
 const BASIC_BURST = 25;
 const config = testConfig();
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
 });
 
 afterAll(async () => {
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 const calls = (n: number) => Array.from({ length: n }, (_, i) => rpc('eth_chainId', [], i));

@@ -11,9 +11,9 @@ import { JSONRPC_EDGE_CODES } from '../../contracts/jsonrpc.ts';
 import { buildHttpApp, type HttpApp } from '../../gateways/http/app.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import {
   post,
   type RpcAnswer,
@@ -22,11 +22,13 @@ import {
   startTestJsonRpc,
   type TestJsonRpc,
 } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import type { TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const OPERATOR = 'ops@example.com';
 const config = testConfig({ JSONRPC_CALL_TIMEOUT_MS: '1000' });
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: HttpApp & { url: string; stop(): Promise<void> };
@@ -65,9 +67,8 @@ async function requestError(url: string, body: unknown, headers: Record<string, 
 }
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   const log = createLogger('silent');
   const httpEdge = await startEdgeGuard(nats, config, log);
   const app = await buildHttpApp({
@@ -102,9 +103,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const e of [edge, jp, frozen]) await e?.close().catch(() => {});
   await http?.stop().catch(() => {});
-  accounts?.stop();
-  await nats?.nc.close().catch(() => {});
-  await server?.cleanup();
+  await base?.close();
 });
 
 describe('envelope codes', () => {

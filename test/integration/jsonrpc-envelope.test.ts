@@ -7,33 +7,31 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JSONRPC_CLIENT_VERSION } from '../../contracts/jsonrpc.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { call, post, type RpcAnswer, rpc, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishNow, trade } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const config = testConfig({ JSONRPC_CHAIN_ID: '4242' });
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let edge: TestJsonRpc;
 let key: string;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   edge = await startTestJsonRpc(nats, config, { guard: 'keys' });
   key = (await accounts.key('quant')).key;
 });
 
 afterAll(async () => {
   await edge?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 const auth = () => ({ 'x-api-key': key });
@@ -51,7 +49,7 @@ describe('EVM-style methods', () => {
       nats.js,
       [0, 1, 2].map((i) => trade('BTC', i)),
     );
-    const last = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const last = await lastSeq(nats);
     expect(last).toBeGreaterThanOrEqual(3);
     await eventually(
       async () => (await call(edge.url, 'eth_blockNumber', [], auth())).result === `0x${last.toString(16)}`,

@@ -12,11 +12,12 @@ import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { accountMdSubject } from '../../contracts/subjects.ts';
 import { FilterStore } from '../../gateways/jsonrpc/filter-store.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { call, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { book, publishAtRate, publishNow, trade } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq, storedSeqsMatching } from '../support/stored-seqs.ts';
 
 // Long enough for a poll on a loaded machine, short enough to wait out.
 const TTL_S = 5;
@@ -27,7 +28,7 @@ const config = testConfig({
   JSONRPC_FILTER_MAX_EVENTS: String(PAGE),
   SSE_RING_SIZE: '16',
 });
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let a: TestJsonRpc;
@@ -60,21 +61,9 @@ async function drain(id: string, n: number, k = key): Promise<Event[]> {
   }
   return got;
 }
-/** Sequences of the stored events on `filter` after `after`, as the stream has them. */
-async function storedSeqs(filter: string, after: number): Promise<number[]> {
-  const seqs: number[] = [];
-  const last = (await nats.jsm.streams.info('MD')).state.last_seq;
-  for (let seq = after + 1; seq <= last; seq++) {
-    const m = await nats.jsm.streams.getMessage('MD', { seq }).catch(() => null);
-    if (m && new RegExp(filter).test(m.subject)) seqs.push(seq);
-  }
-  return seqs;
-}
-
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   a = await startTestJsonRpc(nats, config, { guard: 'keys' });
   b = await startTestJsonRpc(nats, config, { guard: 'keys' });
   key = (await accounts.key('quant')).key;
@@ -83,16 +72,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await a?.close();
   await b?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 describe('a polling filter', () => {
   it('returns the matching events since the last poll, with their seq, on either edge', async () => {
     const id = (await newFilter(a.url, { coins: ['BTC'], event_types: ['trade'] })).result as string;
     expect(id).toMatch(/^0x[0-9a-f]{28}$/);
-    const after = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const after = await lastSeq(nats);
     expect(await poll(b.url, id)).toEqual([]);
     await publish([trade('BTC', 1), trade('ETH', 2), book('BTC', 3), trade('BTC', 4)]);
     const events = await drain(id, 2);
@@ -100,13 +87,15 @@ describe('a polling filter', () => {
       ['BTC', 'trade'],
       ['BTC', 'trade'],
     ]);
-    expect(events.map((e) => e.seq)).toEqual(await storedSeqs('^md\\.[^.]+\\.BTC\\.trade$', after));
+    expect(events.map((e) => e.seq)).toEqual(
+      await storedSeqsMatching(nats, 'MD', { after, matches: /^md\.[^.]+\.BTC\.trade$/ }),
+    );
     expect(await poll(a.url, id)).toEqual([]);
   });
 
   it('never skips or repeats an event while events are published and polls alternate and race between edges', async () => {
     const id = (await newFilter(b.url, { coins: ['SOL', 'HYPE'] })).result as string;
-    const after = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const after = await lastSeq(nats);
     const publisher = publishAtRate(nats.js, ['SOL', 'HYPE', 'ETH'], 600, { booksEvery: 4 });
     const got: Event[] = [];
     const deadline = Date.now() + 3_000;
@@ -117,7 +106,10 @@ describe('a polling filter', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     await publisher.stop();
-    const expected = await storedSeqs('^md\\.[^.]+\\.(SOL|HYPE)\\.[^.]+$', after);
+    const expected = await storedSeqsMatching(nats, 'MD', {
+      after,
+      matches: /^md\.[^.]+\.(SOL|HYPE)\.[^.]+$/,
+    });
     got.push(...(await drain(id, expected.length - got.length)));
     // Pages of two racing polls arrive in either order; each event must come exactly once.
     const seqs = got.map((e) => e.seq).sort((x, y) => x - y);
@@ -127,10 +119,10 @@ describe('a polling filter', () => {
 
   it('reads a cursor older than the ring from JetStream and pages by JSONRPC_FILTER_MAX_EVENTS', async () => {
     const id = (await newFilter(a.url, { coins: ['ETH'], event_types: ['trade'] })).result as string;
-    const after = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const after = await lastSeq(nats);
     await publish(Array.from({ length: 120 }, (_, i) => trade(i % 2 ? 'ETH' : 'BTC', 1_000 + i)));
     await publish(Array.from({ length: 60 }, (_, i) => trade('ETH', 2_000 + i)));
-    const expected = await storedSeqs('^md\\.[^.]+\\.ETH\\.trade$', after);
+    const expected = await storedSeqsMatching(nats, 'MD', { after, matches: /^md\.[^.]+\.ETH\.trade$/ });
     expect(expected).toHaveLength(120);
     const sizes: number[] = [];
     const got: Event[] = [];
@@ -230,16 +222,18 @@ describe('the subscription cap', () => {
 
 describe('a filter started at a position', () => {
   it('returns the events after `last_event_id` first', async () => {
-    const before = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const before = await lastSeq(nats);
     await publish([trade('BTC', 501), trade('BTC', 502)]);
     const id = (await newFilter(a.url, { coins: ['BTC'], event_types: ['trade'], last_event_id: before }))
       .result;
     const events = await drain(id as string, 2);
-    expect(events.map((e) => e.seq)).toEqual(await storedSeqs('^md\\.[^.]+\\.BTC\\.trade$', before));
+    expect(events.map((e) => e.seq)).toEqual(
+      await storedSeqsMatching(nats, 'MD', { after: before, matches: /^md\.[^.]+\.BTC\.trade$/ }),
+    );
   });
 
   it('refuses a position the log no longer retains with -32008', async () => {
-    const last = (await nats.jsm.streams.info('MD')).state.last_seq;
+    const last = await lastSeq(nats);
     await nats.jsm.streams.purge('MD', { seq: last });
     const answer = await newFilter(a.url, { last_event_id: 1 });
     expect(answer.error).toMatchObject({

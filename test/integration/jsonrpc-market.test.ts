@@ -8,15 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { accountMdSubject } from '../../contracts/subjects.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { call, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { book, publishNow, trade } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const config = testConfig({ JSONRPC_TRADES_MAX_RANGE_MS: '600000', MD_MAX_AGE_S: '3600' });
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let edge: TestJsonRpc;
@@ -33,9 +33,8 @@ const midOf = async (key: string, params: unknown, url = edge.url) =>
   call(url, 'md_midPrice', params, { 'x-api-key': key });
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   edge = await startTestJsonRpc(nats, config, { guard: 'keys' });
   quant = await accounts.key('quant');
   await publish([
@@ -48,9 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await edge?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 describe('md_midPrice', () => {
