@@ -25,10 +25,10 @@ import type { Stoppable } from '../../platform/lifecycle.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { nowUs, publishEvents } from '../../producers/publish.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { trade } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 import { expectClean, FUZZ_RUNS, fuzzAssert, fuzzText, fuzzTimeout, mutated, within } from './fuzz.ts';
 
 /** Burst 2 × this: a long-lived connection meets 4029 now and then, a burst input always. */
@@ -42,7 +42,7 @@ const config = testConfig({
   DISKSYNC_MSG_RATE: String(MSG_RATE),
   DISKSYNC_MAX_SUBSCRIPTIONS: String(MAX_SUBSCRIPTIONS),
 });
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let guardPart: Stoppable;
@@ -51,15 +51,14 @@ let url: string;
 const keys: string[] = [];
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   const events = Array.from({ length: EVENTS }, (_, i) => ({
     event: trade(i % 2 ? 'ETH' : 'BTC', i),
     id: `fuzz.ws.${i}`,
     ingestUs: nowUs(),
   }));
   await publishEvents(nats.js, events, createLogger('silent'));
-  accounts = await startTestAccounts(nats, config);
   for (let i = 0; i < KEYS + 1; i++) keys.push((await accounts.key('quant')).key);
   const log = createLogger(config.LOG_LEVEL, 'disksync');
   const guard = await startEdgeGuard(nats, config, log);
@@ -72,9 +71,7 @@ afterAll(async () => {
   for (const c of open) c.ws.terminate();
   await edge?.stop();
   await guardPart?.stop();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -33,15 +33,15 @@ import { protoPath as HEALTH_PROTO_PATH } from 'grpc-health-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LOADER_OPTIONS, packageDefinition, SERVICE_NAME } from '../../gateways/grpc/proto.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { keyMetadata, startTestGrpc, type TestGrpc } from '../support/grpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 import { expectClean, FUZZ_RUNS, fuzzAssert, fuzzText, fuzzTimeout, within } from './fuzz.ts';
 
 const config = testConfig();
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let edge: TestGrpc;
@@ -52,9 +52,8 @@ let keylessClient: Client;
 const keys: Record<string, string | null> = { none: null, unknown: 'mdk_live_notakeyatall0000000000' };
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   const publisher = publishAtRate(nats.js, ['BTC', 'ETH'], 400, { booksEvery: 3 });
   while (publisher.published() < 30) await new Promise((r) => setTimeout(r, 10));
   await publisher.stop();
@@ -70,9 +69,7 @@ afterAll(async () => {
   keylessClient?.close();
   await edge?.close();
   await keyless?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -13,11 +13,11 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 import {
   expectClean,
   expectRpcAnswer,
@@ -46,7 +46,7 @@ const METHODS = [
 const T0 = 1_767_225_600_000;
 
 const config = testConfig();
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let edge: TestJsonRpc;
@@ -55,9 +55,8 @@ const keys: Record<string, string> = {};
 const filters: Record<string, string[]> = {};
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   const synthetic = publishAtRate(nats.js, ['BTC', 'ETH'], 400, { booksEvery: 3 });
   const hyperliquid = publishAtRate(nats.js, ['BTC', 'SOL'], 200, { booksEvery: 3, source: 'hyperliquid' });
   while (synthetic.published() < 30 || hyperliquid.published() < 15)
@@ -71,9 +70,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await edge?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 const coin = fc.oneof(fc.constantFrom('BTC', 'eth', 'SOL', 'DOGE', 'NOPE1', ''), fuzzText());

@@ -12,10 +12,10 @@ import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { buildDisksyncApp, disksyncSettings } from '../../gateways/disksync/app.ts';
 import { KeyLeases } from '../../gateways/disksync/lease.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { connectSync, refusal } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
-import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { startTestGateway, type TestGateway, testConfig } from '../support/gateway.ts';
 import {
   collect,
   keyMetadata,
@@ -28,11 +28,11 @@ import {
 } from '../support/grpc.ts';
 import { expectError } from '../support/http.ts';
 import { post, type RpcAnswer, rpc, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const ADMIN_MAX_S = 3_600;
-let nats: TestNats;
+let base: BaseStack;
 let us: TestGateway;
 let accounts: TestAccounts;
 let jsonRpc: TestJsonRpc;
@@ -42,9 +42,10 @@ let disksync: { url: string; close(): Promise<void> };
 let quantAccount: string;
 
 beforeAll(async () => {
-  nats = await startTestNats();
-  us = await startTestGateway(nats.url, { ADMIN_KEY_MAX_TTL_S: String(ADMIN_MAX_S) }, { guard: 'keys' });
-  accounts = await startTestAccounts(us.nats, us.config);
+  const env = { ADMIN_KEY_MAX_TTL_S: String(ADMIN_MAX_S) };
+  base = await startBase(testConfig(env));
+  accounts = base.accounts;
+  us = await startTestGateway(base.server.url, env, { guard: 'keys' });
   quantAccount = (await accounts.key('quant')).accountId;
   jsonRpc = await startTestJsonRpc(us.nats, us.config, { guard: 'keys' });
   grpc = await startTestGrpc(us.nats, us.config);
@@ -76,9 +77,8 @@ afterAll(async () => {
   await grpc?.close();
   await jsonRpc?.close();
   await disksync?.close();
-  accounts?.stop();
   await us?.close();
-  await nats?.cleanup();
+  await base?.close();
 });
 
 const keyExpiringIn = (ms: number) =>

@@ -16,16 +16,16 @@ import { BASIC_SIMULATION_STREAMS, LIVE_SESSIONS_PER_ACCOUNT } from '../../contr
 import { TIER_LIMITS } from '../../contracts/limits.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const PER_PROCESS = LIVE_SESSIONS_PER_ACCOUNT + 2;
 const config = testConfig({ LIVE_SESSIONS_PER_PROCESS: String(PER_PROCESS) });
-let server: TestNats;
+let natsBase: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: TestHttp;
@@ -34,9 +34,8 @@ let second: TestHttp;
 const open: AbortController[] = [];
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  natsBase = await startBase(config);
+  ({ nats, accounts } = natsBase);
   http = await startTestHttp(nats, config, accounts);
   second = await startTestHttp(nats, config, accounts);
 });
@@ -45,9 +44,7 @@ afterAll(async () => {
   for (const c of open) c.abort();
   await http?.close();
   await second?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await natsBase?.close();
 });
 
 /** Opens `/stream/live` for `seed`: the response (a 200 stays open until the test ends). */

@@ -6,32 +6,29 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const config = testConfig();
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: TestHttp;
 let key: string;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   http = await startTestHttp(nats, config, accounts);
   key = (await accounts.key('pro')).key;
 });
 
 afterAll(async () => {
   await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 /** Reads messages until `enough` holds (or `ms` pass: then fails naming what it waited for). */

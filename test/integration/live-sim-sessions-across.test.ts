@@ -9,15 +9,15 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { LIVE_SESSIONS_PER_ACCOUNT } from '../../contracts/base-url-limits.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const config = testConfig();
-let server: TestNats;
+let natsBase: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let a: TestHttp;
@@ -25,9 +25,8 @@ let b: TestHttp;
 const open: AbortController[] = [];
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  natsBase = await startBase(config);
+  ({ nats, accounts } = natsBase);
   a = await startTestHttp(nats, config, accounts);
   b = await startTestHttp(nats, config, accounts);
 }, 60_000);
@@ -36,9 +35,7 @@ afterAll(async () => {
   for (const c of open) c.abort();
   await a?.close();
   await b?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await natsBase?.close();
 });
 
 /** Opens `/stream/live` for `seed` on `base`: the response (a 200 stays open until closed). */

@@ -8,16 +8,16 @@ import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { openSse } from '../support/sse.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const config = testConfig();
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let a: TestHttp;
@@ -25,9 +25,8 @@ let b: TestHttp;
 let key: string;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   a = await startTestHttp(nats, config, accounts);
   b = await startTestHttp(nats, config, accounts);
   key = (await accounts.key('pro')).key;
@@ -36,9 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await a?.close();
   await b?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 type Ev = Record<string, unknown>;

@@ -6,32 +6,29 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { type GuardedHttp, startGuardedHttp } from '../support/guarded-http.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const FROZEN_MS = Date.UTC(2030, 0, 1);
 const BASIC_BURST = 25;
 
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: GuardedHttp;
 
 beforeAll(async () => {
-  server = await startTestNats();
   const config = testConfig();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   http = await startGuardedHttp(nats, config, accounts, { clock: () => FROZEN_MS });
 });
 
 afterAll(async () => {
   await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 const post = (key: string, body: unknown) =>

@@ -13,13 +13,13 @@ import { installKeyAuth } from '../../gateways/http/require-key.ts';
 import type { Stoppable } from '../../platform/lifecycle.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const config = testConfig();
-let server: TestNats;
+let natsBase: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let guardPart: Stoppable;
@@ -28,9 +28,8 @@ let base = '';
 let key = '';
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  natsBase = await startBase(config);
+  ({ nats, accounts } = natsBase);
   const edge = await startEdgeGuard(nats, config, createLogger('silent'));
   guardPart = edge.part;
   app = createHttpApp();
@@ -51,9 +50,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await guardPart?.stop();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await natsBase?.close();
 });
 
 const rpc = (body: unknown, accept = 'application/json') =>

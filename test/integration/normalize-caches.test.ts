@@ -20,6 +20,7 @@ import { simulateBlock } from '../../producers/simulator/market.ts';
 import { expectError } from '../support/http.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { lastSeq, storedCount } from '../support/stored-seqs.ts';
 
 let stack: TestStack;
 let key: string;
@@ -51,13 +52,6 @@ const req = (method: string, path: string, body?: unknown, as = key) =>
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
 const normalize = (body: unknown) => req('POST', '/mcp/normalize', body);
-const mdLastSeq = async () => (await stack.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
-/** Messages stored on the `MD` stream under `filter`. */
-const storedOn = async (filter: string) => {
-  const subjects = (await stack.nats.jsm.streams.info(STREAMS.MD, { subjects_filter: filter })).state
-    .subjects;
-  return Object.values(subjects ?? {}).reduce((n, c) => n + c, 0);
-};
 
 /** `tools/call` over plain JSON-RPC: the JSON-RPC response, with the tool's result parsed. */
 async function callTool(as: string, name: string, args: Record<string, unknown>) {
@@ -234,7 +228,7 @@ describe('cache lifecycle', () => {
 
 describe('normalize', () => {
   it('publishes to the live stream when asked, once per content', async () => {
-    const before = await mdLastSeq();
+    const before = await lastSeq(stack.nats);
     const body = {
       source: 'synthetic',
       events: simulated.slice(0, 10).map((payload) => ({ payload })),
@@ -242,7 +236,7 @@ describe('normalize', () => {
     };
     expect((await (await normalize(body)).json()).published).toBe(10);
     await normalize(body);
-    expect(await mdLastSeq()).toBe(before + 10);
+    expect(await lastSeq(stack.nats)).toBe(before + 10);
   });
 
   it.each([
@@ -259,10 +253,10 @@ describe('normalize', () => {
     ],
     [{ source: 'binance', events: [{ payload: {} }], colour: 'red' }, 'colour'],
   ])('refuses %j with 422 naming %s, caching and publishing nothing', async (body, field) => {
-    const before = await mdLastSeq();
+    const before = await lastSeq(stack.nats);
     const caches = (await (await req('GET', '/mcp/caches/stats')).json()).totals.caches;
     await expectError(await normalize(body), 422, 'unprocessable', field);
-    expect(await mdLastSeq()).toBe(before);
+    expect(await lastSeq(stack.nats)).toBe(before);
     expect((await (await req('GET', '/mcp/caches/stats')).json()).totals.caches).toBe(caches);
   });
 
@@ -384,28 +378,30 @@ describe('caches belong to their account', () => {
 
 describe("the platform's feed carries only the platform's producers", () => {
   it("refuses the issue's attack: a metrics-only Basic key cannot call normalize_events", async () => {
-    const before = await mdLastSeq();
+    const before = await lastSeq(stack.nats);
     const r = await callTool(metricsKey, 'normalize_events', {
       source: 'binance',
       events: [binanceTrade(1)],
       stream: true,
     });
     expect(r.error).toMatchObject({ code: -32002, message: expect.stringMatching(/mcp scope/) });
-    expect(await mdLastSeq()).toBe(before);
+    expect(await lastSeq(stack.nats)).toBe(before);
   });
 
   it("publishes a caller's events into its account's subject space, none on the platform's subjects", async () => {
-    const platformBefore = await storedOn(MD_PLATFORM);
-    const mineBefore = await storedOn(accountMdFilter(accountId));
+    const platformBefore = await storedCount(stack.nats, STREAMS.MD, MD_PLATFORM);
+    const mineBefore = await storedCount(stack.nats, STREAMS.MD, accountMdFilter(accountId));
     const r = await callTool(key, 'normalize_events', {
       source: 'binance',
       events: [binanceTrade(2), binanceTrade(3)],
       stream: true,
     });
     expect(r.value.published).toBe(2);
-    expect(await storedOn(MD_PLATFORM)).toBe(platformBefore);
-    expect(await storedOn(accountMdFilter(accountId))).toBe(mineBefore + 2);
-    expect(await storedOn(`md.binance.BTCUSDT.trade.${accountId}`)).toBeGreaterThanOrEqual(2);
+    expect(await storedCount(stack.nats, STREAMS.MD, MD_PLATFORM)).toBe(platformBefore);
+    expect(await storedCount(stack.nats, STREAMS.MD, accountMdFilter(accountId))).toBe(mineBefore + 2);
+    expect(
+      await storedCount(stack.nats, STREAMS.MD, `md.binance.BTCUSDT.trade.${accountId}`),
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it('publishes a repeated request nothing twice, even after the duplicate window has passed', async () => {
@@ -415,15 +411,15 @@ describe("the platform's feed carries only the platform's producers", () => {
       stream: true,
     };
     expect((await (await normalize(body)).json()).published).toBe(3);
-    const after = await mdLastSeq();
+    const after = await lastSeq(stack.nats);
     await outliveDuplicateWindow();
-    const probes = await mdLastSeq();
+    const probes = await lastSeq(stack.nats);
     expect(probes).toBeGreaterThan(after);
     const again = [
       await (await normalize(body)).json(),
       (await callTool(key, 'normalize_events', body)).value,
     ];
-    expect(await mdLastSeq()).toBe(probes);
+    expect(await lastSeq(stack.nats)).toBe(probes);
     expect(again.map((r) => r.published)).toEqual([0, 0]);
   });
 
@@ -437,7 +433,7 @@ describe("the platform's feed carries only the platform's producers", () => {
     const { events } = await (await normalize({ ...body, stream: false })).json();
     const batchId = contentHash(events).slice(7, 39);
     const kv = await new Kvm(stack.nats.js).open(KV_BUCKETS.publishedBatches);
-    const fromSeq = (await mdLastSeq()) + 1;
+    const fromSeq = (await lastSeq(stack.nats)) + 1;
     await kv.create(
       `${accountId}.${batchId}`,
       encode({ state: 'pending', from_seq: fromSeq, at: Date.now() }),
@@ -450,9 +446,9 @@ describe("the platform's feed carries only the platform's producers", () => {
       },
     );
     await outliveDuplicateWindow();
-    const mineBefore = await storedOn(accountMdFilter(accountId));
+    const mineBefore = await storedCount(stack.nats, STREAMS.MD, accountMdFilter(accountId));
     expect((await (await normalize(body)).json()).published).toBe(2);
-    expect(await storedOn(accountMdFilter(accountId))).toBe(mineBefore + 2);
+    expect(await storedCount(stack.nats, STREAMS.MD, accountMdFilter(accountId))).toBe(mineBefore + 2);
     expect((await (await normalize(body)).json()).published).toBe(0);
   });
 });

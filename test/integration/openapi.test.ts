@@ -7,10 +7,10 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createServiceKey, type ServiceKey } from '../../app/service-key.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 type Operation = {
   responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
@@ -19,16 +19,16 @@ type Operation = {
 };
 type Doc = { openapi: string; paths: Record<string, Record<string, Operation>> };
 
-let server: TestNats;
+let base: BaseStack;
 let accounts: TestAccounts;
 let http: TestHttp;
 let service: ServiceKey;
 
 beforeAll(async () => {
   const config = testConfig();
-  server = await startTestNats();
-  const nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  const { nats } = base;
+  accounts = base.accounts;
   service = await createServiceKey(accounts.service);
   http = await startTestHttp(
     nats,
@@ -45,8 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await http?.close();
   await service?.revoke();
-  accounts?.stop();
-  await server?.cleanup();
+  await base?.close();
 });
 
 const toOpenApi = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}').replace(/\*$/, '{path}');

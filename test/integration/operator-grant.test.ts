@@ -7,22 +7,21 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
+import type { TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const OPERATOR = 'ops@example.com';
 const config = testConfig({ OPERATOR_EMAILS: OPERATOR });
 let server: TestNats;
-let nats: Nats;
+let base: BaseStack;
 let accounts: TestAccounts;
 let accountId: string;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, accounts } = base);
   accountId = (
     await accounts.service.register({
       email: OPERATOR,
@@ -34,9 +33,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 /** Runs `npm run operator -- <args>` as the operator would, against this test's nats-server. */

@@ -10,6 +10,7 @@ import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { accountMdFilter } from '../../contracts/subjects.ts';
 import { startTestHttp, type TestHttp } from '../support/http-app.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { storedCount } from '../support/stored-seqs.ts';
 
 const env = { PUBLISH_EVENTS_PER_DAY: '5', MD_MAX_AGE_S: '7200' };
 let stack: TestStack;
@@ -47,11 +48,6 @@ const publish = (url: string, key: string, from: number, count: number) =>
       stream: true,
     }),
   });
-const storedOn = async (filter: string) => {
-  const subjects = (await stack.nats.jsm.streams.info(STREAMS.MD, { subjects_filter: filter })).state
-    .subjects;
-  return Object.values(subjects ?? {}).reduce((n, c) => n + c, 0);
-};
 
 it("stops an account's stream: true publishing at its daily quota on every process, and only that account's", async () => {
   const { key, accountId } = await stack.accounts.key('basic', { scopes: ['mcp'] });
@@ -65,15 +61,15 @@ it("stops an account's stream: true publishing at its daily quota on every proce
   expect(retryAfter).toBeLessThanOrEqual(86_400);
   expect((await refused.json()).error).toBe('quota_exceeded');
   expect((await publish(stack.http.url, key, 300, 1)).status).toBe(429);
-  expect(await storedOn(accountMdFilter(accountId))).toBe(5);
+  expect(await storedCount(stack.nats, STREAMS.MD, accountMdFilter(accountId))).toBe(5);
   // Another account has its own day.
   expect((await publish(stack.http.url, other.key, 0, 5)).status).toBe(200);
   // A batch larger than what is left is refused whole, and leaves no record: it can be sent again.
   const big = await stack.accounts.key('basic', { scopes: ['mcp'] });
   expect((await publish(stack.http.url, big.key, 0, 6)).status).toBe(429);
-  expect(await storedOn(accountMdFilter(big.accountId))).toBe(0);
+  expect(await storedCount(stack.nats, STREAMS.MD, accountMdFilter(big.accountId))).toBe(0);
   expect((await publish(stack.http.url, big.key, 0, 5)).status).toBe(200);
-  expect(await storedOn(accountMdFilter(big.accountId))).toBe(5);
+  expect(await storedCount(stack.nats, STREAMS.MD, accountMdFilter(big.accountId))).toBe(5);
 });
 
 it("keeps published_batches records no longer than MD's max age", async () => {

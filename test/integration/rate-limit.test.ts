@@ -25,6 +25,7 @@ import {
   watchBasicWindow,
 } from '../support/lease-window.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
+import { killAll } from '../support/process.ts';
 import {
   countBetween,
   lowestLevel,
@@ -34,6 +35,7 @@ import {
   referenceLimits,
   type Span,
 } from '../support/rate-limit-reference.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 /**
  * How long the Basic key is hammered: 15 s reaches the 100 (25 + 10/s takes 7.5 s) and holds it;
@@ -68,7 +70,7 @@ afterAll(async () => {
 });
 
 /** Writes so far to the KV bucket's stream (each compare-and-swap that won is one message). */
-const kvWrites = async () => (await nats.jsm.streams.info(`KV_${KV_BUCKETS.leases}`)).state.last_seq;
+const kvWrites = () => lastSeq(nats, `KV_${KV_BUCKETS.leases}`);
 
 function lines(child: ChildProcess): AsyncIterableIterator<string> {
   return createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
@@ -104,7 +106,7 @@ async function hammer(
       Math.max(...results.map((r) => r.lastDoneMs)) - Math.min(...results.map((r) => r.firstSentMs));
     return { startAt, endAt: startAt + durationMs, results, admitted, spans, spanMs };
   } finally {
-    for (const w of workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');
+    await killAll(workers);
   }
 }
 

@@ -10,17 +10,17 @@ import { getEventListeners } from 'node:events';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import type { TestAccounts } from '../support/accounts.ts';
+import { testConfig } from '../support/gateway.ts';
 import { type GuardedHttp, startGuardedHttp } from '../support/guarded-http.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 /** Open/close cycles: 500 in `npm test`, 10,000 in `npm run test:full`. */
 const CYCLES = Number(process.env.LISTENER_CYCLES ?? 500);
 /** Streams opened at once (below the Quant cap of concurrent streams). */
 const PARALLEL = 25;
 
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: GuardedHttp;
@@ -28,19 +28,16 @@ let key: string;
 let owner: { keyId: string; accountId: string };
 
 beforeAll(async () => {
-  server = await startTestNats();
   const config = testConfig();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   http = await startGuardedHttp(nats, config, accounts);
   ({ key, ...owner } = await accounts.key('quant'));
 });
 
 afterAll(async () => {
   await http?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 /** Opens `/stream/live`, resolves once the stream's headers arrived, then hangs up; returns the status. */

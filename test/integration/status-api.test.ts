@@ -9,16 +9,16 @@ import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { buildHttpApp, type HttpApp } from '../../gateways/http/app.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const OPERATOR = 'ops@example.com';
 const PASSWORD = 'Str0ng-Passw0rd!';
 
-let server: TestNats;
+let natsBase: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let http: HttpApp;
@@ -57,10 +57,9 @@ let adminKey: string;
 let plainKey: string;
 
 beforeAll(async () => {
-  server = await startTestNats();
   const config = testConfig();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  natsBase = await startBase(config);
+  ({ nats, accounts } = natsBase);
   const log = createLogger(config.LOG_LEVEL, 'http');
   const edge = await startEdgeGuard(nats, config, log);
   edgeStop = () => edge.part.stop();
@@ -84,9 +83,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await http?.shutdown();
   await edgeStop?.();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await natsBase?.close();
 });
 
 describe('status:admin', () => {

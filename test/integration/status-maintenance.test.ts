@@ -7,20 +7,20 @@
  * window ends (or is cancelled) service resumes with no restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
-import { type ServiceProcess, startService } from '../support/process.ts';
+import type { TestNats } from '../support/nats.ts';
+import { killAll, type ServiceProcess, startService } from '../support/process.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const OPERATOR = 'ops@example.com';
 const PASSWORD = 'Str0ng-Passw0rd!';
 
 let server: TestNats;
-let nats: Nats;
+let base: BaseStack;
 let accounts: TestAccounts;
 const services: ServiceProcess[] = [];
 let httpUrl: string;
@@ -58,10 +58,9 @@ const probe = async () => {
 };
 
 beforeAll(async () => {
-  server = await startTestNats();
   const config = testConfig();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, accounts } = base);
   const op = await accounts.service.register({
     email: OPERATOR,
     password: PASSWORD,
@@ -88,11 +87,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const s of services) s.child.kill('SIGTERM');
-  await Promise.all(services.map((s) => s.exited));
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await killAll(services, 'SIGTERM');
+  await base?.close();
 });
 
 describe('a maintenance window across processes', () => {

@@ -15,6 +15,7 @@ import { eventually } from '../support/eventually.ts';
 import { filterReader, rpcResult } from '../support/feed-readers.ts';
 import { startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 import {
   type FeedItem,
   isolationPhase,
@@ -81,8 +82,8 @@ describe("an account's own events in md_trades and md_coins", () => {
   it("md_coins never lists an account's own source for a coin, to any account", async () => {
     await publishOwn(stack.http.url, keys.owner);
     const last = await publishPlatform(stack.nats.js, 1);
-    const lastSeq = (await stack.nats.jsm.streams.info('MD')).state.last_seq;
-    await eventually(() => edge.tail.lastSeq >= lastSeq, 10_000, "the edge's tail at the last event");
+    const stored = await lastSeq(stack.nats);
+    await eventually(() => edge.tail.lastSeq >= stored, 10_000, "the edge's tail at the last event");
     for (const key of [keys.owner, keys.other]) {
       const coins = (await result(key, 'md_coins', [])) as { coin: string; sources: { source: string }[] }[];
       expect(

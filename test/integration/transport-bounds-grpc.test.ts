@@ -26,25 +26,24 @@ import {
   MAX_COINS_PER_SUBSCRIPTION,
 } from '../../contracts/transport-limits.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { testConfig } from '../support/gateway.ts';
 import { collect, keyMetadata, type PriceClient, priceClient, trailers } from '../support/grpc.ts';
 import { type InProcessGrpc, startInProcessGrpc } from '../support/grpc-edge.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishNow, trade } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const config = testConfig();
-let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let edge: InProcessGrpc;
 let client: PriceClient;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ nats, accounts } = base);
   edge = await startInProcessGrpc(nats, config);
   client = priceClient(edge.target);
 }, 60_000);
@@ -52,9 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.close();
   await edge?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 /** A grpc.health.v1 client from the standard proto. */

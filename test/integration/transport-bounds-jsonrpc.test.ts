@@ -19,24 +19,25 @@ import {
   MAX_JSONRPC_ANSWER_EVENTS,
 } from '../../contracts/transport-limits.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, startTestGateway, type TestGateway, testConfig } from '../support/gateway.ts';
+import { startTestGateway, type TestGateway, testConfig } from '../support/gateway.ts';
 import { post, type RpcAnswer, rpc, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
-import { startTestNats, type TestNats } from '../support/nats.ts';
+import type { TestNats } from '../support/nats.ts';
 import { book, publishNow, trade } from '../support/publisher.ts';
+import { type BaseStack, startBase } from '../support/stack.ts';
 
 const config = testConfig();
 let server: TestNats;
+let base: BaseStack;
 let nats: Nats;
 let accounts: TestAccounts;
 let edge: TestJsonRpc;
 let sse: TestGateway;
 
 beforeAll(async () => {
-  server = await startTestNats();
-  nats = await connectTestNats(server.url, config);
-  accounts = await startTestAccounts(nats, config);
+  base = await startBase(config);
+  ({ server, nats, accounts } = base);
   edge = await startTestJsonRpc(nats, config, { guard: 'keys' });
   sse = await startTestGateway(server.url, {}, { guard: 'keys' });
 }, 60_000);
@@ -44,9 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sse?.close();
   await edge?.close();
-  accounts?.stop();
-  await nats?.nc.close();
-  await server?.cleanup();
+  await base?.close();
 });
 
 /** Counts the own-coin lookups (`STREAM.INFO` with a subjects filter) made while it listens. */

@@ -14,6 +14,7 @@ import { expectError } from '../support/http.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate, trade } from '../support/publisher.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
+import { lastSeq as storedLastSeq } from '../support/stored-seqs.ts';
 
 let nats: TestNats;
 let gw: TestGateway;
@@ -28,7 +29,7 @@ beforeAll(async () => {
   const p = publishAtRate(gw.nats.js, ['BTC', 'ETH'], 2_000);
   await eventually(() => p.published() >= 500, 20_000, '500 events published');
   await p.stop();
-  lastSeq = (await gw.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
+  lastSeq = await storedLastSeq(gw.nats);
 });
 
 afterAll(async () => {

@@ -3,7 +3,6 @@
  * consumer) while events keep arriving reaches the live tail with no gap and no duplicate.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { STREAMS } from '../../contracts/streams.ts';
 import { replayStats } from '../../gateways/core/replay-source.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { nowUs, type Outgoing, publishEvents } from '../../producers/publish.ts';
@@ -12,6 +11,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate, trade } from '../support/publisher.ts';
 import { openSse } from '../support/sse.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 let nats: TestNats;
 let gw: TestGateway;
@@ -52,7 +52,7 @@ it('catches up 50,000 stored events and joins the live tail without gap or dupli
     20,
   );
   await live.stop();
-  const { last_seq } = (await gw.nats.jsm.streams.info(STREAMS.MD)).state;
+  const last_seq = await lastSeq(gw.nats);
   await eventually(() => ids.at(-1) === last_seq, 20_000, `the client at the last sequence ${last_seq}`, 20);
   stream.abort();
 

@@ -4,13 +4,13 @@
  * connected, one that reconnects after the outage) end with every sequence exactly once.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { STREAMS } from '../../contracts/streams.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { expectError } from '../support/http.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 let nats: TestNats;
 let gw: TestGateway;
@@ -66,14 +66,14 @@ it('recovers from a nats-server crash with no gap and no duplicate', async () =>
   b = await openSse(url, collector(leaving), { 'last-event-id': String(leaving.at(-1) ?? 0) });
   expect(b.status).toBe(200);
   // Both clients go on receiving what is published after the restart.
-  const restartedAt = (await gw.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
+  const restartedAt = await lastSeq(gw.nats);
   await eventually(
     () => Math.min(staying.at(-1) ?? 0, leaving.at(-1) ?? 0) >= restartedAt + 500,
     20_000,
     'both clients 500 events past the restart',
   );
   await publisher.stop();
-  const { last_seq } = (await gw.nats.jsm.streams.info(STREAMS.MD)).state;
+  const last_seq = await lastSeq(gw.nats);
   await eventually(
     () => staying.at(-1) === last_seq && leaving.at(-1) === last_seq,
     20_000,

@@ -10,6 +10,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { openSse } from '../support/sse.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 let nats: TestNats;
 
@@ -64,7 +65,7 @@ describe.each([
       expect(stream.status).toBe(200);
     }
     await publisher.stop();
-    const { last_seq } = (await gw.nats.jsm.streams.info(STREAMS.MD)).state;
+    const last_seq = await lastSeq(gw.nats);
     await eventually(
       async () => ids[ids.length - 1] === last_seq,
       10_000,

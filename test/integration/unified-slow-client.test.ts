@@ -7,13 +7,13 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { STREAMS } from '../../contracts/streams.ts';
 import { SOCKET_BUFFER } from '../../gateways/core/buffered-sink.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import { publishAtRate } from '../support/publisher.ts';
 import { openSse } from '../support/sse.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const MAX_BACKLOG = 256 * 1024;
 /** Larger than any one frame the publisher below makes (a 40-level book is about 2 KiB). */
@@ -72,7 +72,7 @@ it('conflates, warns with upstream_lag, then disconnects a client that stopped r
   (globalThis as { resumeSlow?: () => void }).resumeSlow?.();
   await slowEnded;
 
-  const { last_seq } = (await gw.nats.jsm.streams.info(STREAMS.MD)).state;
+  const last_seq = await lastSeq(gw.nats);
   await eventually(
     async () => fastIds.at(-1) === last_seq || gw.unified.registry.size !== 1,
     20_000,
