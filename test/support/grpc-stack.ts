@@ -1,13 +1,12 @@
 /**
- * One gRPC edge on its own nats-server with real accounts, a client and a key of `tier`: the set-up
- * the gRPC integration tests share (`close()` is their afterAll).
+ * One gRPC edge on its own nats-server with real accounts (startBase), a client and a key of
+ * `tier`: the set-up the gRPC integration tests share (`close()` is their afterAll).
  */
 import type { Config } from '../../platform/config.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { startTestAccounts, type TestAccounts } from './accounts.ts';
-import { connectTestNats } from './gateway.ts';
+import type { TestAccounts } from './accounts.ts';
 import { type PriceClient, priceClient, startTestGrpc, type TestGrpc } from './grpc.ts';
-import { startTestNats } from './nats.ts';
+import { startBase } from './stack.ts';
 
 export type GrpcStack = {
   nats: Nats;
@@ -19,9 +18,8 @@ export type GrpcStack = {
 };
 
 export async function startGrpcStack(config: Config, tier: 'pro' | 'quant'): Promise<GrpcStack> {
-  const server = await startTestNats();
-  const nats = await connectTestNats(server.url, config);
-  const accounts = await startTestAccounts(nats, config);
+  const base = await startBase(config);
+  const { nats, accounts } = base;
   const edge = await startTestGrpc(nats, config);
   const client = priceClient(edge.target);
   const key = (await accounts.key(tier)).key;
@@ -34,9 +32,7 @@ export async function startGrpcStack(config: Config, tier: 'pro' | 'quant'): Pro
     async close() {
       client.close();
       await edge.close();
-      accounts.stop();
-      await nats.nc.close();
-      await server.cleanup();
+      await base.close();
     },
   };
 }
