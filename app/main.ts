@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   embedded = nats.embedded;
   log.info(describeNatsAuth(config), 'connecting to nats');
   const conn = await connectNats(nats.url, `mdp-${role}`, log, natsAuthOptions(config), {
-    historyWire: config.NATS_HISTORY_WIRE === 'true',
+    historyWire: config.NATS_HISTORY_WIRE,
   });
   drain = () => conn.nc.drain();
   lifecycle.parts.push(...(await startRole(role, region, conn, config, log, connector)));

@@ -35,7 +35,7 @@ import { storedJsonWithSeq } from '../contracts/event-wire.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
 import { EVERYTHING } from '../gateways/core/selection.ts';
 import { disksyncSettings } from '../gateways/disksync/app.ts';
-import { jsonToMsgpackLatin1 } from '../gateways/disksync/json-msgpack.ts';
+import { jsonToMsgpack } from '../gateways/disksync/json-msgpack.ts';
 import { KeyLeases } from '../gateways/disksync/lease.ts';
 import type { Config } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
@@ -100,7 +100,7 @@ const rawCatchUp = (nats: Nats, last: number) => readMd(nats, last, false, (data
 const readAndEncode = (nats: Nats, last: number, encoding: Encoding) =>
   readMd(nats, last, true, (data, seq) => {
     const json = storedJsonWithSeq(data, seq);
-    return encoding === 'msgpack' ? (jsonToMsgpackLatin1(json)?.length ?? 0) : json.length;
+    return encoding === 'msgpack' ? (jsonToMsgpack(json)?.length ?? 0) : json.length;
   });
 
 /**

@@ -8,8 +8,8 @@
 /** An account's registration (`ACCOUNTS`): one per account id, however often the request is retried. */
 export const registeredMsgId = (accountId: string): string => `registered.${accountId}`;
 
-/** A session stored again under the current secret version (`ACCOUNTS`), once per old hash. */
-export const sessionRehashedMsgId = (oldHash: string): string => `session_rehashed.${oldHash}`;
+/** A session stored again under the current secret version (`ACCOUNTS`), once per its hash under that version. */
+export const sessionRehashedMsgId = (currentHash: string): string => `session_rehashed.${currentHash}`;
 
 /** A key stored again under the current secret version (`ACCOUNTS`), once per key and new hash. */
 export const keyRehashedMsgId = (keyId: string, newHash: string): string =>
@@ -28,6 +28,7 @@ export const redeliveryMsgId = (subject: string, oldSeq: number): string => `${s
 
 /** The prefix of a simulator run's events (`SIM` for a batch run, `live.<symbol>.<seed>.<start>` for a live session). */
 export const simRunMsgIdPrefix = (symbol: string, runId: string): string => `sim.${symbol}.${runId}`;
+/** The prefix of a live synthetic session's events (`SIM`): its key and the start its producers share. */
 export const liveSessionMsgIdPrefix = (sessionKey: string, startMs: number): string =>
   `live.${sessionKey}.${startMs}`;
 

@@ -70,7 +70,10 @@ export const ConfigSchema = z.object({
    * History reads (catch-ups, resumes) over the platform's own lean NATS connection
    * (platform/nats-wire/) instead of nats.js: `false` reads them over nats.js like everything else.
    */
-  NATS_HISTORY_WIRE: z.enum(['true', 'false']).default('true'),
+  NATS_HISTORY_WIRE: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   /** Longest a stop may take (SIGTERM/SIGINT) before the process exits with code 1, ms. */
   SHUTDOWN_DEADLINE_MS: int(5_000, 100, 120_000),
   /** nats-server binary for the embedded server. */

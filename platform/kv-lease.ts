@@ -16,10 +16,12 @@
  *   writes can both pass from one revision on an R3 bucket of nats-server 2.9). The loser reads
  *   again; after `attempts` lost races `change` says so, and the caller decides.
  * - A deleted record (a KV delete marker) is written again at the marker's revision, so a key
- *   released and taken again never reuses the `@0` message id of a new key.
+ *   released and taken again never reuses the `@0` message id of a new key. A value that is not
+ *   JSON (one an older release wrote in another encoding) counts as no lease and is written over
+ *   at its revision, so it never blocks its key until the bucket's max age.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KV } from '@nats-io/kv';
+import type { KV, KvEntry } from '@nats-io/kv';
 import { type BackoffOptions, fullJitterMs } from './backoff.ts';
 import { CasConflictError, type CasWriter, openCasBucket } from './kv-cas.ts';
 import type { Nats } from './nats.ts';
@@ -45,6 +47,16 @@ export type LeaseChangeOptions = {
   backoff?: BackoffOptions;
 };
 
+/** A live record's JSON value; null for none, a delete marker, or a value that is not JSON. */
+function valueOf<T>(entry: KvEntry | null): T | null {
+  if (entry?.operation !== 'PUT' || entry.length === 0) return null;
+  try {
+    return entry.json<T>();
+  } catch {
+    return null;
+  }
+}
+
 export class LeaseBucket {
   private constructor(
     private readonly kv: KV,
@@ -66,8 +78,7 @@ export class LeaseBucket {
 
   /** The record at `key`, or null. */
   async read<T>(key: string): Promise<T | null> {
-    const entry = await this.kv.get(key);
-    return entry?.operation === 'PUT' && entry.length > 0 ? entry.json<T>() : null;
+    return valueOf<T>(await this.kv.get(key));
   }
 
   /**
@@ -81,7 +92,7 @@ export class LeaseBucket {
     for (let attempt = 0; attempt < attempts; attempt++) {
       const entry = await this.kv.get(key);
       const now = Date.now();
-      current = entry?.operation === 'PUT' && entry.length > 0 ? entry.json<T>() : null;
+      current = valueOf<T>(entry);
       const next = edit(current, now);
       if (next === null) return { wrote: false, current, conflict: false };
       try {

@@ -51,7 +51,7 @@ export async function startBenchNats(): Promise<BenchNats> {
       silent,
       {},
       {
-        historyWire: benchConfig().NATS_HISTORY_WIRE === 'true',
+        historyWire: benchConfig().NATS_HISTORY_WIRE,
       },
     );
     await ensureStreams(nats.jsm, streamDefs());

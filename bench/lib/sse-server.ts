@@ -94,7 +94,7 @@ async function startGateway(args: StartArgs): Promise<string> {
     log,
     {},
     {
-      historyWire: benchConfig().NATS_HISTORY_WIRE === 'true',
+      historyWire: benchConfig().NATS_HISTORY_WIRE,
     },
   );
   const tail = await LiveTail.start(nats, log, {

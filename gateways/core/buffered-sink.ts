@@ -7,8 +7,9 @@
  * the bound, what is queued is written and a terminal `reconnect` ends the stream, and the client
  * resumes from the log.
  *
- * A transport supplies two small parts (sink-parts.ts): a Framer (how an event, a notice, a
- * warning and a terminal error are written) and a Wire (write, buffered bytes, drain, end).
+ * A transport supplies two small parts (sink-parts.ts): a Framer (how an event, a notice and a
+ * warning become typed frames, and how a flush's frames join into one chunk) and a Wire (write,
+ * buffered bytes, drain, and end: normally or with the terminal error, a value it says its own way).
  *
  * Memory per client is bounded: the queue holds at most its bound plus one frame (past it, it is
  * written at once, or conflated if the wire is blocked), and the wire at most SOCKET_BUFFER plus

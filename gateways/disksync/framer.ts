@@ -21,7 +21,7 @@ import type { ErrorCode } from '../../contracts/errors.ts';
 import { RECORD_SKIPPED } from '../../contracts/notices.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
 import type { Frame, Framer } from '../core/sink-parts.ts';
-import { jsonToMsgpackLatin1 } from './json-msgpack.ts';
+import { jsonToMsgpack } from './json-msgpack.ts';
 import { wsMessages } from './messages.ts';
 
 /** What the framer needs of its connection: the encoding (fixed by the first subscribe). */
@@ -42,8 +42,8 @@ export function msgpackEventFrame(ev: FeedEvent): Frame {
   let f = ev.wire['ws-msgpack'] as Frame | undefined;
   if (f === undefined) {
     // Transcoded in one scan, byte for byte what JSON.parse + msgpackr gave (json-msgpack.ts).
-    const packed = jsonToMsgpackLatin1(ev.json);
-    f = packed === null ? skippedFrame(ev) : Buffer.from(packed, 'latin1');
+    const packed = jsonToMsgpack(ev.json);
+    f = packed === null ? skippedFrame(ev) : packed;
     ev.wire['ws-msgpack'] = f;
   }
   return f;
@@ -72,7 +72,7 @@ function skippedFrame(ev: FeedEvent): string {
 }
 
 /** Bytes of the smallest data message that can carry event frame `f`: alone in its array. */
-const dataFrameBytes = (f: Frame): number => f.length + 2; // `[` … `]`, or an array-of-one header
+const dataFrameBytes = (f: Frame, encoding: Encoding): number => f.length + (encoding === 'msgpack' ? 1 : 2); // an array-of-one header, or `[` … `]`
 
 /**
  * `undeliverable` is called, in place of queueing, with an event whose frame passes the limit and
@@ -88,7 +88,7 @@ export function wsFramer(
     event(ev) {
       const f = state.encoding === 'msgpack' ? msgpackEventFrame(ev) : jsonEventFrame(ev);
       // A `record_skipped` notice (a string) takes an event's place: it is no data message.
-      const bytes = typeof f === 'string' ? 0 : dataFrameBytes(f);
+      const bytes = typeof f === 'string' ? 0 : dataFrameBytes(f, state.encoding);
       if (bytes <= MAX_FRAME_BYTES) return f;
       undeliverable(ev, bytes);
       return '';

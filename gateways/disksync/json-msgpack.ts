@@ -65,10 +65,10 @@ const keyEnd: number[] = [];
 const keyHash: number[] = [];
 
 /**
- * The MessagePack encoding of the JSON text as one char per byte (latin1), or null when the text
- * is not valid JSON (or packr itself would throw on it): then the caller skips the record.
+ * The MessagePack encoding of the JSON text (a Buffer of its own), or null when the text is not
+ * valid JSON (or packr itself would throw on it): then the caller skips the record.
  */
-export function jsonToMsgpackLatin1(json: string): string | null {
+export function jsonToMsgpack(json: string): Buffer | null {
   const text = jsonUtf8(json);
   if (text === null) return viaPackr(json);
   // Each input byte yields at most 3 (a 3-byte float token yields 9; an invalid UTF-8 byte, U+FFFD).
@@ -78,15 +78,15 @@ export function jsonToMsgpackLatin1(json: string): string | null {
     const n = transcode(text.bytes, text.length, out);
     if (n === INVALID) return null;
     if (n === DEFER) return viaPackr(json);
-    return out.latin1Slice(0, n);
+    return Buffer.from(out.subarray(0, n));
   } finally {
     if (out.length > KEEP_BYTES) out = small;
   }
 }
 
-function viaPackr(json: string): string | null {
+function viaPackr(json: string): Buffer | null {
   try {
-    return Buffer.from(packr.pack(JSON.parse(json))).toString('latin1');
+    return Buffer.from(packr.pack(JSON.parse(json)));
   } catch {
     return null;
   }

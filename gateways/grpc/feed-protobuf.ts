@@ -118,7 +118,7 @@ const LEVEL_SLOTS = slotsOf(fieldsOf('Level'));
 const HEAD = 16;
 
 /**
- * The scratch buffer every frame is written into, then copied out as a latin1 string. No JSON
+ * The scratch buffer every frame is written into, then copied out into a Buffer of its own. No JSON
  * member writes more bytes than twice its text (a 1-char number under a 3-char key: 11 bytes
  * of a negative int64 from 8 chars), so `HEAD + 2 × length + 64` bytes always suffice.
  */

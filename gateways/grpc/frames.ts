@@ -14,11 +14,14 @@ export function messageFrame(bytes: Uint8Array): Buffer {
   return out;
 }
 
-/** A flush's frames, concatenated (empty strings are no frame). */
+/** A flush's frames, concatenated. Every gRPC frame is bytes; an empty string is no frame. */
 export function joinFrames(frames: readonly (string | Buffer)[]): Buffer {
   if (frames.length === 1 && typeof frames[0] !== 'string') return frames[0] as Buffer;
   const bufs: Buffer[] = [];
-  for (const f of frames) if (typeof f !== 'string') bufs.push(f);
+  for (const f of frames) {
+    if (typeof f !== 'string') bufs.push(f);
+    else if (f.length > 0) throw new Error('a gRPC frame must be bytes, not text');
+  }
   return bufs.length === 1 ? (bufs[0] as Buffer) : Buffer.concat(bufs);
 }
 

@@ -177,6 +177,7 @@ export class HistoryConnection {
       if (/^permissions violation/i.test(message)) return;
       this.protocolFailure = true;
       this.socket.destroy();
+      this.lose(); // at once: no new read may take a connection that is going
     };
     this.socket.on('data', (chunk: Buffer) => {
       try {
@@ -185,6 +186,7 @@ export class HistoryConnection {
         this.report(String(err));
         this.protocolFailure = true;
         this.socket.destroy();
+        this.lose();
       }
     });
   }

@@ -11,7 +11,7 @@ import type { ConnectionOptions } from '@nats-io/transport-node';
 import type { Logger } from '../logger.ts';
 import { type HistoryAuth, HistoryConnection, type Report } from './history-connection.ts';
 
-/** How long history reads stay on nats.js after the history connection failed to connect. */
+/** How long history reads stay on nats.js after the history connection failed to connect or ended on something it does not know. */
 const RETRY_AFTER_FAILURE_MS = 30_000;
 
 /** The history connection of one nats.js connection: one at a time, a new one after it ends. */
@@ -33,7 +33,7 @@ export function historyConnections(
     ...(tls ? { tls } : {}),
   };
   const report: Report = (what) => log.warn({ nats: what }, 'nats history connection');
-  /** After a failed connect, reads take nats.js for a while instead of each trying (and waiting) again. */
+  /** After a failed connect or a protocol failure, reads take nats.js for a while instead of each trying (and waiting) again. */
   let failedAt = Number.NEGATIVE_INFINITY;
   const connectOnce = () =>
     HistoryConnection.open(serversFirst(currentServer(), url), `${name}-history`, wireAuth, { report }).catch(

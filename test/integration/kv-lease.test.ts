@@ -5,9 +5,11 @@
  * losing is told so with the record it last saw. Disk-sync connections, stream slots and live
  * synthetic sessions all change their leases through it.
  */
+import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseBucket, REMOVE } from '../../platform/kv-lease.ts';
 import { createLogger } from '../../platform/logger.ts';
+import { encode } from '../../platform/msgpack.ts';
 import { connectNats, type Nats } from '../../platform/nats.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 
@@ -60,6 +62,15 @@ describe('LeaseBucket', () => {
     const again = await bucket.change<{ holder: string }>('gone', (cur) => (cur ? null : { holder: 'b' }));
     expect(again.wrote).toBe(true);
     expect(await bucket.read('gone')).toEqual({ holder: 'b' });
+  });
+
+  it('counts a value that is not JSON (an older encoding) as none, and writes over it', async () => {
+    const kv = await new Kvm(nats.js).open('lease_test');
+    await kv.put('old', encode({ owner: 'proc_old', until: Date.now() + 60_000 }));
+    expect(await bucket.read('old')).toBeNull();
+    const r = await bucket.change<{ holder: string }>('old', (cur) => (cur ? null : { holder: 'new' }));
+    expect(r.wrote).toBe(true);
+    expect(await bucket.read('old')).toEqual({ holder: 'new' });
   });
 
   it('tells a writer that lost every attempt, with the record it last read', async () => {

@@ -7,7 +7,7 @@
 import { pack, unpack } from 'msgpackr';
 import { expect, it } from 'vitest';
 import { MAX_FRAME_BYTES } from '../../contracts/disksync.ts';
-import { jsonToMsgpackLatin1 } from '../../gateways/disksync/json-msgpack.ts';
+import { jsonToMsgpack } from '../../gateways/disksync/json-msgpack.ts';
 import { BINARY, eachMessage, TEXT, wsMessages } from '../../gateways/disksync/messages.ts';
 
 const json = (i: number) => JSON.stringify({ seq: i, trade_id: `t${i} é 日本 🚀`, price: 100 + i });
@@ -39,7 +39,7 @@ it.each([
   [65_536, 5],
 ])('msgpack: %i events in one message, a %i-byte array header', (n, head) => {
   const events = Array.from({ length: n }, (_, i) => JSON.parse(json(i)));
-  const bodies = events.map((_, i) => jsonToMsgpackLatin1(json(i)) as string);
+  const bodies = events.map((_, i) => (jsonToMsgpack(json(i)) as Buffer).toString('latin1'));
   const out = messages(
     wsMessages(
       bodies.map((b) => Buffer.from(b, 'latin1')),

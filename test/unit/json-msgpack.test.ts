@@ -1,5 +1,5 @@
 /**
- * `jsonToMsgpackLatin1` is a drop-in for what the disk-sync edge did before: JSON.parse, then
+ * `jsonToMsgpack` is a drop-in for what the disk-sync edge did before: JSON.parse, then
  * msgpackr with the edge's options, then latin1. Every output is judged by what a client decodes
  * (clients decode by meaning, not by bytes): it decodes, with msgpackr, to exactly what the
  * reference's bytes decode to, and it is null exactly where that reference throws. Real events, boundary
@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { Packr } from 'msgpackr';
 import { describe, expect, it, vi } from 'vitest';
 import { storedJsonWithSeq } from '../../contracts/event-wire.ts';
-import { jsonToMsgpackLatin1 } from '../../gateways/disksync/json-msgpack.ts';
+import { jsonToMsgpack } from '../../gateways/disksync/json-msgpack.ts';
 import { book, trade } from '../support/publisher.ts';
 import { seededRandom } from '../support/rate-limit-reference.ts';
 
@@ -27,6 +27,9 @@ function reference(json: string): string | null {
 
 const decoded = (s: string) => packr.unpack(Buffer.from(s, 'latin1')) as unknown;
 
+/** Our bytes as one char per byte, beside the reference's. */
+const oursLatin1 = (json: string): string | null => jsonToMsgpack(json)?.toString('latin1') ?? null;
+
 /** What a client decodes from ours equals what it decodes from the reference; null exactly where it is. */
 function expectSameMeaning(json: string, ours: string | null, ref: string | null): void {
   expect(ours === null, json.slice(0, 200)).toBe(ref === null);
@@ -35,7 +38,7 @@ function expectSameMeaning(json: string, ours: string | null, ref: string | null
 }
 
 function expectSame(json: string): void {
-  expectSameMeaning(json, jsonToMsgpackLatin1(json), reference(json));
+  expectSameMeaning(json, oursLatin1(json), reference(json));
 }
 
 const stored = (seq: number, event: object) => `{"seq":${seq},${JSON.stringify(event).slice(1)}`;
@@ -50,7 +53,7 @@ function fixtureEvents(): object[] {
   );
 }
 
-describe('jsonToMsgpackLatin1 on market events', () => {
+describe('jsonToMsgpack on market events', () => {
   it('gives packr’s bytes for the stored trades and books of the benches', () => {
     for (let i = 0; i < 200; i++) {
       expectSame(stored(1_000 + i, { ...trade('BTC', i), ingest_us: 1_767_225_600_000_123 + i }));
@@ -66,12 +69,12 @@ describe('jsonToMsgpackLatin1 on market events', () => {
 
   it('gives packr’s answer for every prefix of an event (null for all but the whole)', () => {
     const json = stored(7, book('SOL', 3, 3));
-    for (let n = 0; n < json.length; n++) expect(jsonToMsgpackLatin1(json.slice(0, n))).toBeNull();
+    for (let n = 0; n < json.length; n++) expect(oursLatin1(json.slice(0, n))).toBeNull();
     expectSame(json);
   });
 });
 
-describe('jsonToMsgpackLatin1 at the format boundaries', () => {
+describe('jsonToMsgpack at the format boundaries', () => {
   it('writes integers, floats, -0 and out-of-range numbers as packr does', () => {
     // biome-ignore format: a table
     const numbers = [
@@ -189,7 +192,7 @@ function randomJson(rand: () => number, depth: number): string {
   return r < 0.7 ? `{${items.join(',')}}` : `[${items.join(',')}]`;
 }
 
-describe('jsonToMsgpackLatin1 on seeded random JSON', () => {
+describe('jsonToMsgpack on seeded random JSON', () => {
   it('gives packr’s bytes for 3000 random texts, most without JSON.parse of the whole text', () => {
     const rand = seededRandom(20261126);
     const parse = JSON.parse;
@@ -206,7 +209,7 @@ describe('jsonToMsgpackLatin1 on seeded random JSON', () => {
       for (let i = 0; i < 3_000; i++) {
         const json = randomJson(rand, 1 + (i % 4));
         text = json;
-        const got = jsonToMsgpackLatin1(json);
+        const got = oursLatin1(json);
         text = '';
         expectSameMeaning(json, got, reference(json));
       }
@@ -229,7 +232,7 @@ describe('jsonToMsgpackLatin1 on seeded random JSON', () => {
   });
 });
 
-describe('jsonToMsgpackLatin1 on invalid JSON', () => {
+describe('jsonToMsgpack on invalid JSON', () => {
   it('returns null wherever JSON.parse throws', () => {
     // biome-ignore format: a table
     const invalid = [
@@ -240,12 +243,12 @@ describe('jsonToMsgpackLatin1 on invalid JSON', () => {
     ];
     for (const text of invalid) {
       expect(() => JSON.parse(text), text).toThrow();
-      expect(jsonToMsgpackLatin1(text), text).toBeNull();
+      expect(oursLatin1(text), text).toBeNull();
     }
   });
 });
 
-describe('jsonToMsgpackLatin1 on the JSON a catch-up has just read', () => {
+describe('jsonToMsgpack on the JSON a catch-up has just read', () => {
   it('gives packr’s bytes when it reads the stored bytes in place, invalid UTF-8 and all', () => {
     // The JSON storedJsonWithSeq made last is transcoded from its scratch (contracts/event-wire.ts
     // jsonUtf8), where invalid UTF-8 is still bytes and the JSON holds U+FFFD.

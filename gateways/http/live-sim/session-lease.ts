@@ -44,17 +44,32 @@ function outcomeOf(v: LeaseValue | null, me: string): LeaseOutcome {
     : { role: 'follower', startMs: v.start_ms };
 }
 
-/** One step of the protocol for `me`; a lost race returns the state as last read (retried next tick). */
+/**
+ * One step of the protocol for `me`. A write that fails (a lost race, NATS slow or gone) returns the
+ * state as last read, so an owner keeps producing through a transient error (retried next tick); a
+ * read that fails throws (the caller counts it as no lease).
+ */
 export async function leaseStep(
   bucket: LeaseBucket,
   key: string,
   me: string,
   hasClients: boolean,
 ): Promise<LeaseOutcome> {
-  const r = await bucket.change<LeaseValue>(key, (cur, now) => next(cur, me, hasClients, now), {
-    attempts: 1,
-  });
-  return outcomeOf(r.wrote ? r.value : r.current, me);
+  let seen: { value: LeaseValue | null } | null = null;
+  try {
+    const r = await bucket.change<LeaseValue>(
+      key,
+      (cur, now) => {
+        seen = { value: cur };
+        return next(cur, me, hasClients, now);
+      },
+      { attempts: 1 },
+    );
+    return outcomeOf(r.wrote ? r.value : r.current, me);
+  } catch (err) {
+    if (seen === null) throw err;
+    return outcomeOf((seen as { value: LeaseValue | null }).value, me);
+  }
 }
 
 /** Ends the session (owner only, no interest left). */
