@@ -1,7 +1,7 @@
 /**
  * The JSON literals `true`, `false` and `null` at a position of UTF-8 bytes, for the scanners that
- * read stored event JSON without `JSON.parse` (beside json-number.ts). Byte comparisons: inlined
- * where they are called, unlike a search.
+ * read stored event JSON without `JSON.parse` (beside contracts/json-number.ts). Byte comparisons:
+ * inlined where they are called, unlike a search.
  */
 
 export const isTrueAt = (t: Buffer, at: number): boolean =>

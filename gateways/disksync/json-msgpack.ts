@@ -16,7 +16,7 @@
  *   as negative fixint / int8 / int16 / int32, anything else float64 (`useFloat32` is off, no int64);
  *   -0 passes `v >>> 0 === v`, so it is written as 0.
  *
- * Numbers equal `JSON.parse`'s (read by gateways/core/json-number.ts, as the gRPC encoder reads them).
+ * Numbers equal `JSON.parse`'s (read by contracts/json-number.ts, as the gRPC encoder reads them).
  *
  * Where a JavaScript object does not keep the text's key order (an all-digit key, which may be an
  * array index and is listed first; a duplicate key, whose last value takes the first one's place),
@@ -31,9 +31,9 @@
  */
 import { Packr } from 'msgpackr';
 import { jsonUtf8 } from '../../contracts/event-wire.ts';
+import { readJsonNumber, scanned } from '../../contracts/json-number.ts';
 import type { RawBuffer } from '../../contracts/raw-buffer.ts';
 import { isFalseAt, isNullAt, isTrueAt } from '../core/json-literals.ts';
-import { readJsonNumber, scanned } from '../core/json-number.ts';
 import { header, strHeader, writeNumber, writeToken } from './msgpack-formats.ts';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });

@@ -20,9 +20,9 @@
  */
 
 import { jsonUtf8 } from '../../contracts/event-wire.ts';
+import { readJsonNumber, scanned } from '../../contracts/json-number.ts';
 import type { RawBuffer } from '../../contracts/raw-buffer.ts';
 import { isFalseAt, isNullAt, isTrueAt } from '../core/json-literals.ts';
-import { readJsonNumber, scanned } from '../core/json-number.ts';
 import { packageDefinition } from './proto.ts';
 import { varintLength, writeVarint } from './varint.ts';
 

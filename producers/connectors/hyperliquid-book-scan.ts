@@ -14,8 +14,9 @@
  * test/unit/connector-hyperliquid-book-scan.test.ts checks both paths agree.
  */
 import type { BookEvent, BookLevel } from '../../contracts/events.ts';
+import { decimal } from '../../contracts/json-number.ts';
 import { book } from '../normalizer/canonical.ts';
-import { decimal, isPositive, symbolOf } from '../normalizer/fields.ts';
+import { isPositive, symbolOf } from '../normalizer/fields.ts';
 
 /** A JSON non-negative integer (no leading zero), as the venue writes `time` and `n`. */
 const INT = '(?:0|[1-9][0-9]*)';

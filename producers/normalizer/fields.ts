@@ -3,6 +3,7 @@
  * converted value or throws a `NormalizeError` naming the field.
  */
 import { SymbolName } from '../../contracts/events.ts';
+import { decimal } from '../../contracts/json-number.ts';
 import { NormalizeError } from './errors.ts';
 import type { MapContext } from './mapper.ts';
 
@@ -32,36 +33,10 @@ export function array(value: unknown, field: string): unknown[] {
   return value;
 }
 
-/** Exact powers of ten (every one up to 1e22 is a double). */
-const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
-
 /**
- * A plain decimal string ("33.82000000") as a number, twice as fast as `Number()`: with at most 15
- * digits the digits form an exact integer and one division by an exact power of ten is correctly
- * rounded, so the result is identical to `Number(text)`. Anything else goes to `Number()`.
+ * A number, or a decimal string (venues send prices as strings to keep their digits) read as
+ * `Number()` reads it, "" being NaN (contracts/json-number.ts `decimal`, the fast reader).
  */
-export function decimal(text: string): number {
-  const n = text.length;
-  if (n === 0) return Number.NaN;
-  if (n > 15) return Number(text);
-  let mantissa = 0;
-  let decimals = -1;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      mantissa = mantissa * 10 + (c - 48);
-      if (decimals >= 0) decimals++;
-    } else if (c === 46 && decimals < 0) {
-      decimals = 0;
-    } else {
-      return Number(text);
-    }
-  }
-  if (decimals <= 0) return decimals === 0 && n === 1 ? Number.NaN : mantissa;
-  return mantissa / (POW10[decimals] as number);
-}
-
-/** A number, or a decimal string (venues send prices as strings to keep their digits). */
 export function toNumber(value: unknown): number {
   return typeof value === 'number' ? value : typeof value === 'string' ? decimal(value) : Number.NaN;
 }
