@@ -16,7 +16,7 @@ import type { Nats } from '../platform/nats.ts';
 
 export async function startWorker(nats: Nats, config: Config, log: Logger): Promise<Stoppable> {
   const stores = await openArtifactStores(nats, artifactStoreSettings(config));
-  // The process's window threads, started now and kept warm across jobs (each costs 1–1.5 CPU-s
+  // The process's window threads, started now and kept warm across jobs (each costs over a CPU-second
   // to start); closed after the job consumers have stopped.
   const pool = createWorkerPool(config.WINDOW_CONCURRENCY);
   void pool.warm();

@@ -4,8 +4,8 @@
  * Every routing field (source, symbol, event type, owner) is in the subject, so a reader filters
  * and routes without looking at the bytes, and a gateway frames the stored bytes as they are:
  * the `seq` a client sees is spliced in front (`{"seq":N,` + the bytes after `{`), never parsed
- * and re-encoded. Decoding MessagePack and re-encoding JSON per event capped catch-up near 0.5×
- * of a raw consumer (ARCHITECTURE.md); this keeps the per-event cost at one UTF-8 decode.
+ * and re-encoded. Decoding MessagePack and re-encoding JSON per event held catch-up well below a
+ * raw consumer (ARCHITECTURE.md); this keeps the per-event cost at one UTF-8 decode.
  *
  * The only validation on the hot path is cheap: the bytes are a JSON object (`{` … `}`). What a
  * producer stores was validated by the contracts before it was published.
@@ -58,7 +58,7 @@ export function storedJsonWithSeq(bytes: Uint8Array, seq: number): string {
   let at = SEQ_HEAD.length + b.write(String(seq), SEQ_HEAD.length, 'latin1');
   b[at++] = 0x2c; // ,
   b.set(bytes.subarray(1), at);
-  // Buffer's own UTF-8 slice costs about 60 % of TextDecoder's on event-sized input; both replace
+  // Buffer's own UTF-8 slice costs less than TextDecoder's on event-sized input; both replace
   // invalid UTF-8 alike. Called directly: `toString` checks its arguments and looks up the encoding.
   lastBytes = at + bytes.length - 1;
   lastJson = b.utf8Slice(0, lastBytes);
@@ -73,7 +73,7 @@ let copy = Buffer.allocUnsafe(4096) as RawBuffer;
 
 /**
  * The UTF-8 bytes of an event JSON, for the scanners that encode it straight into a wire format
- * (reading bytes is about a quarter faster than `charCodeAt`). When `json` is the one
+ * (reading bytes is faster than `charCodeAt`). When `json` is the one
  * `storedJsonWithSeq` made last (a catch-up frames each event as it is read), its bytes are
  * still in the scratch: no copy. There the stored bytes may hold invalid UTF-8 where `json` holds
  * U+FFFD; a scanner reads bytes ≥ 0x80 only inside a string token, and decodes such a token

@@ -2,7 +2,7 @@
  * A history read's consumer without nats.js's consumer machinery: one ephemeral consumer (no
  * acks, memory storage, one replica) read by explicit pull requests over a plain subscription.
  * nats.js's ordered consumer wraps every message (JsMsg), splits its reply subject into a new
- * object (about 0.8 µs, a seventh of a catch-up's cost per event) and runs its status machinery;
+ * object (a sizeable share of a catch-up's cost per event) and runs its status machinery;
  * here the stream and delivery sequences are read off the reply subject in place.
  *
  * Ordering is checked as the ordered consumer checks it, by delivery sequence: one that is not

@@ -48,7 +48,7 @@ export type GenerateDatasetOptions = {
   /**
    * The process's warm worker threads (`createWorkerPool`), for `multiprocess` manifests: the job
    * runs on a session of min(`driver.workers`, pool size, windows) of them and leaves the threads
-   * running. Without it the job starts and closes threads of its own (each costs 1–1.5 CPU-s).
+   * running. Without it the job starts and closes threads of its own (each costs over a CPU-second).
    */
   readonly pool?: WorkerPool;
 };

@@ -1,6 +1,6 @@
 /**
  * A fixed pool of worker threads running window tasks, one task per worker at a time, meant to
- * live as long as its process: a thread costs 1–1.5 CPU-seconds to start (tsx, the simulator,
+ * live as long as its process: a thread costs over a CPU-second to start (tsx, the simulator,
  * DuckDB), so jobs borrow warm threads instead of starting their own. `warm()` starts every
  * thread and waits until each has DuckDB open; otherwise threads start on first use.
  *

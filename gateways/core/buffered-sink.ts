@@ -65,7 +65,7 @@ export class BufferedSink implements FeedSink {
   private peak = 0;
   /**
    * The wire's unsent bytes when last read (after each write and drain). Reading them is a
-   * getter chain on the socket (a fifth of a 1,000-client fan-out's CPU when read per event), and
+   * getter chain on the socket (a large share of a wide fan-out's CPU when read per event), and
    * between writes they only fall as the socket sends, so this is never below the truth.
    */
   private wireBytes = 0;

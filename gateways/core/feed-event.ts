@@ -45,8 +45,8 @@ const endTask = (): void => {
 
 /**
  * `nowNs` when the current task (one read of NATS bytes, however many messages it holds) began:
- * when its events were received. Read once per task, not once per event (a catch-up's clock
- * reads were 2 % of its CPU).
+ * when its events were received. Read once per task, not once per event (a clock read per event
+ * is a measurable share of a catch-up's CPU).
  */
 export function taskNowNs(): number {
   if (taskNs === 0) {

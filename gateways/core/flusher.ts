@@ -14,8 +14,8 @@
  * for `setImmediate` instead, so every NATS read of this event-loop iteration's poll phase goes out
  * in one write per connection, not one per read. A read holds about a dozen events, so at 1,000
  * clients a flush per read made 1,000 socket writes per dozen events and the gateway delivered
- * fewer events a second than a bare server that flushes on `setImmediate` (issue 29: 0.3–0.7× of
- * it at 1,000 SSE clients); a few connections keep the same-iteration write.
+ * fewer events a second than a bare server that flushes on `setImmediate` (issue 29); a few
+ * connections keep the same-iteration write.
  * Within one flush, connections whose queues hold the same frames share one chunk (`shared`): with
  * many clients on one selection the chunk is joined and encoded once, not once per socket.
  */

@@ -117,7 +117,7 @@ export class LiveTail {
       // Never a promise back: the reader's standing consume hands over each socket read's messages
       // as they come (one read is at most one socket chunk, so no turn grows long), and a handler
       // that makes it wait holds messages and stops and reopens the consumer, under which a tail
-      // behind a burst read 7-15k events/s instead of 100k+ (50,000 stored at once: 3.4 s behind).
+      // behind a burst reads many times slower than it can and falls seconds behind.
       (m, seq) => {
         tail.receive(decodeFeedEvent(m, seq, undefined, feed.parse));
       },

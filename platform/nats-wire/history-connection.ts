@@ -3,7 +3,7 @@
  * same NATS servers with the same credentials and TLS, speaking the few operations a pull needs
  * (SUB, UNSUB, PUB, PING/PONG) and parsing what arrives with parser.ts. A catch-up is bound by
  * how fast the edge takes messages off the socket: nats.js parses every control line byte by byte
- * and decodes its arguments through TextDecoder, a fifth of a catch-up's CPU; this parses them
+ * and decodes its arguments through TextDecoder, a sizeable share of a catch-up's CPU; this parses them
  * with native searches. Everything else (streams, consumers, the live tail, KV) stays on nats.js.
  *
  * It does not reconnect: when the socket ends, every subscription is told (`onLost`), its pull
