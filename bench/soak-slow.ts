@@ -3,14 +3,16 @@
  * key of its own, stops reading for `pauseMs` (the edge's buffers and the socket fill up), then
  * reads again and waits up to 15 s for the end the edge owes a client that fell behind (SSE: the
  * response closed; gRPC: a status with `x-error-code`, or CANCELLED when the edge reset a stream
- * still paused after its close grace; disk-sync: a close code). The stream is then dropped (gRPC:
- * resumed from its last sequence and checked). Reported, not judged: at a low event rate the
- * edge's bound may not be reached.
+ * still paused after its close grace; disk-sync: a close code). Each then resumes from the last
+ * sequence it got (SSE `Last-Event-ID`, gRPC `after_seq`, disk-sync `from_seq`) and reads on for a
+ * while: the resumed stream must go on from the next sequence without a gap (`resumed.exact`).
+ * The soak judges both (soak-faults.ts): ended by the server, and resumed exactly.
  */
-
 import { get } from 'node:http';
 import type { ServiceError } from '@grpc/grpc-js';
+import { unpack } from 'msgpackr';
 import WebSocket from 'ws';
+import { readSequences } from '../test/support/cluster.ts';
 import { keyMetadata, seqsOf, trailers } from '../test/support/grpc.ts';
 import { ownConnectionClient } from '../test/support/grpc-edge.ts';
 import { sleep } from './lib/ipc.ts';
@@ -30,11 +32,16 @@ export type SlowResult = {
   ended_by_server: boolean;
   how?: string;
   received_bytes: number;
-  /** gRPC only: the events the slow client got, whether in increasing order, and its resumption. */
+  /** The events the slow client got, whether in increasing order, and its resumption. */
   received_events?: number;
   in_order?: boolean;
   resumed?: Resumed;
 };
+
+/** Events read on a resumed SSE stream. */
+const RESUME_EVENTS = 200;
+
+const increasing = (seqs: number[]) => seqs.every((s, i) => i === 0 || s > (seqs[i - 1] as number));
 
 /** Waits for `ended` at most AFTER_RESUME_MS once `resume` ran `pauseMs` after the start. */
 async function pauseThenRead(
@@ -49,21 +56,54 @@ async function pauseThenRead(
   return Promise.race([ended, sleep(AFTER_RESUME_MS).then(() => how)]);
 }
 
-/** A unified SSE stream (`url`) whose response is paused. */
-export function slowSse(url: string, key: string, pauseMs: number): Promise<SlowResult> {
+/** A unified SSE stream (`url`) whose response is paused; its event ids are read off the raw text. */
+export async function slowSse(url: string, key: string, pauseMs: number): Promise<SlowResult> {
   let bytes = 0;
-  return new Promise<SlowResult>((resolve) => {
+  let text = '';
+  const ended = await new Promise<{ how: string | null; error?: string }>((resolve) => {
     const req = get(url, { headers: { 'x-api-key': key } }, (res) => {
       res.pause();
-      res.on('data', (c: Buffer) => (bytes += c.length));
-      const ended = new Promise<string>((r) => res.once('close', () => r(`closed, HTTP ${res.statusCode}`)));
-      void pauseThenRead(pauseMs, () => res.resume(), ended).then((how) => {
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        text += c.toString();
+      });
+      const closed = new Promise<string>((r) => res.once('close', () => r(`closed, HTTP ${res.statusCode}`)));
+      void pauseThenRead(pauseMs, () => res.resume(), closed).then((how) => {
         req.destroy();
-        resolve({ ended_by_server: how !== null, ...(how ? { how } : {}), received_bytes: bytes });
+        resolve({ how });
       });
     });
-    req.on('error', (err) => resolve({ ended_by_server: false, how: err.message, received_bytes: bytes }));
+    req.on('error', (err) => resolve({ how: null, error: err.message }));
   });
+  // Complete blocks only: `id: <seq>` lines of the events received.
+  const blocks = text.slice(0, text.lastIndexOf('\n\n') + 2).split('\n\n');
+  const seqs = blocks.flatMap((b) => {
+    const id = /^id: ?(\d+)$/m.exec(b);
+    return id ? [Number(id[1])] : [];
+  });
+  const last = seqs.at(-1);
+  let resumed: Resumed | undefined;
+  if (ended.how !== null && last !== undefined) {
+    try {
+      const got = await readSequences(url, key, last, RESUME_EVENTS, 30_000);
+      resumed = {
+        after_seq: last,
+        first: got[0] ?? null,
+        events: got.length,
+        exact: got.every((s, i) => s === last + 1 + i),
+      };
+    } catch (err) {
+      resumed = { after_seq: last, first: null, events: 0, exact: false, error: (err as Error).message };
+    }
+  }
+  return {
+    ended_by_server: ended.how !== null,
+    ...(ended.how ? { how: ended.how } : ended.error ? { how: ended.error } : {}),
+    received_bytes: bytes,
+    received_events: seqs.length,
+    in_order: increasing(seqs),
+    ...(resumed ? { resumed } : {}),
+  };
 }
 
 /**
@@ -73,37 +113,42 @@ export function slowSse(url: string, key: string, pauseMs: number): Promise<Slow
  * call paused before any read never asks, so grpc-js decodes every DATA frame into its own unbounded
  * queue and keeps granting the window: the server is never held back (a bare grpc-js server wrote
  * 10-80 MB in 4 s to such a client; one that had started reading held it at 64-96 KiB: 16 messages
- * in the Readable plus the 64 KiB stream window). `read(0)` starts reading without consuming, as a
- * real consumer that reads and then stops does. Once ended, the stream is resumed from the last
- * sequence the client got (`after_seq`), which must go on from the next one without a gap.
+ * in the Readable plus the 64 KiB stream window). It reads its first event, as a real consumer
+ * that reads and then stops does, and pauses. Once ended, the stream is resumed from the last
+ * sequence the client got (`after_seq`), which must go on from the next one without a gap. Ended
+ * either way: by the edge's terminal status, or, paused past the edge's close grace after it, by
+ * the edge's reset (CANCELLED), when grpc-js drops the messages it had queued: the sequence read
+ * first is still there to resume from (paused from before its first event, such a client had none).
  */
 export async function slowGrpc(target: string, key: string, pauseMs: number): Promise<SlowResult> {
   const client = ownConnectionClient(target);
   const call = client.StreamEvents({}, keyMetadata(key));
   let bytes = 0;
   const seqs: number[] = [];
-  call.pause();
+  let read = () => {};
+  const firstRead = new Promise<void>((r) => (read = r));
   call.on('data', (m: Record<string, unknown>) => {
     bytes += JSON.stringify(m).length;
     seqs.push(...seqsOf([m]));
+    if (seqs.length > 0) read();
   });
-  call.read(0);
   const ended = new Promise<string>((r) => {
     call.on('error', (err: ServiceError) => r(`status ${err.code} ${trailers(err)['x-error-code'] ?? ''}`));
     call.on('end', () => r('ended'));
   });
+  await Promise.race([firstRead, ended]);
+  call.pause();
   const how = await pauseThenRead(pauseMs, () => call.resume(), ended);
   call.cancel();
   client.close();
   const last = seqs.at(-1);
-  const increasing = seqs.every((s, i) => i === 0 || s > (seqs[i - 1] as number));
   const resumed = how !== null && last !== undefined ? await resumeGrpc(target, key, last) : undefined;
   return {
     ended_by_server: how !== null,
     ...(how ? { how } : {}),
     received_bytes: bytes,
     received_events: seqs.length,
-    in_order: increasing,
+    in_order: increasing(seqs),
     ...(resumed ? { resumed } : {}),
   };
 }
@@ -121,22 +166,58 @@ async function resumeGrpc(target: string, key: string, last: number): Promise<Re
   const error = await Promise.race([failed, sleep(RESUME_READ_MS).then(() => null)]);
   call.cancel();
   client.close();
-  const exact = seqs.every((s, i) => s === last + 1 + i);
+  const exact = seqs.length > 0 && seqs.every((s, i) => s === last + 1 + i);
   return { after_seq: last, first: seqs[0] ?? null, events: seqs.length, exact, ...(error ? { error } : {}) };
 }
 
-/** A disk-sync WebSocket (`url`, ws://) subscribed to everything, paused once subscribed. */
+/** The sequences in a disk-sync data frame (json: a text array; msgpack: binary), none in a control message. */
+function diskSeqs(data: Buffer, isBinary: boolean): number[] {
+  const text = isBinary ? '' : data.toString();
+  if (!isBinary && !text.startsWith('[')) return [];
+  return ((isBinary ? unpack(data) : JSON.parse(text)) as { seq: number }[]).map((e) => e.seq);
+}
+
+/** A disk-sync WebSocket (`url`, ws://) subscribed to everything (json), paused once subscribed. */
 export async function slowDisk(url: string, key: string, pauseMs: number): Promise<SlowResult> {
   const ws = new WebSocket(`${url}/`, { headers: { 'x-api-key': key } });
   let bytes = 0;
-  ws.on('message', (d: Buffer) => (bytes += d.length));
+  const seqs: number[] = [];
+  ws.on('message', (d: Buffer, isBinary: boolean) => {
+    bytes += d.length;
+    seqs.push(...diskSeqs(d, isBinary));
+  });
   ws.on('error', () => {});
   const ended = new Promise<string>((r) => ws.once('close', (code: number) => r(`close ${code}`)));
   ws.once('open', () => {
-    ws.send(JSON.stringify({ op: 'subscribe', id: 'slow' }));
+    ws.send(JSON.stringify({ op: 'subscribe', id: 'slow', encoding: 'json' }));
     ws.pause();
   });
   const how = await pauseThenRead(pauseMs, () => ws.resume(), ended);
   ws.terminate();
-  return { ended_by_server: how !== null, ...(how ? { how } : {}), received_bytes: bytes };
+  const last = seqs.at(-1);
+  const resumed = how !== null && last !== undefined ? await resumeDisk(url, key, last) : undefined;
+  return {
+    ended_by_server: how !== null,
+    ...(how ? { how } : {}),
+    received_bytes: bytes,
+    received_events: seqs.length,
+    in_order: increasing(seqs),
+    ...(resumed ? { resumed } : {}),
+  };
+}
+
+/** A disk-sync subscription `from_seq` = `last` read for RESUME_READ_MS: whether it goes on without a gap. */
+async function resumeDisk(url: string, key: string, last: number): Promise<Resumed> {
+  const ws = new WebSocket(`${url}/`, { headers: { 'x-api-key': key } });
+  const seqs: number[] = [];
+  let error: string | undefined;
+  ws.on('open', () =>
+    ws.send(JSON.stringify({ op: 'subscribe', id: 'resumed', from_seq: last, encoding: 'json' })),
+  );
+  ws.on('message', (d: Buffer, isBinary: boolean) => seqs.push(...diskSeqs(d, isBinary)));
+  ws.on('error', (err) => (error = err.message));
+  await sleep(RESUME_READ_MS);
+  ws.terminate();
+  const exact = seqs.length > 0 && seqs.every((s, i) => s === last + 1 + i);
+  return { after_seq: last, first: seqs[0] ?? null, events: seqs.length, exact, ...(error ? { error } : {}) };
 }

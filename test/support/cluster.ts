@@ -54,6 +54,8 @@ export type ResumingReader = {
   seqs: number[];
   /** Times its stream ended or was refused and it connected again. */
   reconnects: number;
+  /** When a connection was refused with a server error (HTTP 5xx; ms since the epoch), where kept. */
+  serverErrorsAt?: number[];
   last(): number;
   stop(): void;
 };
@@ -70,14 +72,15 @@ export function resumingReader(
   from: number,
   start = 0,
   retryMs = 200,
-): ResumingReader {
+): ResumingReader & { serverErrorsAt: number[] } {
   const list = typeof urls === 'function' ? urls : () => urls;
   const seqs: number[] = [];
   let stopped = false;
   let current: { abort(): void } | null = null;
-  const reader: ResumingReader = {
+  const reader: ResumingReader & { serverErrorsAt: number[] } = {
     seqs,
     reconnects: 0,
+    serverErrorsAt: [],
     last: () => seqs.at(-1) ?? from,
     stop() {
       stopped = true;
@@ -99,7 +102,10 @@ export function resumingReader(
         current = sse;
         if (stopped) sse.abort();
         if (sse.status === 200) await sse.done;
-        else await new Promise((r) => setTimeout(r, retryMs));
+        else {
+          if (sse.status >= 500) reader.serverErrorsAt.push(Date.now());
+          await new Promise((r) => setTimeout(r, retryMs));
+        }
       } catch {
         await new Promise((r) => setTimeout(r, retryMs));
       }
