@@ -21,6 +21,8 @@ const FULL_ONLY_FAULTS = [
 const full = process.env.TEST_FULL === '1';
 
 export default defineConfig({
+  // tsconfig.json `paths`: @mdp/contracts and @mdp/client by name, resolved to their sources.
+  resolve: { tsconfigPaths: true },
   test: {
     // Each project names its files (a root `include` would be added to each project's list).
     testTimeout: 60_000,

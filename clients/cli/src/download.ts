@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import type { Download } from '../../typescript/src/index.ts';
+import type { Download } from '@mdp/client';
 import type { Ctx } from './command.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import { bar, formatBytes, StatusLine } from './term.ts';

@@ -2,7 +2,7 @@
  * Exit codes scripts can rely on (also in `mdp --help`), and the one mapping from a client error
  * to them.
  */
-import { isMdpError } from '../../typescript/src/index.ts';
+import { isMdpError } from '@mdp/client';
 
 export const EXIT = {
   ok: 0,

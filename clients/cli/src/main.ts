@@ -3,7 +3,7 @@
  * wired to a clean stop, and turns every failure into a message on stderr and an exit code
  * (exit-codes.ts). Secrets (the API key, the session) are never printed.
  */
-import { CLIENT_VERSION, isMdpError } from '../../typescript/src/index.ts';
+import { CLIENT_VERSION, isMdpError } from '@mdp/client';
 import { type Command, type Ctx, commandHelp, parseCommandLine, resolveEndpoints } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
 import { CliError, EXIT, EXIT_CODES_HELP, exitCodeOf, UsageError } from './exit-codes.ts';

@@ -2,7 +2,7 @@
  * The console (`{base_url}/api/v1/console`): login, logout, API keys, account. A session token
  * (from `login`) authorizes every other call. fetch only: browsers use it too.
  */
-import type { Scope } from '../../../contracts/accounts.ts';
+import type { Scope } from '@mdp/contracts/accounts';
 import { HttpClient, type HttpClientOptions } from './http.ts';
 
 export type Session = { session_token: string; expires_at: string | number };

@@ -4,7 +4,7 @@
  * support request can name the exact call. Failures the platform never answered (network, a body
  * that is not the error body) get codes of their own. No Node-only imports: browsers use it too.
  */
-import type { ErrorCode, SseCode } from '../../../contracts/errors.ts';
+import type { ErrorCode, SseCode } from '@mdp/contracts/errors';
 
 /** Codes of failures that never reached the platform or that it did not describe. */
 export type ClientErrorCode = 'network_error' | 'invalid_response' | 'aborted';

@@ -1,8 +1,9 @@
 /**
  * `@mdp/client/grpc`: `streamGrpc()`, the unified stream's iterator over gRPC
  * `price.PriceService/StreamEvents` (Node only: @grpc/grpc-js, the proto read from
- * contracts/proto). Same items, same `Position`, same backoff and same exactly-once rule as
- * `stream()` (resuming-stream.ts); a reconnection sends `after_seq` = the last sequence yielded.
+ * `@mdp/contracts/proto/price.proto`, installed with this package as its dependency). Same items,
+ * same `Position`, same backoff and same exactly-once rule as `stream()` (resuming-stream.ts); a
+ * reconnection sends `after_seq` = the last sequence yielded.
  *
  * Statuses: those a later attempt can cure (UNAVAILABLE, INTERNAL, RESOURCE_EXHAUSTED, ABORTED,
  * DEADLINE_EXCEEDED, UNKNOWN, CANCELLED by the server, a stream that ended) reconnect, with the
@@ -11,7 +12,7 @@
  * `x-error-code` trailer (the catalogue code, e.g. `key_revoked`) and `requestId` the
  * `x-request-id` trailer; `details.grpc_status` keeps the status number.
  */
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import {
   type ChannelCredentials,
   type ChannelOptions,
@@ -48,7 +49,7 @@ export type GrpcStreamOptions = StreamFilters &
     channelOptions?: ChannelOptions;
   };
 
-const PROTO_PATH = fileURLToPath(new URL('../../../contracts/proto/price.proto', import.meta.url));
+const PROTO_PATH = createRequire(import.meta.url).resolve('@mdp/contracts/proto/price.proto');
 /** As the edge reads the proto, plus defaults: absent proto3 scalars are their zero values, as sent. */
 const LOADER_OPTIONS = {
   keepCase: true,

@@ -5,10 +5,10 @@
  * and whose `code` / `requestId` come from the error's `data`. fetch only: browsers use it too.
  */
 
+import { JSON_RPC_CODES } from '@mdp/contracts/errors';
+import type { JSONRPC_METHODS, JsonRpcMethod } from '@mdp/contracts/jsonrpc';
+import { MAX_JSONRPC_BATCH } from '@mdp/contracts/limits';
 import type { z } from 'zod';
-import { JSON_RPC_CODES } from '../../../contracts/errors.ts';
-import type { JSONRPC_METHODS, JsonRpcMethod } from '../../../contracts/jsonrpc.ts';
-import { MAX_JSONRPC_BATCH } from '../../../contracts/limits.ts';
 import { MdpError, type MdpErrorCode, networkError } from './errors.ts';
 import type { Position } from './stream-types.ts';
 

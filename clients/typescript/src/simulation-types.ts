@@ -1,15 +1,15 @@
 /** Request and response types of the simulation service, from the contracts where they exist. */
 
+import type { MarketEvent } from '@mdp/contracts/events';
+import type { JobRecord } from '@mdp/contracts/jobs';
+import type { NormalizeBody } from '@mdp/contracts/normalize';
 import type { z } from 'zod';
-import type { MarketEvent } from '../../../contracts/events.ts';
-import type { JobRecord } from '../../../contracts/jobs.ts';
-import type { NormalizeBody } from '../../../contracts/normalize.ts';
 
-export type { CacheManifest } from '../../../contracts/caches.ts';
-export type { FundingRequestInput, FundingResult } from '../../../contracts/funding.ts';
-export type { SimulationManifestInput as GenerateRequest } from '../../../contracts/manifest.ts';
-export type { Preset } from '../../../contracts/presets.ts';
-export type { Exchange, VenueDetails } from '../../../contracts/venues.ts';
+export type { CacheManifest } from '@mdp/contracts/caches';
+export type { FundingRequestInput, FundingResult } from '@mdp/contracts/funding';
+export type { SimulationManifestInput as GenerateRequest } from '@mdp/contracts/manifest';
+export type { Preset } from '@mdp/contracts/presets';
+export type { Exchange, VenueDetails } from '@mdp/contracts/venues';
 
 /** Spec "Batch generation response". */
 export type GenerateResult = {

@@ -5,8 +5,8 @@
  * the `MD` stream sequence (SSE `id:` / Last-Event-ID, gRPC `seq` / `after_seq`, disk-sync `seq` /
  * `from_seq`), so a position saved from one iterator resumes another.
  */
-import type { SseCode } from '../../../contracts/errors.ts';
-import type { EventType, MarketEvent, Source } from '../../../contracts/events.ts';
+import type { SseCode } from '@mdp/contracts/errors';
+import type { EventType, MarketEvent, Source } from '@mdp/contracts/events';
 import type { MdpError } from './errors.ts';
 
 /**

@@ -8,7 +8,7 @@
  *
  * fetch + a streaming SSE parser, no Node-only import: it runs in Node 20+ and in browsers.
  */
-import type { SseCode } from '../../../contracts/errors.ts';
+import type { SseCode } from '@mdp/contracts/errors';
 import { DEFAULT_RETRY_MS } from './backoff.ts';
 import { errorFromResponse, MdpError, networkError } from './errors.ts';
 import {

@@ -1,5 +1,5 @@
 /** `mdp cache ls|export|replay|rm`: the account's caches of normalized events. */
-import { SimulationClient } from '../../../typescript/src/index.ts';
+import { SimulationClient } from '@mdp/client';
 import { type Command, type Ctx, integer } from '../command.ts';
 import { apiKey } from '../config.ts';
 import { saveDownload } from '../download.ts';

@@ -3,7 +3,7 @@
  * rows_total`), downloads the Parquet with a byte progress bar, verifies `content_length_bytes`
  * and prints the `manifest_hash`.
  */
-import { SimulationClient } from '../../../typescript/src/index.ts';
+import { SimulationClient } from '@mdp/client';
 import { type Command, integer, required } from '../command.ts';
 import { apiKey } from '../config.ts';
 import { saveDownload } from '../download.ts';

@@ -1,6 +1,7 @@
 /** `mdp keys ls|create|revoke`: the account's API keys, through the console session of `mdp login`. */
-import { Scope } from '../../../../contracts/accounts.ts';
-import { ConsoleClient, type KeyView } from '../../../typescript/src/index.ts';
+
+import { ConsoleClient, type KeyView } from '@mdp/client';
+import { Scope } from '@mdp/contracts/accounts';
 import { type Command, type Ctx, list, required } from '../command.ts';
 import { sessionToken, updateConfig } from '../config.ts';
 import { EXIT, UsageError } from '../exit-codes.ts';

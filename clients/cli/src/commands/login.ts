@@ -2,7 +2,7 @@
  * `mdp login` / `mdp logout`: a console session kept in the config file (mode 0600). The password
  * comes from `MDP_PASSWORD`, from stdin (`--password-stdin`) or from a prompt that does not echo.
  */
-import { ConsoleClient } from '../../../typescript/src/index.ts';
+import { ConsoleClient } from '@mdp/client';
 import { type Command, type Ctx, required } from '../command.ts';
 import { configFile, readConfig, updateConfig } from '../config.ts';
 import { CliError, EXIT } from '../exit-codes.ts';

@@ -6,10 +6,10 @@
 
 import { once } from 'node:events';
 import { createWriteStream, statSync } from 'node:fs';
-import { SOURCES, type Source } from '../../../../contracts/events.ts';
-import { MAX_BODY_BYTES } from '../../../../contracts/limits.ts';
-import { MAX_NORMALIZE_EVENTS } from '../../../../contracts/normalize.ts';
-import { isMdpError, type NormalizeResult, SimulationClient } from '../../../typescript/src/index.ts';
+import { isMdpError, type NormalizeResult, SimulationClient } from '@mdp/client';
+import { SOURCES, type Source } from '@mdp/contracts/events';
+import { MAX_BODY_BYTES } from '@mdp/contracts/limits';
+import { MAX_NORMALIZE_EVENTS } from '@mdp/contracts/normalize';
 import { type Command, required } from '../command.ts';
 import { apiKey } from '../config.ts';
 import { EXIT, UsageError } from '../exit-codes.ts';

@@ -1,5 +1,5 @@
 /** How `stream` and `sync` show what is not an event: notices, warnings, reconnections (stderr). */
-import type { StreamItem } from '../../../typescript/src/index.ts';
+import type { StreamItem } from '@mdp/client';
 import type { Palette } from '../term.ts';
 
 export function streamNote(item: Exclude<StreamItem, { type: 'event' }>, json: boolean, c: Palette): string {

@@ -1,6 +1,7 @@
 /** `mdp stream`: live events of the unified stream; Ctrl-C prints the sequence to resume from. */
-import { EVENT_TYPES, type EventType, SOURCES, type Source } from '../../../../contracts/events.ts';
-import { type StreamEvent, type StreamItem, stream } from '../../../typescript/src/index.ts';
+
+import { type StreamEvent, type StreamItem, stream } from '@mdp/client';
+import { EVENT_TYPES, type EventType, SOURCES, type Source } from '@mdp/contracts/events';
 import { type Command, integer, list } from '../command.ts';
 import { apiKey } from '../config.ts';
 import { EXIT, UsageError } from '../exit-codes.ts';

@@ -6,8 +6,8 @@
  * unified stream with `--via unified` (any plan with the stream). Progress line: events, bytes, lag.
  */
 import { basename } from 'node:path';
-import { streamDisk } from '../../../typescript/src/disk.ts';
-import { isMdpError, type StreamItem, stream } from '../../../typescript/src/index.ts';
+import { isMdpError, type StreamItem, stream } from '@mdp/client';
+import { streamDisk } from '@mdp/client/disk';
 import { type Command, integer, list, positive, required } from '../command.ts';
 import { apiKey } from '../config.ts';
 import { CliError, EXIT, UsageError } from '../exit-codes.ts';
