@@ -48,7 +48,7 @@ export type LeaseChangeOptions = {
 };
 
 /** A live record's JSON value; null for none, a delete marker, or a value that is not JSON. */
-function valueOf<T>(entry: KvEntry | null): T | null {
+function recordOf<T>(entry: KvEntry | null): T | null {
   if (entry?.operation !== 'PUT' || entry.length === 0) return null;
   try {
     return entry.json<T>();
@@ -78,7 +78,7 @@ export class LeaseBucket {
 
   /** The record at `key`, or null. */
   async read<T>(key: string): Promise<T | null> {
-    return valueOf<T>(await this.kv.get(key));
+    return recordOf<T>(await this.kv.get(key));
   }
 
   /**
@@ -92,7 +92,7 @@ export class LeaseBucket {
     for (let attempt = 0; attempt < attempts; attempt++) {
       const entry = await this.kv.get(key);
       const now = Date.now();
-      current = valueOf<T>(entry);
+      current = recordOf<T>(entry);
       const next = edit(current, now);
       if (next === null) return { wrote: false, current, conflict: false };
       try {
