@@ -44,6 +44,25 @@ const RESUME_EVENTS = 200;
 const increasing = (seqs: number[]) => seqs.every((s, i) => i === 0 || s > (seqs[i - 1] as number));
 
 /** Waits for `ended` at most AFTER_RESUME_MS once `resume` ran `pauseMs` after the start. */
+/** What a slow client saw: how the server ended it, what it got, and its resume from its last sequence. */
+async function slowResult(
+  how: string | null,
+  bytes: number,
+  seqs: number[],
+  resume: (last: number) => Promise<Resumed>,
+): Promise<SlowResult> {
+  const last = seqs.at(-1);
+  const resumed = how !== null && last !== undefined ? await resume(last) : undefined;
+  return {
+    ended_by_server: how !== null,
+    ...(how ? { how } : {}),
+    received_bytes: bytes,
+    received_events: seqs.length,
+    in_order: increasing(seqs),
+    ...(resumed ? { resumed } : {}),
+  };
+}
+
 async function pauseThenRead(
   pauseMs: number,
   resume: () => void,
@@ -141,16 +160,7 @@ export async function slowGrpc(target: string, key: string, pauseMs: number): Pr
   const how = await pauseThenRead(pauseMs, () => call.resume(), ended);
   call.cancel();
   client.close();
-  const last = seqs.at(-1);
-  const resumed = how !== null && last !== undefined ? await resumeGrpc(target, key, last) : undefined;
-  return {
-    ended_by_server: how !== null,
-    ...(how ? { how } : {}),
-    received_bytes: bytes,
-    received_events: seqs.length,
-    in_order: increasing(seqs),
-    ...(resumed ? { resumed } : {}),
-  };
+  return slowResult(how, bytes, seqs, (last) => resumeGrpc(target, key, last));
 }
 
 /** How long a resumed gRPC stream is read to check that it goes on from where the slow one ended. */
@@ -194,16 +204,7 @@ export async function slowDisk(url: string, key: string, pauseMs: number): Promi
   });
   const how = await pauseThenRead(pauseMs, () => ws.resume(), ended);
   ws.terminate();
-  const last = seqs.at(-1);
-  const resumed = how !== null && last !== undefined ? await resumeDisk(url, key, last) : undefined;
-  return {
-    ended_by_server: how !== null,
-    ...(how ? { how } : {}),
-    received_bytes: bytes,
-    received_events: seqs.length,
-    in_order: increasing(seqs),
-    ...(resumed ? { resumed } : {}),
-  };
+  return slowResult(how, bytes, seqs, (last) => resumeDisk(url, key, last));
 }
 
 /** A disk-sync subscription `from_seq` = `last` read for RESUME_READ_MS: whether it goes on without a gap. */

@@ -72,18 +72,7 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
   const nodes: ClusterNode[] = [];
   const pickPorts = async () => {
     nodes.length = 0;
-    for (let i = 1; i <= size; i++) {
-      const clientPort = await freePort();
-      const name = `${clusterName}-${i}`;
-      nodes.push({
-        name,
-        storeDir: join(opts.baseDir, name),
-        clientPort,
-        routePort: await freePort(),
-        url: `nats://127.0.0.1:${clientPort}`,
-        server: null,
-      });
-    }
+    nodes.push(...(await pickNodes(size, clusterName, opts.baseDir)));
   };
 
   const start = async (i: number, startOpts: { isolated?: boolean } = {}) => {
@@ -101,12 +90,7 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
       ...(opts.binary ? { binary: opts.binary } : {}),
       ownProcessGroup: opts.ownProcessGroup ?? false,
       extraArgs: [
-        '--server_name',
-        node.name,
-        '--cluster_name',
-        clusterName,
-        '--cluster',
-        `nats://127.0.0.1:${routePort}`,
+        ...clusterNodeArgs(node.name, clusterName, routePort),
         '--no_advertise',
         '--routes',
         routes.join(','),
@@ -115,29 +99,83 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
     });
   };
 
-  const cluster: NatsCluster = {
+  const cluster: NatsCluster = clusterOf(nodes, start, opts);
+  return firstStart(cluster, nodes, {
+    pick: pickPorts,
+    startAll: () => Promise.all(nodes.slice(0, opts.startNodes ?? size).map((_, i) => start(i))),
+  });
+}
+
+/** A cluster node's identity and route listener (nats-server flags). */
+export const clusterNodeArgs = (name: string, clusterName: string, routePort: number): string[] => [
+  '--server_name',
+  name,
+  '--cluster_name',
+  clusterName,
+  '--cluster',
+  `nats://127.0.0.1:${routePort}`,
+];
+
+/** `size` nodes on fresh loopback ports, named `<clusterName>-<i>`, each with a store under `baseDir`. */
+export async function pickNodes(size: number, clusterName: string, baseDir: string): Promise<ClusterNode[]> {
+  const nodes: ClusterNode[] = [];
+  for (let i = 1; i <= size; i++) {
+    const clientPort = await freePort();
+    const name = `${clusterName}-${i}`;
+    nodes.push({
+      name,
+      storeDir: join(baseDir, name),
+      clientPort,
+      routePort: await freePort(),
+      url: `nats://127.0.0.1:${clientPort}`,
+      server: null,
+    });
+  }
+  return nodes;
+}
+
+/** The parts every local cluster shares: its nodes, their URL, kill, (re)start, readiness, stop. */
+export function clusterOf<N extends ClusterNode, S extends (i: number) => Promise<void>>(
+  nodes: N[],
+  start: S,
+  opts: { readyTimeoutMs?: number; auth?: { user: string; pass: string } },
+) {
+  const cluster = {
     nodes,
     url: '',
     start,
-    async kill(i, signal = 'SIGKILL') {
+    async kill(i: number, signal: NodeJS.Signals = 'SIGKILL') {
       const node = nodes[i];
       await node?.server?.kill(signal);
       if (node) node.server = null;
     },
-    ready: (url = cluster.url, timeoutMs = opts.readyTimeoutMs ?? 60_000) =>
+    /** Readiness through `url`, by default every node's (what `url` is once the ports are picked). */
+    ready: (url = nodes.map((n) => n.url).join(','), timeoutMs = opts.readyTimeoutMs ?? 60_000) =>
       jetStreamReady(url, timeoutMs, opts.auth),
     async stop() {
       await Promise.all(nodes.map((n) => n.server?.stop()));
       for (const n of nodes) n.server = null;
     },
   };
-  // A node whose port was taken between picking and binding (PortTakenError) restarts the whole
-  // first start on fresh ports and stores. A node that died after starting is said with its log.
+  return cluster;
+}
+
+/**
+ * The first start of a cluster: pick ports, start the nodes, wait until JetStream answers. A node
+ * whose port was taken between picking and binding (PortTakenError) restarts the whole first start
+ * on fresh ports and stores (up to PORT_ATTEMPTS); a node that died after starting is said with its
+ * log. `cleanup` runs after a failed attempt (test clusters close their route proxies there).
+ */
+export async function firstStart<C extends { url: string; ready(): Promise<void> }>(
+  cluster: C,
+  nodes: ClusterNode[],
+  steps: { pick(): Promise<void>; startAll(): Promise<unknown>; cleanup?(): Promise<unknown> },
+): Promise<C> {
   for (let attempt = 1; ; attempt++) {
-    await pickPorts();
+    await steps.pick();
     cluster.url = nodes.map((n) => n.url).join(',');
     try {
-      await Promise.all(nodes.slice(0, opts.startNodes ?? size).map((_, i) => start(i)));
+      await steps.startAll();
       await cluster.ready();
       for (const n of nodes) {
         if (n.server && n.server.process.exitCode !== null)
@@ -146,6 +184,7 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
       return cluster;
     } catch (err) {
       await Promise.all(nodes.map((n) => n.server?.kill('SIGKILL')));
+      await steps.cleanup?.();
       if (!(err instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw err;
       for (const n of nodes) rmSync(n.storeDir, { recursive: true, force: true });
     }
@@ -153,7 +192,7 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
 }
 
 /** Polls JetStream's account info through `url` until it answers (meta leader elected). */
-async function jetStreamReady(
+export async function jetStreamReady(
   url: string,
   timeoutMs: number,
   auth: { user: string; pass: string } = { user: '', pass: '' },

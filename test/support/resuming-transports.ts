@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import type { ResumingReader } from './cluster.ts';
 import { keyMetadata, priceClient } from './grpc.ts';
 
-type Connection = { abort(): void; ended: Promise<void> };
+type Connection = { abort(): void; ended: Promise<unknown> };
 
 /** The reconnect loop both readers share: `open(target, after, push)` is one connection. */
 function resuming(
@@ -56,22 +56,35 @@ export function resumingGrpcReader(
   start = 0,
   retryMs = 200,
 ): ResumingReader {
-  return resuming(targets, from, start, retryMs, (target, after, push) => {
-    const client = priceClient(target);
-    const call: ClientReadableStream<Record<string, unknown>> = client.StreamEvents(
-      { after_seq: after },
-      keyMetadata(key),
-    );
-    call.on('data', (m: Record<string, unknown>) => {
-      const seq = ((m.trade ?? m.book) as { seq?: number } | undefined)?.seq;
-      if (seq !== undefined) push(Number(seq));
-    });
-    const ended = new Promise<void>((resolve) => {
-      call.on('error', () => resolve());
-      call.on('end', () => resolve());
-    }).finally(() => client.close());
-    return { abort: () => call.cancel(), ended };
+  return resuming(targets, from, start, retryMs, (target, after, push) =>
+    grpcSeqStream(target, key, after, push),
+  );
+}
+
+/**
+ * One StreamEvents call (every coin) after `after` on `target`, each event's sequence to `push`;
+ * `ended` says how it ended (`grpc_status <code>`, 0 for OK).
+ */
+export function grpcSeqStream(
+  target: string,
+  key: string,
+  after: number,
+  push: (seq: number) => void,
+): { abort(): void; ended: Promise<string> } {
+  const client = priceClient(target);
+  const call: ClientReadableStream<Record<string, unknown>> = client.StreamEvents(
+    { after_seq: after },
+    keyMetadata(key),
+  );
+  call.on('data', (m: Record<string, unknown>) => {
+    const seq = ((m.trade ?? m.book) as { seq?: number } | undefined)?.seq;
+    if (seq !== undefined) push(Number(seq));
   });
+  const ended = new Promise<string>((resolve) => {
+    call.on('error', (err: { code?: number }) => resolve(`grpc_status ${err.code}`));
+    call.on('end', () => resolve('grpc_status 0'));
+  }).finally(() => client.close());
+  return { abort: () => call.cancel(), ended };
 }
 
 /**
@@ -86,19 +99,35 @@ export function resumingDiskReader(
   start = 0,
   retryMs = 200,
 ): ResumingReader {
-  return resuming(urls, from, start, retryMs, (url, after, push) => {
-    const ws = new WebSocket(`${url}/`, { headers: { 'x-api-key': key }, maxPayload: 64 * 1024 * 1024 });
-    ws.on('open', () => ws.send(JSON.stringify({ op: 'subscribe', id: 'fault', from_seq: after, encoding })));
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      const text = isBinary ? '' : data.toString();
-      if (!isBinary && !text.startsWith('[')) return; // a control message
-      const events = (isBinary ? unpack(data) : JSON.parse(text)) as { seq: number }[];
-      for (const e of events) push(e.seq);
-    });
-    ws.on('error', () => {});
-    const ended = new Promise<void>((resolve) => ws.once('close', () => resolve()));
-    return { abort: () => ws.terminate(), ended };
+  return resuming(urls, from, start, retryMs, (url, after, push) =>
+    diskSeqStream(url, key, after, encoding, push),
+  );
+}
+
+/**
+ * One disk-sync connection subscribed to everything after `after` on `url` (ws://), each event's
+ * sequence to `push`; `ended` says how it closed (`close_code <code>`).
+ */
+export function diskSeqStream(
+  url: string,
+  key: string,
+  after: number,
+  encoding: 'json' | 'msgpack',
+  push: (seq: number) => void,
+): { abort(): void; ended: Promise<string> } {
+  const ws = new WebSocket(`${url}/`, { headers: { 'x-api-key': key }, maxPayload: 64 * 1024 * 1024 });
+  ws.on('open', () => ws.send(JSON.stringify({ op: 'subscribe', id: 'reader', from_seq: after, encoding })));
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    const text = isBinary ? '' : data.toString();
+    if (!isBinary && !text.startsWith('[')) return; // a control message
+    const events = (isBinary ? unpack(data) : JSON.parse(text)) as { seq: number }[];
+    for (const e of events) push(e.seq);
   });
+  ws.on('error', () => {});
+  const ended = new Promise<string>((resolve) =>
+    ws.once('close', (code: number) => resolve(`close_code ${code}`)),
+  );
+  return { abort: () => ws.terminate(), ended };
 }
 
 /**

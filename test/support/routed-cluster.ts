@@ -11,13 +11,16 @@
  * - every node serves nats-server's HTTP monitoring on a port of its own: `connz(i)` is its
  *   client connections, `nodeOf(name)` the node a named client connection is on.
  */
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+import { mkdirSync } from 'node:fs';
 import { freePort } from '../../platform/free-port.ts';
-import type { ClusterNode } from '../../platform/nats-cluster.ts';
-import { PORT_ATTEMPTS, PortTakenError, startError, startNatsServer } from '../../platform/nats-server.ts';
+import {
+  type ClusterNode,
+  clusterNodeArgs,
+  clusterOf,
+  firstStart,
+  pickNodes,
+} from '../../platform/nats-cluster.ts';
+import { startNatsServer } from '../../platform/nats-server.ts';
 import { type CutProxy, startCutProxy } from './cut-proxy.ts';
 
 export type RoutedNode = ClusterNode & { monitorPort: number };
@@ -70,19 +73,8 @@ export async function startRoutedCluster(opts: RoutedClusterOptions): Promise<Ro
 
   const pick = async () => {
     nodes.length = 0;
-    for (let i = 1; i <= size; i++) {
-      const clientPort = await freePort();
-      const name = `${clusterName}-${i}`;
-      nodes.push({
-        name,
-        storeDir: join(opts.baseDir, name),
-        clientPort,
-        routePort: await freePort(),
-        monitorPort: await freePort(),
-        url: `nats://127.0.0.1:${clientPort}`,
-        server: null,
-      });
-    }
+    for (const node of await pickNodes(size, clusterName, opts.baseDir))
+      nodes.push({ ...node, monitorPort: await freePort() });
     deadAdvertise = await freePort();
     proxies = await Promise.all(
       nodes.map((_, a) =>
@@ -107,12 +99,7 @@ export async function startRoutedCluster(opts: RoutedClusterOptions): Promise<Ro
       storeDir: node.storeDir,
       port: node.clientPort,
       extraArgs: [
-        '--server_name',
-        node.name,
-        '--cluster_name',
-        clusterName,
-        '--cluster',
-        `nats://127.0.0.1:${node.routePort}`,
+        ...clusterNodeArgs(node.name, clusterName, node.routePort),
         '--cluster_advertise',
         `127.0.0.1:${deadAdvertise}`,
         '--no_advertise',
@@ -130,17 +117,9 @@ export async function startRoutedCluster(opts: RoutedClusterOptions): Promise<Ro
     return (await res.json()) as T;
   };
 
+  const base = clusterOf(nodes, start, opts);
   const cluster: RoutedCluster = {
-    nodes,
-    url: '',
-    start,
-    async kill(i, signal = 'SIGKILL') {
-      const node = nodes[i];
-      await node?.server?.kill(signal);
-      if (node) node.server = null;
-    },
-    ready: (url = cluster.url, timeoutMs = opts.readyTimeoutMs ?? 60_000) =>
-      jetStreamReady(url, timeoutMs, opts.auth),
+    ...base,
     partition: (i) => linksOf(i).reduce((n, p) => n + p.hold(), 0),
     heal(i) {
       for (const p of linksOf(i)) p.restore();
@@ -158,56 +137,14 @@ export async function startRoutedCluster(opts: RoutedClusterOptions): Promise<Ro
       return -1;
     },
     async stop() {
-      await Promise.all(nodes.map((n) => n.server?.stop()));
-      for (const n of nodes) n.server = null;
+      await base.stop();
       await closeProxies();
     },
   };
   // As platform/nats-cluster.ts: a port taken between picking and binding starts over on fresh ones.
-  for (let attempt = 1; ; attempt++) {
-    await pick();
-    cluster.url = nodes.map((n) => n.url).join(',');
-    try {
-      await Promise.all(nodes.map((_, i) => start(i)));
-      await cluster.ready();
-      for (const n of nodes) {
-        if (n.server && n.server.process.exitCode !== null)
-          throw startError(`${n.name} exited`, n.server.log());
-      }
-      return cluster;
-    } catch (err) {
-      await Promise.all(nodes.map((n) => n.server?.kill('SIGKILL')));
-      await closeProxies();
-      if (!(err instanceof PortTakenError) || attempt >= PORT_ATTEMPTS) throw err;
-      for (const n of nodes) rmSync(n.storeDir, { recursive: true, force: true });
-    }
-  }
-}
-
-/** Polls JetStream's account info through `url` until it answers (meta leader elected). */
-async function jetStreamReady(
-  url: string,
-  timeoutMs: number,
-  auth: { user: string; pass: string } = { user: '', pass: '' },
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  const nc = await connect({
-    servers: url.split(','),
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 100,
-    ...(auth.user ? auth : {}),
+  return firstStart(cluster, nodes, {
+    pick,
+    startAll: () => Promise.all(nodes.map((_, i) => start(i))),
+    cleanup: closeProxies,
   });
-  try {
-    for (;;) {
-      try {
-        await (await jetstreamManager(nc, { timeout: 2_000 })).getAccountInfo();
-        return;
-      } catch (err) {
-        if (Date.now() > deadline) throw new Error(`JetStream not ready at ${url}: ${String(err)}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
-  } finally {
-    await nc.close();
-  }
 }
