@@ -140,8 +140,9 @@ document.getElementById('edit-form').addEventListener('submit', async (e) => {
       },
     });
     editDialog.close();
-    notify('success', `Key “${document.getElementById('edit-name').value}” updated.`);
+    // The list first, then the confirmation: when the page says "updated", the list shows it.
     await load();
+    notify('success', `Key “${document.getElementById('edit-name').value}” updated.`);
   } catch (err) {
     editDialog.close();
     notify('error', errorText(err));
@@ -160,8 +161,8 @@ document.getElementById('revoke-confirm').addEventListener('click', async () => 
   revokeDialog.close();
   try {
     await api(`/keys/${revoking.key_id}`, { method: 'DELETE' });
-    notify('success', `Key “${revoking.name}” revoked.`);
     await load();
+    notify('success', `Key “${revoking.name}” revoked.`);
   } catch (err) {
     notify('error', errorText(err));
   }
