@@ -90,24 +90,37 @@ export function readJsonNumber(s: RawBuffer, start: number): number {
  * above; anything else is `Number`'s.
  */
 export function decimal(text: string): number {
-  const n = text.length;
+  return decimalIn(text, 0, text.length);
+}
+
+/** `Number` of `text.slice(from, to)` (the whole text without a copy). */
+function numberOf(text: string, from: number, to: number): number {
+  return Number(from === 0 && to === text.length ? text : text.slice(from, to));
+}
+
+/**
+ * `decimal` of `text.slice(from, to)`, read in place (a connector reads the numbers inside a
+ * venue's message without cutting each one out).
+ */
+export function decimalIn(text: string, from: number, to: number): number {
+  const n = to;
   // The common case first, a venue's plain decimal ("33.82000000") of at most 15 characters: its
   // digits form an exact integer and one division by an exact power of ten is correctly rounded,
   // as Number() rounds. (The general scan below costs about 5 % more per call on these.)
-  if (n > 0 && n <= 15) {
+  if (to > from && to - from <= 15) {
     let m = 0;
     let dot = -1;
-    let i = 0;
+    let i = from;
     for (; i < n; i++) {
       const c = text.charCodeAt(i);
       if (c >= 0x30 && c <= 0x39) m = m * 10 + (c - 0x30);
       else if (c === 0x2e && dot < 0) dot = i;
       else break;
     }
-    if (i === n && dot !== 0 && dot !== n - 1) return dot < 0 ? m : m / (POW10[n - 1 - dot] as number);
+    if (i === n && dot !== from && dot !== n - 1) return dot < 0 ? m : m / (POW10[n - 1 - dot] as number);
   }
-  let i = 0;
-  let c = n > 0 ? text.charCodeAt(0) : -1;
+  let i = from;
+  let c = n > from ? text.charCodeAt(from) : -1;
   const negative = c === 0x2d;
   if (negative) c = ++i < n ? text.charCodeAt(i) : -1;
   let m = 0;
@@ -119,10 +132,10 @@ export function decimal(text: string): number {
       m = m * 10 + (c - 0x30);
       c = ++i < n ? text.charCodeAt(i) : -1;
     } while (c >= 0x30 && c <= 0x39);
-  } else return n === 0 ? Number.NaN : Number(text);
+  } else return n === from ? Number.NaN : numberOf(text, from, to);
   if (c === 0x2e) {
     c = ++i < n ? text.charCodeAt(i) : -1;
-    if (!(c >= 0x30 && c <= 0x39)) return Number(text);
+    if (!(c >= 0x30 && c <= 0x39)) return numberOf(text, from, to);
     do {
       m = m * 10 + (c - 0x30);
       exp--;
@@ -134,7 +147,7 @@ export function decimal(text: string): number {
     c = ++i < n ? text.charCodeAt(i) : -1;
     const expNegative = c === 0x2d;
     if (expNegative || c === 0x2b) c = ++i < n ? text.charCodeAt(i) : -1;
-    if (!(c >= 0x30 && c <= 0x39)) return Number(text);
+    if (!(c >= 0x30 && c <= 0x39)) return numberOf(text, from, to);
     let e = 0;
     do {
       e = e * 10 + (c - 0x30);
@@ -143,7 +156,7 @@ export function decimal(text: string): number {
     } while (c >= 0x30 && c <= 0x39);
     exp += expNegative ? -e : e;
   }
-  if (i !== n || m >= MAX_EXACT || expDigits > 4 || exp > 22 || exp < -22) return Number(text);
+  if (i !== n || m >= MAX_EXACT || expDigits > 4 || exp > 22 || exp < -22) return numberOf(text, from, to);
   const v = exp === 0 ? m : exp > 0 ? m * (POW10[exp] as number) : m / (POW10[-exp] as number);
   return negative ? -v : v;
 }

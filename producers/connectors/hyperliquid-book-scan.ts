@@ -14,7 +14,7 @@
  * test/unit/connector-hyperliquid-book-scan.test.ts checks both paths agree.
  */
 import type { BookEvent, BookLevel } from '../../contracts/events.ts';
-import { decimal } from '../../contracts/json-number.ts';
+import { decimalIn } from '../../contracts/json-number.ts';
 import { book } from '../normalizer/canonical.ts';
 import { isPositive, symbolOf } from '../normalizer/fields.ts';
 
@@ -27,40 +27,16 @@ const LAYOUT = new RegExp(
   `^\\{"channel":"l2Book","data":\\{"coin":"[A-Za-z0-9@/:+_-]+","time":${INT},"levels":\\[${SIDE},${SIDE}\\]\\}\\}$`,
 );
 const HEAD = '{"channel":"l2Book","data":{"coin":"'.length;
-const QUOTE = 0x22;
-const DOT = 0x2e;
 const CLOSE_BRACKET = 0x5d;
 const NO_REQUEST_SYMBOL = { symbol: undefined, receivedAtMs: 0 };
-/** Exact powers of ten, as `decimal` divides by. */
-const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
-
 /** Where the string read by the last `decimalAt` ended: its closing quote. */
 let valueEnd = 0;
 
-/**
- * The number in the string of digits and dots from `i` (after its opening quote), exactly as
- * `decimal` reads it: up to 15 characters with at most one dot are summed here as `decimal`
- * does; anything else is handed to `decimal` itself. Sets `valueEnd`.
- */
+/** The number in the string from `i` (after its opening quote) to its closing quote, as `decimal` reads it. Sets `valueEnd`. */
 function decimalAt(text: string, i: number): number {
-  let mantissa = 0;
-  let decimals = -1;
-  let plain = true;
-  let j = i;
-  for (let c = text.charCodeAt(j); c !== QUOTE && j < text.length; c = text.charCodeAt(++j)) {
-    if (c === DOT) {
-      if (decimals >= 0) plain = false;
-      decimals = 0;
-    } else {
-      mantissa = mantissa * 10 + (c - 0x30);
-      if (decimals >= 0) decimals++;
-    }
-  }
-  valueEnd = j;
-  const n = j - i;
-  if (n > 15 || !plain) return decimal(text.slice(i, j));
-  if (decimals <= 0) return decimals === 0 && n === 1 ? Number.NaN : mantissa;
-  return mantissa / (POW10[decimals] as number);
+  const j = text.indexOf('"', i);
+  valueEnd = j < 0 ? text.length : j;
+  return decimalIn(text, i, valueEnd);
 }
 
 /** The index after the integer at `i`. */
