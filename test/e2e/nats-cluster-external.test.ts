@@ -58,6 +58,19 @@ const lastSeq = async (n: Nats) =>
   (await eventually(() => n.jsm.streams.info('MD').catch(() => null), 60_000, 'MD stream info')).state
     .last_seq;
 
+/** `read()`, again while it is refused with a 503 (retry shortly), for at most 30 s. */
+async function readAfterRetries<T>(read: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!/HTTP 503/.test(String(err)) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 /** Whether every stream of the account (the platform's and the KV buckets') has a leader. */
 async function everyStreamLed(n: Nats): Promise<boolean> {
   try {
@@ -118,10 +131,15 @@ it('a comma-separated NATS_URL with credentials: serves, and survives losing the
       const end = await lastSeq(n);
       expect(end - from, `round ${round}: one stored message per acknowledged publish`).toBe(published);
       // The whole run read from the gateway after its reconnect, and by the client that read through it.
-      const read = await readSequences(url, key, from, end - from, 60_000).catch((err: Error) => {
-        const said = gateway.logs.filter((l) => Number(l.level) >= 50).slice(-3);
-        throw new Error(`${err.message}; the gateway's last errors: ${JSON.stringify(said)}`);
-      });
+      // A 503 (with Retry-After) is the spec's "retry shortly" while the cluster settles after the
+      // kill (a bucket's leader still being elected): a client retries it, and so does this read,
+      // for at most 30 s; any other refusal fails at once.
+      const read = await readAfterRetries(() => readSequences(url, key, from, end - from, 60_000)).catch(
+        (err: Error) => {
+          const said = gateway.logs.filter((l) => Number(l.level) >= 50).slice(-3);
+          throw new Error(`${err.message}; the gateway's last errors: ${JSON.stringify(said)}`);
+        },
+      );
       expect(read).toEqual(seqRange(from, end));
       await eventually(() => through.last() >= end, 60_000, `round ${round}: reader at the end`);
       expect(through.seqs, `round ${round}: read through the kill`).toEqual(seqRange(from, end));
