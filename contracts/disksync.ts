@@ -6,7 +6,16 @@
  */
 import { z } from 'zod';
 import { ERROR_CATALOGUE, type ErrorCode, type SendableWsCloseCode } from './errors.ts';
-import { CoinList, EventTypeList, SourceList, StreamPosition, type Subscription } from './subscription.ts';
+import {
+  CoinList,
+  EventTypeList,
+  ReplaySpeed,
+  SourceList,
+  StreamPosition,
+  type Subscription,
+  TimeMs,
+  TimeText,
+} from './subscription.ts';
 
 /** Largest frame either side sends: a bigger client frame is closed with 1009. */
 export const MAX_FRAME_BYTES = 4 * 1024 * 1024;
@@ -27,6 +36,12 @@ export const SubscribeMessage = z
     sources: SourceList.optional(),
     /** Resume after this stream sequence (the `seq` of the last event kept); absent: live only. */
     from_seq: StreamPosition.optional(),
+    /** A replay by time (Unix ms or ISO 8601): from the first event stored at or after `from_time`. */
+    from_time: z.union([TimeMs, TimeText]).optional(),
+    /** Ends the subscription after the last event stored at or before it (`replay_complete`). */
+    to_time: z.union([TimeMs, TimeText]).optional(),
+    /** Replay pace: `max` (default) or the recorded gaps divided by this. */
+    speed: ReplaySpeed.optional(),
     /** The connection's encoding, fixed by its first subscribe (default json). */
     encoding: Encoding.optional(),
   })
@@ -39,13 +54,19 @@ export const PingMessage = z.object({ op: z.literal('ping') }).strict();
 export const ClientMessage = z.discriminatedUnion('op', [SubscribeMessage, UnsubscribeMessage, PingMessage]);
 export type ClientMessage = z.infer<typeof ClientMessage>;
 
-/** The transport-neutral subscription a subscribe message asks for. */
+/**
+ * The transport-neutral subscription a subscribe message asks for, before the contract's checks
+ * across fields (`to_time` before `from_time`), which the edge applies (gateways/core/validate.ts).
+ */
 export function toSubscription(m: SubscribeMessage): Subscription {
   return {
     ...(m.coins ? { coins: m.coins } : {}),
     ...(m.event_types ? { event_types: m.event_types } : {}),
     ...(m.sources ? { sources: m.sources } : {}),
     ...(m.from_seq !== undefined ? { last_event_id: m.from_seq } : {}),
+    ...(m.from_time !== undefined ? { from_ms: m.from_time } : {}),
+    ...(m.to_time !== undefined ? { to_ms: m.to_time } : {}),
+    ...(m.speed !== undefined ? { speed: m.speed } : {}),
   };
 }
 

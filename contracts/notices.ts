@@ -10,6 +10,8 @@ export const NOTICE_CODES = [
   'position_beyond_end',
   'feed_recovered',
   'record_skipped',
+  'replay_complete',
+  'replay_gap_capped',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;
@@ -19,6 +21,8 @@ export const PositionNotice = z.object({
   code: z.enum(['position_not_retained', 'position_beyond_end']),
   message: z.string(),
   requested_last_event_id: z.number().int().nonnegative(),
+  /** A replay by time: the `from` asked for (Unix ms); `requested_last_event_id` is then 0. */
+  requested_from_ms: z.number().int().nonnegative().optional(),
   /** The valid position the feed resumes after (use it as Last-Event-ID). */
   resumed_after: z.number().int().nonnegative(),
   /** The stream's oldest and newest retained sequences when the position was resolved. */
@@ -42,7 +46,44 @@ export type FeedRecoveredNotice = z.infer<typeof FeedRecoveredNotice>;
  */
 export const RECORD_SKIPPED = 'record_skipped';
 
-export type Notice = PositionNotice | FeedRecoveredNotice;
+/**
+ * The last message of a replay with an end (`to`): every event the stream stored up to `to` that
+ * the selection takes has been delivered. `last_seq` is the position the replay covered (resume
+ * after it to go on); `count` the events delivered by this stream (since its start or resume).
+ */
+export const ReplayCompleteNotice = z.object({
+  code: z.literal('replay_complete'),
+  message: z.string(),
+  last_seq: z.number().int().nonnegative(),
+  count: z.number().int().nonnegative(),
+});
+export type ReplayCompleteNotice = z.infer<typeof ReplayCompleteNotice>;
+
+/**
+ * A paced replay met a recorded gap longer than the bound (`REPLAY_MAX_GAP_MS`): it waited
+ * `waited_ms` (the bound divided by the speed) instead of `gap_ms` divided by the speed before
+ * the event `seq`.
+ */
+export const ReplayGapCappedNotice = z.object({
+  code: z.literal('replay_gap_capped'),
+  message: z.string(),
+  seq: z.number().int().nonnegative(),
+  gap_ms: z.number().nonnegative(),
+  waited_ms: z.number().nonnegative(),
+});
+export type ReplayGapCappedNotice = z.infer<typeof ReplayGapCappedNotice>;
+
+export type Notice = PositionNotice | FeedRecoveredNotice | ReplayCompleteNotice | ReplayGapCappedNotice;
+
+/** The longest recorded gap (ms of stream time) a paced replay waits out; longer ones are capped. */
+export const REPLAY_MAX_GAP_MS = 5_000;
+
+export const replayComplete = (lastSeq: number, count: number): ReplayCompleteNotice => ({
+  code: 'replay_complete',
+  message: `replay complete: ${count} events up to ${lastSeq}`,
+  last_seq: lastSeq,
+  count,
+});
 
 export const feedRecovered = (coin: string, source?: string): FeedRecoveredNotice => ({
   code: 'feed_recovered',

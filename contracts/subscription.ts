@@ -34,6 +34,50 @@ export const CoinList = z
 export const EventTypeList = z.array(EventType).min(1, AT_LEAST_ONE);
 export const SourceList = z.array(Source).min(1, AT_LEAST_ONE);
 
+/** An instant as Unix milliseconds (a replay's `from` and `to`). */
+export const TimeMs = z
+  .number()
+  .int('must be whole Unix milliseconds')
+  .min(0, 'must be at or after 1970-01-01')
+  .max(8_640_000_000_000, 'is past the largest date');
+
+/** An instant written as text: ISO 8601 with a time zone, or Unix milliseconds. */
+export const TimeText = z
+  .string()
+  .trim()
+  .transform((s, ctx) => {
+    const ms = /^\d{1,16}$/.test(s)
+      ? Number(s)
+      : /^\d{4}-\d{2}-\d{2}T.+(Z|[+-]\d{2}:?\d{2})$/i.test(s)
+        ? Date.parse(s)
+        : Number.NaN;
+    if (Number.isNaN(ms)) {
+      ctx.addIssue({ code: 'custom', message: 'must be ISO 8601 with a time zone, or Unix milliseconds' });
+      return z.NEVER;
+    }
+    return Math.floor(ms);
+  })
+  .pipe(TimeMs);
+
+/** Replay pace: `max` as fast as the transport allows, N: the recorded gaps divided by N. */
+export const ReplaySpeed = z.union([
+  z.literal('max'),
+  z.number().min(0.01, 'must be at least 0.01').max(10_000, 'must be at most 10000'),
+]);
+export type ReplaySpeed = z.infer<typeof ReplaySpeed>;
+
+/** A replay speed written as text (`max` or a number). */
+export const ReplaySpeedText = z
+  .string()
+  .trim()
+  .transform((s) => (s === 'max' ? s : s === '' ? Number.NaN : Number(s)))
+  .pipe(ReplaySpeed);
+
+/** `to_ms` at or after `from_ms`. */
+const rangeInOrder = (s: { from_ms?: number; to_ms?: number }) =>
+  s.from_ms === undefined || s.to_ms === undefined || s.to_ms >= s.from_ms;
+const RANGE_ORDER = { message: 'to must be at or after from', path: ['to_ms'] };
+
 export const Subscription = z
   .object({
     /** Coins (symbols) wanted; unknown ones are reported (`coin_not_found`), the rest delivered. */
@@ -41,8 +85,15 @@ export const Subscription = z
     event_types: EventTypeList.optional(),
     /** Sources wanted; within what the key's `chain:*` scopes allow. */
     sources: SourceList.optional(),
-    /** Resume after this stream sequence; absent: live events only. */
+    /** Resume after this stream sequence; absent: live events only. Wins over `from_ms`. */
     last_event_id: StreamPosition.optional(),
+    /** Replay from the first event the stream stored at or after this instant. */
+    from_ms: TimeMs.optional(),
+    /** End after the last event the stream stored at or before this instant (`replay_complete`). */
+    to_ms: TimeMs.optional(),
+    /** Pace of the replay (default `max`). */
+    speed: ReplaySpeed.optional(),
   })
-  .strict();
+  .strict()
+  .refine(rangeInOrder, RANGE_ORDER);
 export type Subscription = z.infer<typeof Subscription>;

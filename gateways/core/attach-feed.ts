@@ -7,6 +7,7 @@
  * start, whose order each transport keeps: a stream never reports anything before it is open).
  */
 import { ApiError } from '../../contracts/errors.ts';
+import type { ReplayCompleteNotice } from '../../contracts/notices.ts';
 import type { BufferedSink } from './buffered-sink.ts';
 import {
   type FeedDeps,
@@ -15,9 +16,10 @@ import {
   type FeedSubscription,
   openFeed,
 } from './replay-source.ts';
+import { openWindowFeed } from './replay-window.ts';
 import { initialStaleFeeds, type StaleFeed, type Subscribed } from './subscribe.ts';
 
-export type WarnableSink = FeedSink & Pick<BufferedSink, 'warn'>;
+export type WarnableSink = FeedSink & Pick<BufferedSink, 'warn' | 'finish'>;
 
 export type AttachedFeed = {
   feed: FeedSubscription;
@@ -36,12 +38,26 @@ export async function attachFeed(
     warningExtra?: Record<string, unknown>;
     /** The `feed_unavailable` message (default: the market data log). */
     unavailable?: string;
+    /**
+     * A replay by time reached its `to` (replay-window.ts). Default: the `replay_complete` notice,
+     * then the stream ends normally (SSE `event: end`, gRPC OK).
+     */
+    onComplete?: (notice: ReplayCompleteNotice) => void;
   } = { what: 'stream' },
 ): Promise<AttachedFeed> {
   for (const w of subscribed.warnings) sink.warn(w.code, w.message, { coin: w.coin, ...opts.warningExtra });
   let feed: FeedSubscription;
   try {
-    feed = await openFeed(deps, subscribed.selection, subscribed.lastEventId, sink, opts);
+    const { window } = subscribed;
+    const onComplete =
+      opts.onComplete ??
+      ((n: ReplayCompleteNotice) => {
+        sink.notice(n);
+        sink.finish(n);
+      });
+    feed = window
+      ? await openWindowFeed(deps, { ...subscribed, window }, sink, { ...opts, onComplete })
+      : await openFeed(deps, subscribed.selection, subscribed.lastEventId, sink, opts);
   } catch (err) {
     deps.log.warn({ err: String(err) }, `cannot position ${opts.what}`);
     throw new ApiError('feed_unavailable', opts.unavailable ?? 'market data log unreachable; retry shortly');

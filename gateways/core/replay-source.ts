@@ -14,7 +14,7 @@
  * `replayRange` is the history phase alone, for a finite stream (a cache's events): from a
  * position to a last sequence, then done.
  */
-import type { PositionNotice } from '../../contracts/notices.ts';
+import type { FeedRecoveredNotice, Notice } from '../../contracts/notices.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
@@ -25,7 +25,7 @@ import { resumeAt, sourceAfter, takeRing } from './resume-merge.ts';
 import { matches, type Selection } from './selection.ts';
 
 /** An explicit, non-terminal answer to a position that cannot be resumed exactly. */
-export type FeedNotice = PositionNotice;
+export type FeedNotice = Exclude<Notice, FeedRecoveredNotice>;
 
 export type FeedSink = {
   event(ev: FeedEvent): void;
@@ -36,11 +36,20 @@ export type FeedSink = {
   ready(): Promise<void> | null;
 };
 
-export type FeedSubscription = { close(): void };
+export type FeedSubscription = {
+  close(): void;
+  /**
+   * Ends the feed at `seq` (a replay's `to`, known now or later): nothing after it is delivered,
+   * and `reached` runs once every event up to it has been (then the feed is closed).
+   */
+  endAt?(seq: number, reached: () => void): void;
+};
 
 export type FeedDeps = { nats: Nats; tail: LiveTail; log: Logger };
 
 const RING_CHUNK = 512;
+/** How often a live feed with an end checks whether the tail has passed it (its events are all offered). */
+const END_POLL_MS = 50;
 
 /** How feeds were positioned since start (exported for metrics and tests). */
 export const replayStats = { live: 0, fromRing: 0, fromStream: 0, notices: 0 };
@@ -48,8 +57,11 @@ export const replayStats = { live: 0, fromRing: 0, fromStream: 0, notices: 0 };
 /** Where a history read comes from. */
 export type HistorySpec = { stream: string; filter: string; parse: SubjectParser };
 
-/** When a history read stops: `stopped()` (the client left), or its goal (a sequence) is reached. */
-type HistoryEnd = { stopped: () => boolean; goal: () => number };
+/**
+ * When a history read stops: `stopped()` (the client left), or its goal (a sequence) is reached.
+ * Nothing past `limit()` (a replay's end) is delivered.
+ */
+type HistoryEnd = { stopped: () => boolean; goal: () => number; limit?: () => number };
 
 /**
  * Reads `spec` in order from `after + 1`, delivering the events that match `selection`, until the
@@ -90,6 +102,10 @@ function readHistory(
       { stream: spec.stream, filter: spec.filter, startSeq: after + 1, paced: true },
       (msg, seq) => {
         if (finished) return;
+        if (end.limit && seq > end.limit()) {
+          finish(seq - 1);
+          return;
+        }
         const ev = decodeFeedEvent(msg, seq, undefined, spec.parse);
         if (ev && matches(selection, ev)) sink.event(ev);
         reached = seq;
@@ -125,10 +141,18 @@ export async function openFeed(
   let closed = false;
   let detach: (() => void) | null = null;
   let reader: OrderedReader | null = null;
+  /** A replay's last sequence (Infinity: none), and what runs once it is reached. */
+  let endSeq = Number.POSITIVE_INFINITY;
+  let onEnd: (() => void) | null = null;
+  let endPoll: NodeJS.Timeout | null = null;
   const sub: TailSubscriber = {
     selection,
     lastSeq: 0,
-    deliver: (ev) => sink.event(ev),
+    deliver: (ev) => {
+      if (ev.seq > endSeq) return reachEnd();
+      sink.event(ev);
+      if (ev.seq === endSeq) reachEnd();
+    },
     feedStale: (coin, ms, source) => sink.feedStale(coin, ms, source),
     feedRecovered: (coin, source) => sink.feedRecovered(coin, source),
   };
@@ -136,18 +160,41 @@ export async function openFeed(
     closed = true;
     reader?.stop();
     detach?.();
+    if (endPoll) clearInterval(endPoll);
+  };
+  const reachEnd = () => {
+    if (closed) return;
+    close();
+    onEnd?.();
+  };
+  /** Live past the end: every event up to the tail's newest has been offered to this feed. */
+  const watchLiveEnd = () => {
+    if (!detach || endPoll || closed || endSeq === Number.POSITIVE_INFINITY) return;
+    const check = () => {
+      if (tail.lastSeq >= endSeq) reachEnd();
+    };
+    endPoll = setInterval(check, END_POLL_MS);
+    check();
+  };
+  const endAt = (seq: number, reached: () => void) => {
+    endSeq = seq;
+    onEnd = reached;
+    if (sub.lastSeq >= seq && detach) reachEnd();
+    else watchLiveEnd();
   };
 
   const goLive = (after: number) => {
+    if (after >= endSeq) return reachEnd();
     sub.lastSeq = after;
     detach = tail.attach(sub);
     options.onLive?.(after);
+    watchLiveEnd();
   };
 
   if (lastEventId === null) {
     goLive(tail.lastSeq);
     replayStats.live++;
-    return { close };
+    return { close, endAt };
   }
 
   const feed = tail.feed;
@@ -173,16 +220,25 @@ export async function openFeed(
           selection,
           guarded,
           // The ring holds every event from coveredFrom on: history is wanted up to just before.
-          { stopped: () => closed, goal: () => tail.coveredFrom - 1 },
+          {
+            stopped: () => closed,
+            goal: () => Math.min(tail.coveredFrom - 1, endSeq),
+            limit: () => endSeq,
+          },
           (r) => {
             reader = r;
           },
         );
+        if (after >= endSeq) return reachEnd();
         continue;
       }
       const took = takeRing(after, tail.ring.after(after, RING_CHUNK), selection);
-      for (const ev of took.deliver) sink.event(ev);
+      for (const ev of took.deliver) {
+        if (ev.seq > endSeq) return reachEnd();
+        sink.event(ev);
+      }
       after = took.after;
+      if (after >= endSeq) return reachEnd();
       if (took.live) {
         goLive(after);
         return;
@@ -192,7 +248,7 @@ export async function openFeed(
     }
   };
   run().catch((err) => deps.log.error({ err: String(err) }, 'replay failed'));
-  return { close };
+  return { close, endAt };
 }
 
 /**

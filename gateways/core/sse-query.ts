@@ -1,17 +1,19 @@
 /**
  * The SSE spelling of a Subscription (contracts/subscription.ts): comma lists in the query
  * (`coin`, `event_type`, `source`), the resume position in the `Last-Event-ID` header or the
- * `last_event_id` query value. Unknown parameters are ignored (a cache-buster such as `_=123`
- * must not break a stream); bad values of known ones are refused with field details (400,
+ * `last_event_id` query value, a replay by time (`from`, `to` as ISO 8601 or Unix ms, `speed`).
+ * Unknown parameters are ignored (a cache-buster such as `_=123` must not break a stream); bad values of known ones are refused with field details (400,
  * validate.ts). `lastEventIdOf` is shared by every SSE route (unified stream, cache replay, live sessions).
  */
 import { z } from 'zod';
 import {
   CoinList,
   EventTypeList,
+  ReplaySpeedText,
   SourceList,
   StreamPositionText,
-  type Subscription,
+  Subscription,
+  TimeText,
 } from '../../contracts/subscription.ts';
 import { parseWith } from './validate.ts';
 
@@ -33,6 +35,10 @@ export const SseSubscriptionQuery = z
     event_type: commaList(EventTypeList).optional(),
     source: commaList(SourceList).optional(),
     last_event_id: StreamPositionText.optional(),
+    /** A replay by time: ISO 8601 or Unix ms. */
+    from: TimeText.optional(),
+    to: TimeText.optional(),
+    speed: ReplaySpeedText.optional(),
   })
   // Unknown keys are dropped, not refused.
   .strip();
@@ -54,10 +60,17 @@ export function parseSseSubscription(
 ): Subscription {
   const q = parseWith(SseSubscriptionQuery, query ?? {}, 'text');
   const lastEventId = lastEventIdOf(lastEventIdHeader, q.last_event_id);
-  return {
-    ...(q.coin ? { coins: [...new Set(q.coin)] } : {}),
-    ...(q.event_type ? { event_types: q.event_type } : {}),
-    ...(q.source ? { sources: q.source } : {}),
-    ...(lastEventId !== undefined ? { last_event_id: lastEventId } : {}),
-  };
+  return parseWith(
+    Subscription,
+    {
+      ...(q.coin ? { coins: [...new Set(q.coin)] } : {}),
+      ...(q.event_type ? { event_types: q.event_type } : {}),
+      ...(q.source ? { sources: q.source } : {}),
+      ...(lastEventId !== undefined ? { last_event_id: lastEventId } : {}),
+      ...(q.from !== undefined ? { from_ms: q.from } : {}),
+      ...(q.to !== undefined ? { to_ms: q.to } : {}),
+      ...(q.speed !== undefined ? { speed: q.speed } : {}),
+    },
+    'text',
+  );
 }

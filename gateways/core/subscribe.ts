@@ -25,9 +25,24 @@ export type SubscribeWarning = { code: 'coin_not_found'; message: string; coin: 
 export type Subscribed = {
   selection: Selection;
   warnings: SubscribeWarning[];
-  /** Resume after this stream sequence; null: live only. */
+  /** Resume after this stream sequence; null: live only (or from `window.fromMs`). */
   lastEventId: number | null;
+  /** A replay by time (`from`, `to`, `speed`); null: none asked. */
+  window: ReplayWindow | null;
 };
+
+/** A replay by time as asked: instants in Unix ms, speed null for `max`. */
+export type ReplayWindow = { fromMs: number | null; toMs: number | null; speed: number | null };
+
+function windowOf(request: Subscription): ReplayWindow | null {
+  const { from_ms, to_ms, speed } = request;
+  if (from_ms === undefined && to_ms === undefined && speed === undefined) return null;
+  return {
+    fromMs: from_ms ?? null,
+    toMs: to_ms ?? null,
+    speed: speed === undefined || speed === 'max' ? null : speed,
+  };
+}
 
 export type SubscribeDeps = { nats: Nats; tail: LiveTail };
 
@@ -106,6 +121,7 @@ function subscribed(
       coin,
     })),
     lastEventId: request.last_event_id ?? null,
+    window: windowOf(request),
   };
 }
 

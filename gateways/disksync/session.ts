@@ -3,13 +3,16 @@
  * `subscribe` → the core's subscribe (coins resolved, `chain:*` scopes, `coin_not_found`) and
  * openFeed (history + live from `from_seq`, in-band notices) into the connection's sink, framed
  * `subscribed` (the position it starts after) … events … `caught_up` (history replayed; live from
- * here); `unsubscribe`; `ping` → `pong`. Refusals end the connection with their close code: a
+ * here) … with `to_time`, `replay_complete` (the subscription ends; the connection closes 1000 when
+ * it was the last); `unsubscribe`; `ping` → `pong`. Refusals end the connection with their close code: a
  * message that is not valid JSON or not a valid message 4005, one subscription more than the cap
  * 4006, no known coin 4004, messages faster than the stated rate 4029.
  */
 import { prettifyError } from 'zod';
 import { ClientMessage, type SubscribeMessage, toSubscription } from '../../contracts/disksync.ts';
 import { ApiError, publicMessage, toApiError } from '../../contracts/errors.ts';
+import type { ReplayCompleteNotice } from '../../contracts/notices.ts';
+import { Subscription } from '../../contracts/subscription.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { attachFeed, sendStale } from '../core/attach-feed.ts';
@@ -19,6 +22,7 @@ import type { LiveTail } from '../core/live-tail.ts';
 import type { FeedSubscription } from '../core/replay-source.ts';
 import { type Selection, selectionKey } from '../core/selection.ts';
 import { subscribe } from '../core/subscribe.ts';
+import { parseWith } from '../core/validate.ts';
 import type { FramerState } from './framer.ts';
 
 export type SessionSettings = { maxSubscriptions: number; messagesPerSecond: number };
@@ -110,7 +114,8 @@ export class Session {
       throw new ApiError('subscription_limit', `At most ${cap} subscriptions per connection.`);
     this.fixEncoding(m);
     this.feeds.set(m.id, null);
-    const subscribed = await subscribe(this.deps, toSubscription(m), this.principal, {
+    const request = parseWith(Subscription, toSubscription(m), 'body');
+    const subscribed = await subscribe(this.deps, request, this.principal, {
       signal: this.gone.signal,
     });
     if (!this.feeds.has(m.id) || this.sink.closed) return;
@@ -122,12 +127,25 @@ export class Session {
     // The feed attaches to the live tail once its history is replayed: that is `caught_up`.
     const sink = this.sink;
     const onLive = (seq: number) => control(sink, { type: 'caught_up', id: m.id, seq });
+    // A replay by time that reached its `to`: this subscription ends; the connection closes (1000)
+    // once no other subscription is open.
+    let complete = false;
+    const onComplete = (n: ReplayCompleteNotice) => {
+      complete = true;
+      sink.notice({ ...n, id: m.id } as ReplayCompleteNotice);
+      this.feeds.get(m.id)?.close();
+      this.feeds.delete(m.id);
+      this.selections.delete(m.id);
+      this.shareChunks();
+      if (this.feeds.size === 0) sink.finish({});
+    };
     const { feed, staleFeeds } = await attachFeed(this.deps, subscribed, sink, {
       what: 'disksync feed',
       warningExtra: { id: m.id },
       onLive,
+      onComplete,
     });
-    if (!this.feeds.has(m.id) || this.sink.closed) {
+    if (complete || !this.feeds.has(m.id) || this.sink.closed) {
       feed.close();
       return;
     }

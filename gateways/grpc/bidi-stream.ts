@@ -89,13 +89,14 @@ class BidiSession {
       this.sink.event(ev);
     },
     notice: (n: FeedNotice) => {
-      this.position = Math.max(this.position, n.resumed_after);
+      if ('resumed_after' in n) this.position = Math.max(this.position, n.resumed_after);
       this.sink.notice(n);
     },
     feedStale: (coin, ms) => this.sink.feedStale(coin, ms),
     feedRecovered: (coin) => this.sink.feedRecovered(coin),
     ready: () => this.sink.ready(),
     warn: (code, message, extra) => this.sink.warn(code, message, extra),
+    finish: (data) => this.sink.finish(data),
   };
 
   constructor(
@@ -114,6 +115,7 @@ class BidiSession {
     const ownCoins: OwnCoinLookup = rememberingLookup(this.deps.nats, viewerOf(principal), gone);
     this.resolving = { signal: gone, ownCoins };
     const request = subscriptionOf(open);
+    refuseWindow(request);
     for (const k of LIST_KEYS) if (request[k]) this.lists[k] = request[k] as never;
     this.position = request.last_event_id ?? this.deps.tail.lastSeq;
     const { feed, staleFeeds } = await feedInto(
@@ -159,6 +161,7 @@ class BidiSession {
         reason: `unexpected ${String(m.kind)}`,
       });
     const change = subscriptionOf(m[m.kind] as Msg);
+    refuseWindow(change);
     const next = m.kind === 'subscribe' ? union(this.lists, change) : this.without(change);
     // An unsubscribe from "all" lists the platform's coins: only what a client adds is capped.
     if (m.kind === 'subscribe' && (next.coins?.length ?? 0) > MAX_COINS_PER_SUBSCRIPTION)
@@ -234,4 +237,16 @@ function union(a: Lists, b: Lists): Lists {
     if (x) out[k] = (y ? [...new Set([...x, ...y])] : x) as never;
   }
   return out;
+}
+
+/**
+ * A replay by time runs on StreamEvents; the bidirectional Stream changes its selection while it
+ * runs, which a range with an end cannot follow, so it is live (with `after_seq`) only.
+ */
+function refuseWindow(request: Subscription): void {
+  if (request.from_ms !== undefined || request.to_ms !== undefined || request.speed !== undefined)
+    throw new ApiError(
+      'invalid_params',
+      'start_ms, end_ms and speed replay a time range on StreamEvents; Stream is live (resume with after_seq)',
+    );
 }
