@@ -32,6 +32,7 @@ export const REDUCED: Record<string, Record<string, string>> = {
   connector: { BENCH_SCALE: '0.3' },
   generate: { BENCH_SCALE: '0.05', BENCH_REPS: '1' },
   cluster: { BENCH_STEPS: '100,200', BENCH_WARMUP_S: '2', BENCH_MEASURE_S: '3' },
+  replay: { BENCH_REPLAY_EVENTS: '200000', BENCH_REPLAY_ROUNDS: '3', BENCH_REPLAY_FIRST_SAMPLES: '40' },
 };
 
 const root = fileURLToPath(new URL('..', import.meta.url));
