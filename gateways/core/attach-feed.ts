@@ -43,6 +43,8 @@ export async function attachFeed(
      * then the stream ends normally (SSE `event: end`, gRPC OK).
      */
     onComplete?: (notice: ReplayCompleteNotice) => void;
+    /** A replay by time: the position it starts after, once `from` is resolved (before any event). */
+    onPositioned?: (after: number) => void;
   } = { what: 'stream' },
 ): Promise<AttachedFeed> {
   for (const w of subscribed.warnings) sink.warn(w.code, w.message, { coin: w.coin, ...opts.warningExtra });

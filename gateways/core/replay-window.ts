@@ -32,6 +32,8 @@ const MAX_TIMER_MS = 2_147_483_647;
 export type WindowOptions = FeedOptions & {
   /** The replay reached `to`: the transport sends this notice and closes the stream normally. */
   onComplete(notice: ReplayCompleteNotice): void;
+  /** The position the replay starts after, once `from` is resolved (before any event). */
+  onPositioned?(after: number): void;
 };
 
 export async function openWindowFeed(
@@ -54,6 +56,7 @@ export async function openWindowFeed(
   const passed = toMs !== null && toMs + 1 <= Date.now();
   const endNow = passed ? await seqAtOrBefore(deps.nats, stream, toMs, deps.log) : null;
   if (endNow !== null) sink.endAt(endNow);
+  opts.onPositioned?.(position ?? deps.tail.lastSeq);
   const feed = await openFeed(deps, subscribed.selection, position, sink, opts);
   let timer: NodeJS.Timeout | null = null;
   let closed = false;

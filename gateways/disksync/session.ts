@@ -122,8 +122,11 @@ export class Session {
     this.selections.set(m.id, subscribed.selection);
     this.shareChunks();
     const { tail } = this.deps;
-    const after = subscribed.lastEventId ?? tail.lastSeq;
-    control(this.sink, { type: 'subscribed', id: m.id, after_seq: after, encoding: this.state.encoding });
+    // `subscribed` names the position the subscription starts after: for a replay by time, once
+    // `from_time` is resolved (before any event).
+    const positioned = (after: number) =>
+      control(this.sink, { type: 'subscribed', id: m.id, after_seq: after, encoding: this.state.encoding });
+    if (!subscribed.window) positioned(subscribed.lastEventId ?? tail.lastSeq);
     // The feed attaches to the live tail once its history is replayed: that is `caught_up`.
     const sink = this.sink;
     const onLive = (seq: number) => control(sink, { type: 'caught_up', id: m.id, seq });
@@ -144,6 +147,7 @@ export class Session {
       warningExtra: { id: m.id },
       onLive,
       onComplete,
+      onPositioned: positioned,
     });
     if (complete || !this.feeds.has(m.id) || this.sink.closed) {
       feed.close();

@@ -66,7 +66,14 @@ async function publishSchedule(n: number, random: () => number): Promise<Stored[
 }
 
 /** What a replay delivered and how it ended. */
-type Replay = { seqs: number[]; notices: Record<string, unknown>[]; ended: Promise<string>; cut(): void };
+type Replay = {
+  seqs: number[];
+  notices: Record<string, unknown>[];
+  ended: Promise<string>;
+  cut(): void;
+  /** disk-sync's `subscribed.after_seq`: the position the replay starts after. */
+  startedAfter?: number;
+};
 
 type Range = { from: number; to?: number; coin?: string; speed?: number; after?: number };
 
@@ -142,6 +149,7 @@ async function diskReplay(r: Range): Promise<Replay> {
     },
     ended: c.closed.then(({ code }) => (code === 1000 ? 'end' : `close ${code}`)),
     cut: () => c.ws.terminate(),
+    startedAfter: Number(c.controls.find((m) => m.type === 'subscribed')?.after_seq),
   };
 }
 
@@ -205,6 +213,10 @@ describe.each(transports)('replay by time on $name', ({ open }) => {
       expect(await replay.ended, `round ${round}`).toBe('end');
       const want = expected(range);
       expect(replay.seqs, `round ${round} ${JSON.stringify(range)}`).toEqual(want);
+      if (replay.startedAfter !== undefined)
+        expect(replay.startedAfter).toBe(
+          stored.filter((x) => x.ms < range.from).at(-1)?.seq ?? (stored[0] as Stored).seq - 1,
+        );
       const complete = replay.notices.find((n) => n.code === 'replay_complete');
       expect(complete, `round ${round}`).toMatchObject({ count: want.length });
       expect(Number(complete?.last_seq)).toBe(lastAtOrBefore(range.to as number));
