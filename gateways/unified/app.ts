@@ -13,6 +13,7 @@ import type { Guard } from '../core/guard.ts';
 import { registerHealthRoute } from '../core/health-route.ts';
 import { createHttpApp } from '../core/http-hygiene.ts';
 import type { LiveTail } from '../core/live-tail.ts';
+import { registerTardisRoutes } from '../tardis/routes.ts';
 import { registerStreamRoute } from './stream-route.ts';
 
 export type UnifiedAppDeps = {
@@ -57,10 +58,17 @@ export function buildUnifiedApp(deps: UnifiedAppDeps): UnifiedApp {
       ...(deps.onEventWritten ? { onEventWritten: deps.onEventWritten } : {}),
     },
   });
+  // tardis-machine's replay and stream endpoints over the same core (gateways/tardis/).
+  const tardis = registerTardisRoutes(app, {
+    ...deps,
+    registry,
+    sink: { maxBacklogBytes: config.SSE_MAX_BACKLOG_BYTES, closeGraceMs: config.SSE_CLOSE_GRACE_MS },
+  });
   return {
     app,
     registry,
     async shutdown() {
+      tardis.close();
       registry.closeAll('server shutting down; reconnect with Last-Event-ID');
       await new Promise((r) => setTimeout(r, 100));
       await app.close();
