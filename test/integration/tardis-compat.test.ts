@@ -237,9 +237,9 @@ describe('tardis-machine-compatible replay', () => {
       // The snapshot is the last book change at its timestamp, cut to two levels.
       const before = messages.slice(0, messages.indexOf(s));
       const at = [...before].reverse().find((m) => m.type === 'book_change' && m.timestamp === s.timestamp);
-      expect(at).toBeDefined();
-      expect(s.bids).toEqual((at?.bids as unknown[]).slice(0, 2));
-      expect(s.asks).toEqual((at?.asks as unknown[]).slice(0, 2));
+      if (!at) throw new Error(`no book change at ${s.timestamp} before its snapshot`);
+      expect(s.bids).toEqual((at.bids as unknown[]).slice(0, 2));
+      expect(s.asks).toEqual((at.asks as unknown[]).slice(0, 2));
     }
   });
 
