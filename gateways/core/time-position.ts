@@ -49,8 +49,11 @@ export async function startAtTime(
   fromMs: number,
   log?: Logger,
 ): Promise<TimeStart> {
-  const { state } = await nats.jsm.streams.info(stream);
-  const after = await seqBefore(nats, stream, fromMs, log);
+  // Both asked at once: a replay's time to its first event is one round trip shorter.
+  const [{ state }, after] = await Promise.all([
+    nats.jsm.streams.info(stream),
+    seqBefore(nats, stream, fromMs, log),
+  ]);
   const firstMs = state.first_ts ? Date.parse(state.first_ts) : Number.NaN;
   if (state.first_seq > 1 && fromMs < firstMs)
     return {
