@@ -8,7 +8,7 @@ import { ApiError, type ErrorCode, sseErrorData } from '../../contracts/errors.t
 import { BufferedSink, type BufferedSinkOptions } from './buffered-sink.ts';
 import type { FeedEvent } from './feed-event.ts';
 import type { Flusher } from './flusher.ts';
-import type { Framer, Wire } from './sink-parts.ts';
+import type { Framer, Terminal, Wire } from './sink-parts.ts';
 
 export type SseConnectionOptions = BufferedSinkOptions & { requestId: string; retryMs: number };
 
@@ -41,13 +41,21 @@ export function sseFramer(requestId: string, retryMs: number): Framer {
   };
 }
 
-/** A node:http response as the sink's wire; the terminal error is the last `event: error`. */
-export function httpResponseWire(res: ServerResponse, requestId: string): Wire {
+/**
+ * A node:http response as the sink's wire (SSE here; NDJSON for the tardis endpoints):
+ * `contentType` its type, `terminalText` the last text written for a terminal error.
+ */
+export function httpResponseWire(
+  res: ServerResponse,
+  requestId: string,
+  contentType: string,
+  terminalText: (t: Terminal) => string,
+): Wire {
   return {
     open(headers, preamble) {
       res.writeHead(200, {
         ...headers,
-        'content-type': 'text/event-stream; charset=utf-8',
+        'content-type': contentType,
         'cache-control': 'no-cache, no-transform',
         connection: 'keep-alive',
         'x-accel-buffering': 'no',
@@ -64,7 +72,7 @@ export function httpResponseWire(res: ServerResponse, requestId: string): Wire {
     onceDrain: (cb) => void res.once('drain', cb),
     end(last, terminal) {
       if (last !== undefined && last.length > 0) res.write(last);
-      if (terminal) res.end(errorMessage(requestId, terminal.code, terminal.message, {}));
+      if (terminal) res.end(terminalText(terminal));
       else res.end();
     },
     destroy: () => void res.destroy(),
@@ -75,6 +83,9 @@ export function httpResponseWire(res: ServerResponse, requestId: string): Wire {
 /** One SSE client. */
 export class SseConnection extends BufferedSink {
   constructor(res: ServerResponse, opts: SseConnectionOptions, flusher: Flusher) {
-    super(sseFramer(opts.requestId, opts.retryMs), httpResponseWire(res, opts.requestId), flusher, opts);
+    const wire = httpResponseWire(res, opts.requestId, 'text/event-stream; charset=utf-8', (t) =>
+      errorMessage(opts.requestId, t.code, t.message, {}),
+    );
+    super(sseFramer(opts.requestId, opts.retryMs), wire, flusher, opts);
   }
 }

@@ -14,6 +14,7 @@ import { BufferedSink } from '../core/buffered-sink.ts';
 import { DrainGate } from '../core/drain-gate.ts';
 import type { Flusher } from '../core/flusher.ts';
 import type { Framer, Terminal, Wire } from '../core/sink-parts.ts';
+import { httpResponseWire } from '../core/sse-connection.ts';
 import type { TardisMapper } from './normalized.ts';
 
 const errorLine = (requestId: string, code: ErrorCode, message?: string) =>
@@ -31,30 +32,6 @@ function tardisFramer(mapper: TardisMapper, requestId: string): Framer {
     heartbeat: () => null,
     end: () => '',
     join: (frames) => (frames as readonly string[]).join(''),
-  };
-}
-
-function ndjsonWire(res: ServerResponse, requestId: string): Wire {
-  return {
-    open(headers) {
-      res.writeHead(200, {
-        ...headers,
-        'content-type': 'application/x-ndjson; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        'x-request-id': requestId,
-      });
-    },
-    write: (chunk) => void res.write(chunk),
-    get bufferedBytes() {
-      return res.writableLength;
-    },
-    onceDrain: (cb) => void res.once('drain', cb),
-    end(last, terminal) {
-      if (last !== undefined && last.length > 0) res.write(last);
-      res.end(terminal ? errorLine(requestId, terminal.code, terminal.message) : undefined);
-    },
-    destroy: () => void res.destroy(),
-    onClose: (cb) => void res.once('close', cb),
   };
 }
 
@@ -131,7 +108,14 @@ export const ndjsonConnection = (
   flusher: Flusher,
   o: TardisSinkOptions,
 ): BufferedSink =>
-  new BufferedSink(tardisFramer(mapper, o.requestId), ndjsonWire(res, o.requestId), flusher, o);
+  new BufferedSink(
+    tardisFramer(mapper, o.requestId),
+    httpResponseWire(res, o.requestId, 'application/x-ndjson; charset=utf-8', (t) =>
+      errorLine(o.requestId, t.code, t.message),
+    ),
+    flusher,
+    o,
+  );
 
 export const wsConnection = (
   ws: WebSocket,
