@@ -22,6 +22,7 @@ import { publishNow, trade } from '../support/publisher.ts';
 import { seededRandom } from '../support/seeded-random.ts';
 import { openSse } from '../support/sse.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { storedMs } from '../support/stored-seqs.ts';
 
 const COINS = ['BTC', 'ETH', 'SOL'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,13 +39,6 @@ const syncClients: SyncClient[] = [];
 /** The schedule as stored: sequence, stored time (ms), coin, and the event's own time. */
 type Stored = { seq: number; ms: number; coin: string; eventMs: number };
 let stored: Stored[] = [];
-
-/** Milliseconds of a stored message's RFC 3339 time with nanoseconds (floor, as the stream compares). */
-function storedMs(timestamp: string): number {
-  const m = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d+))?Z$/.exec(timestamp);
-  if (!m) throw new Error(`unexpected stored time ${timestamp}`);
-  return Date.parse(`${m[1]}Z`) + Number(((m[2] ?? '') + '000').slice(0, 3));
-}
 
 /** Publishes `n` trades one by one, spaced 0-12 ms with two pauses of 150 ms, and reads their stored times back. */
 async function publishSchedule(n: number, random: () => number): Promise<Stored[]> {

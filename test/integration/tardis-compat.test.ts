@@ -17,6 +17,7 @@ import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { book, publishNow, trade } from '../support/publisher.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
+import { storedMs } from '../support/stored-seqs.ts';
 
 let stack: TestStack;
 let gw: TestGateway;
@@ -27,12 +28,6 @@ const stored: StoredEv[] = [];
 let from = 0;
 let to = 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function storedMs(timestamp: string): number {
-  const m = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d+))?Z$/.exec(timestamp);
-  if (!m) throw new Error(`unexpected stored time ${timestamp}`);
-  return Date.parse(`${m[1]}Z`) + Number(`${m[2] ?? ''}000`.slice(0, 3));
-}
 
 /** The documented HTTP client: options as URL-encoded JSON, the body as newline-delimited JSON. */
 async function replayHttp(options: unknown, headers: Record<string, string> = { 'x-api-key': key }) {

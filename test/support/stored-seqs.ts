@@ -79,3 +79,10 @@ export function storedSeqs(
     );
   });
 }
+
+/** Milliseconds of a stored message's RFC 3339 time with nanoseconds (floor, as the stream compares times). */
+export function storedMs(timestamp: string): number {
+  const m = /^(.*T\d{2}:\d{2}:\d{2})(?:\.(\d+))?Z$/.exec(timestamp);
+  if (!m) throw new Error(`unexpected stored time ${timestamp}`);
+  return Date.parse(`${m[1]}Z`) + Number(`${m[2] ?? ''}000`.slice(0, 3));
+}
