@@ -12,6 +12,7 @@ import type { ClientReadableStream } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDisksyncGateway } from '../../app/disksync-gateway.ts';
 import { startEdgeGuard } from '../../app/edge-guard.ts';
+import { TIER_LIMITS } from '../../contracts/limits.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { connectSync, type SyncClient } from '../support/disksync.ts';
@@ -343,5 +344,32 @@ describe('replay positions', () => {
     });
     expect(slow.status).toBe(400);
     expect(JSON.stringify(await slow.json())).toContain('speed');
+  });
+
+  it("counts replays in the key's concurrent-stream cap (Pro 10): one more is refused on SSE (429 subscription_limit) and gRPC (RESOURCE_EXHAUSTED)", async () => {
+    const pro = (await stack.accounts.key('pro')).key;
+    const cap = TIER_LIMITS.pro.concurrentStreams;
+    const from = (stored[0] as Stored).ms;
+    const open: (() => void)[] = [];
+    // A paced replay with no end stays open: each holds one of the key's stream slots.
+    for (let i = 0; i < cap; i++) {
+      const s = await openSse(`${sse.url}/api/v1/unified/stream?from=${from}&speed=0.01`, () => {}, {
+        'x-api-key': pro,
+      });
+      expect(s.status).toBe(200);
+      open.push(() => s.abort());
+    }
+    const refused = await fetch(`${sse.url}/api/v1/unified/stream?from=${from}`, {
+      headers: { 'x-api-key': pro },
+    });
+    expect(refused.status).toBe(429);
+    expect((await refused.json()).error).toBe('subscription_limit');
+    const call = client.StreamEvents({ start_ms: from }, keyMetadata(pro)) as ClientReadableStream<unknown>;
+    const status = await new Promise<{ code: number }>((resolve) => {
+      call.on('error', () => {});
+      call.on('status', resolve);
+    });
+    expect(status.code).toBe(8); // RESOURCE_EXHAUSTED
+    for (const close of open) close();
   });
 });
