@@ -1,5 +1,5 @@
 /**
- * The request side of the tardis-machine-compatible endpoints (gateways/tardis/): the `options`
+ * The request side of the tardis-machine-compatible endpoints (gateways/unified/tardis/): the `options`
  * query parameter of `/replay-normalized`, `/ws-replay-normalized` and `/ws-stream-normalized`, as
  * tardis-machine's public documentation describes it: one object or an array of them, each
  * `{exchange, symbols?, from, to, dataTypes, withDisconnectMessages?}` (no `from`/`to` on the

@@ -13,8 +13,8 @@ import type { Guard } from '../core/guard.ts';
 import { registerHealthRoute } from '../core/health-route.ts';
 import { createHttpApp } from '../core/http-hygiene.ts';
 import type { LiveTail } from '../core/live-tail.ts';
-import { registerTardisRoutes } from '../tardis/routes.ts';
 import { registerStreamRoute } from './stream-route.ts';
+import { registerTardisRoutes } from './tardis/routes.ts';
 
 export type UnifiedAppDeps = {
   config: Config;
@@ -58,7 +58,7 @@ export function buildUnifiedApp(deps: UnifiedAppDeps): UnifiedApp {
       ...(deps.onEventWritten ? { onEventWritten: deps.onEventWritten } : {}),
     },
   });
-  // tardis-machine's replay and stream endpoints over the same core (gateways/tardis/).
+  // tardis-machine's replay and stream endpoints over the same core (gateways/unified/tardis/).
   const tardis = registerTardisRoutes(app, {
     ...deps,
     registry,

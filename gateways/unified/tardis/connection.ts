@@ -9,12 +9,12 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
-import { ApiError, ERROR_CATALOGUE, type ErrorCode, publicMessage } from '../../contracts/errors.ts';
-import { BufferedSink } from '../core/buffered-sink.ts';
-import { DrainGate } from '../core/drain-gate.ts';
-import type { Flusher } from '../core/flusher.ts';
-import type { Framer, Terminal, Wire } from '../core/sink-parts.ts';
-import { httpResponseWire } from '../core/sse-connection.ts';
+import { ApiError, ERROR_CATALOGUE, type ErrorCode, publicMessage } from '../../../contracts/errors.ts';
+import { BufferedSink } from '../../core/buffered-sink.ts';
+import { DrainGate } from '../../core/drain-gate.ts';
+import type { Flusher } from '../../core/flusher.ts';
+import type { Framer, Terminal, Wire } from '../../core/sink-parts.ts';
+import { httpResponseWire } from '../../core/sse-connection.ts';
 import type { TardisMapper } from './normalized.ts';
 
 const errorLine = (requestId: string, code: ErrorCode, message?: string) =>

@@ -16,8 +16,8 @@
  *   depth with interval 0), `timestamp` = the last change applied.
  * Per connection and per (exchange, symbol): bars and books are state, never shared.
  */
-import type { TardisDataType } from '../../contracts/tardis.ts';
-import type { FeedEvent } from '../core/feed-event.ts';
+import type { TardisDataType } from '../../../contracts/tardis.ts';
+import type { FeedEvent } from '../../core/feed-event.ts';
 
 type Level = { price: number; size: number };
 type Stored = {
