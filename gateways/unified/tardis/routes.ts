@@ -18,7 +18,12 @@ import { WebSocketServer } from 'ws';
 import { prettifyError } from 'zod';
 import { ApiError, toApiError } from '../../../contracts/errors.ts';
 import type { Subscription } from '../../../contracts/subscription.ts';
-import { parseDataType, ReplayRequest, type StreamOptions, StreamRequest } from '../../../contracts/tardis.ts';
+import {
+  parseDataType,
+  ReplayRequest,
+  type StreamOptions,
+  StreamRequest,
+} from '../../../contracts/tardis.ts';
 import { attachFeed } from '../../core/attach-feed.ts';
 import type { BufferedSink } from '../../core/buffered-sink.ts';
 import { clientAddress } from '../../core/client-address.ts';
