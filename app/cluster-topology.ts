@@ -1,6 +1,6 @@
 /**
  * The scale-out topology as local processes: a 3-node nats-server cluster (platform/nats-cluster.ts),
- * then `app/main.ts` once per role process: the simulator producer, two workers and two replicas
+ * then `app/main.ts` once per role process: the simulator producer, the derived producer, two workers and two replicas
  * of every gateway edge (http; unified, JSON-RPC, gRPC and disk-sync per region). Every process gets every node's
  * URL in NATS_URL, STREAM_REPLICAS=3 (streams and KV buckets at R3) and ARTIFACT_STORE=nats (the
  * two workers and two `{base_url}` replicas share artifacts through the cluster, as in compose).
@@ -31,7 +31,7 @@ export type ClusterOptions = {
   /** Replicas of each gateway (2). */
   replicas?: number;
   workers?: number;
-  /** Start the simulator producer (default true). */
+  /** Start the simulator producer and the derived producer (default true). */
   producer?: boolean;
   natsServerBin?: string;
   /** Longest wait for one process to say it is running, ms. */
@@ -69,7 +69,10 @@ export function plan(opts: ClusterOptions): Planned[] {
   const edges = opts.edges ?? EDGES;
   const regions = opts.regions ?? ['us', 'jp'];
   const out: Planned[] = [];
-  if (opts.producer ?? true) out.push({ name: 'producer-sim', args: ['producer', 'sim'], env: {} });
+  if (opts.producer ?? true) {
+    out.push({ name: 'producer-sim', args: ['producer', 'sim'], env: {} });
+    out.push({ name: 'producer-derived', args: ['producer', 'derived'], env: {} });
+  }
   for (let i = 1; i <= (opts.workers ?? 2); i++) out.push({ name: `worker-${i}`, args: ['worker'], env: {} });
   for (let i = 1; i <= replicas; i++) {
     if (edges.includes('http'))

@@ -1,5 +1,5 @@
 /**
- * Composition root: `tsx app/main.ts [all | gateway unified|jsonrpc|grpc|disksync [--region us|jp] | gateway http | producer sim
+ * Composition root: `tsx app/main.ts [all | gateway unified|jsonrpc|grpc|disksync [--region us|jp] | gateway http | producer sim | producer derived
  * | producer connector --venue binance|hyperliquid --symbols A,B | worker]`.
  * Uses NATS_URL when set, otherwise an embedded nats-server under DATA_DIR/nats, in a process
  * group of its own. SIGTERM/SIGINT: every client gets a terminal `reconnect`, every part stops in
@@ -19,7 +19,7 @@ import { type ConnectorArgs, parseConnectorArgs } from './connector.ts';
 import { type Region, type Role, startRole } from './roles.ts';
 
 const USAGE =
-  'usage: main [all | gateway unified|jsonrpc|grpc|disksync [--region us|jp] | gateway http | producer sim | producer connector --venue binance|hyperliquid --symbols A,B | worker]';
+  'usage: main [all | gateway unified|jsonrpc|grpc|disksync [--region us|jp] | gateway http | producer sim | producer derived | producer connector --venue binance|hyperliquid --symbols A,B | worker]';
 
 /** Removes `--name value` from `argv` and returns the value (undefined when absent). */
 function takeFlag(argv: string[], name: string): string | undefined {
@@ -48,6 +48,7 @@ function parseArgs(
       'gateway disksync': 'gateway-disksync',
       'gateway http': 'gateway-http',
       'producer sim': 'producer-sim',
+      'producer derived': 'producer-derived',
       'producer connector': 'producer-connector',
       worker: 'worker',
     } as const

@@ -2,7 +2,7 @@
  * Process roles. `all` (what `npm start` runs) is every role in one process; the others run one
  * role each for scale-out: `gateway unified --region us|jp`, `gateway jsonrpc --region us|jp`,
  * `gateway grpc --region us|jp`, `gateway disksync --region us|jp`,
- * `gateway http`, `producer sim`, `worker`, `producer connector --venue binance|hyperliquid --symbols A,B`.
+ * `gateway http`, `producer sim`, `producer derived`, `worker`, `producer connector --venue binance|hyperliquid --symbols A,B`.
  * `all` runs the US and JP edges of every transport.
  */
 import type { Config } from '../platform/config.ts';
@@ -10,6 +10,7 @@ import type { Stoppable } from '../platform/lifecycle.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { type ConnectorArgs, startConnectorProducer } from './connector.ts';
+import { startDerivedProducer } from './derived-producer.ts';
 import { startDisksyncGateway } from './disksync-gateway.ts';
 import type { EdgeStarter, Region } from './edge.ts';
 import { startEdgeGuard } from './edge-guard.ts';
@@ -30,6 +31,7 @@ export type Role =
   | 'gateway-disksync'
   | 'gateway-http'
   | 'producer-sim'
+  | 'producer-derived'
   | 'producer-connector'
   | 'worker';
 export type { Region, Stoppable };
@@ -66,6 +68,7 @@ export async function startRole(
       const upstream = () => config.UNIFIED_UPSTREAM_URL ?? usAddress;
       const parts = [
         startSimProducer(nats, config, log),
+        startDerivedProducer(nats, log),
         edge.part,
         await startWorker(nats, config, log),
         await startHttpGateway(nats, config, log, edge, upstream),
@@ -98,6 +101,8 @@ export async function startRole(
     }
     case 'producer-sim':
       return [startSimProducer(nats, config, log)];
+    case 'producer-derived':
+      return [startDerivedProducer(nats, log)];
     case 'producer-connector':
       if (!connector) throw new Error('producer connector needs --venue and --symbols');
       return [startConnectorProducer(nats, config, log, connector)];

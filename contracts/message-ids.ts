@@ -34,3 +34,7 @@ export const liveSessionMsgIdPrefix = (sessionKey: string, startMs: number): str
 
 /** A key's revocation (`ACCOUNTS`): once per key, however often the request is retried. */
 export const keyRevokedMsgId = (keyId: string): string => `revoked.${keyId}`;
+
+/** A derived bar or snapshot (`DERIVED`): once per (kind, source, symbol, start of its span). */
+export const derivedMsgId = (kind: string, source: string, symbol: string, startMs: number): string =>
+  `dv.${kind}.${source}.${symbol}.${startMs}`;

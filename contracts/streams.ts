@@ -3,7 +3,7 @@
  */
 import { CACHE_STREAM_MAX_AGE_S, CACHE_STREAM_MAX_BYTES, CACHE_STREAM_MAX_MSGS } from './base-url-limits.ts';
 import { ERROR_LOG_ALL, ERROR_LOG_RETENTION_S, STATUS_EVENTS_ALL } from './status.ts';
-import { MD_ALL } from './subjects.ts';
+import { DERIVED_ALL, MD_ALL } from './subjects.ts';
 
 export const STREAMS = {
   MD: 'MD',
@@ -15,6 +15,8 @@ export const STREAMS = {
   STATUS: 'STATUS',
   /** The error log: one message per error response, kept 30 days. */
   ERRORS: 'ERRORS',
+  /** Bars and book snapshots built from `MD` (contracts/derived.ts); retention as `MD`. */
+  DERIVED: 'DERIVED',
 } as const;
 
 export const KV_BUCKETS = {
@@ -100,6 +102,9 @@ export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
   };
   return [
     { ...KEEP_ALL, ...md, name: STREAMS.MD, subjects: [MD_ALL], replicas },
+    // Derived from `MD`, kept as long: a bar outlives neither the events it was built from nor
+    // the window a restarted producer re-reads them in.
+    { ...KEEP_ALL, ...md, name: STREAMS.DERIVED, subjects: [DERIVED_ALL], replicas },
     {
       ...KEEP_ALL,
       name: STREAMS.SIM,

@@ -107,3 +107,23 @@ export function parseSimSubject(subject: string): MdSubjectParts | null {
   if (parts.length !== 4 || parts[0] !== SIM_PREFIX) return null;
   return { source: 'synthetic', symbol: parts[1] as string, eventType: parts[3] as string };
 }
+
+export const DERIVED_PREFIX = 'dv';
+
+/** `dv.<source>.<symbol>.<kind>`: one derived series (contracts/derived.ts) of one coin of one source. */
+export function derivedSubject(source: string, symbol: string, kind: string): string {
+  return `${DERIVED_PREFIX}.${source}.${symbol}.${kind}`;
+}
+
+/** Every subject of the `DERIVED` stream. */
+export const DERIVED_ALL = `${DERIVED_PREFIX}.>`;
+
+export type DerivedSubjectParts = { source: string; symbol: string; kind: string };
+
+/** Parses `dv.<source>.<symbol>.<kind>`; null for anything else. */
+export function parseDerivedSubject(subject: string): DerivedSubjectParts | null {
+  const parts = subject.split('.');
+  if (parts.length !== 4 || parts[0] !== DERIVED_PREFIX) return null;
+  const [, source, symbol, kind] = parts as [string, string, string, string];
+  return { source, symbol, kind };
+}
