@@ -22,6 +22,10 @@ export const MAX_BOOK_DEPTH = 1_000;
 export const TRADES_DEFAULT_LIMIT = 1_000;
 export const TRADES_MAX_LIMIT = 10_000;
 
+/** `md_ohlcv` intervals (the bar kinds `bar_1s`, `bar_1m`, `bar_1h`) and the most bars one call returns. */
+export const OHLCV_INTERVALS = ['1s', '1m', '1h'] as const;
+export const OHLCV_MAX_BARS = 5_000;
+
 /** `0x` + 4 hex digits of the key's filter slot + 24 random hex digits. */
 export const FILTER_ID = /^0x[0-9a-f]{28}$/;
 
@@ -64,6 +68,22 @@ export const JSONRPC_METHODS = {
         start_ms: epochMs,
         end_ms: epochMs,
         limit: z.number().int().min(1).max(TRADES_MAX_LIMIT).optional(),
+      })
+      .strict(),
+  ),
+  /**
+   * Trade bars of one coin (the DERIVED stream) whose `start_ms` lies in [start_ms, end_ms), oldest
+   * first, at most OHLCV_MAX_BARS; one source, or every source of the coin.
+   */
+  md_ohlcv: params(
+    ['coin', 'interval', 'start_ms', 'end_ms', 'source'],
+    z
+      .object({
+        coin: SymbolName,
+        interval: z.enum(OHLCV_INTERVALS),
+        start_ms: epochMs,
+        end_ms: epochMs,
+        source: Source.optional(),
       })
       .strict(),
   ),
@@ -130,7 +150,7 @@ export const JSONRPC_EDGE_CODES: Readonly<Record<JsonRpcCode, { rows: readonly E
     },
     [-32008]: {
       rows: ['invalid_time_range'],
-      when: 'md_trades: end before start, wider than the cap, or starting before retention',
+      when: 'md_trades, md_ohlcv: end before start, wider than the cap, or starting before retention',
     },
     [-32009]: { rows: ['upstream_timeout'], when: 'a call that waited on the log past its deadline' },
     [-32010]: { rows: ['maintenance'], when: 'a maintenance window (HTTP 503)' },

@@ -6,7 +6,8 @@
  * (gateways/core/subscribe.ts). An absent list means "all".
  */
 import { z } from 'zod';
-import { EventType, Source, SymbolName } from './events.ts';
+import { DERIVED_KINDS, isDerivedKind } from './derived.ts';
+import { EVENT_TYPES, Source, SymbolName } from './events.ts';
 import { MAX_COINS_PER_SUBSCRIPTION } from './transport-limits.ts';
 
 /**
@@ -31,7 +32,20 @@ export const CoinList = z
   .array(SymbolName)
   .min(1, AT_LEAST_ONE)
   .max(MAX_COINS_PER_SUBSCRIPTION, `at most ${MAX_COINS_PER_SUBSCRIPTION} coins per subscription`);
-export const EventTypeList = z.array(EventType).min(1, AT_LEAST_ONE);
+/**
+ * What a stream may select: the market events of `MD` (`trade`, `book`), or the derived series of
+ * `DERIVED` (`bar_1s`, `bar_1m`, `bar_1h`, `book_snapshot_10_1s`; contracts/derived.ts), which
+ * live in a stream of their own with its own sequence: never both in one subscription, and never
+ * in the default selection (no event type named: `MD`'s events only).
+ */
+export const StreamEventType = z.enum([...EVENT_TYPES, ...DERIVED_KINDS] as [string, ...string[]]);
+export const EventTypeList = z
+  .array(StreamEventType)
+  .min(1, AT_LEAST_ONE)
+  .refine(
+    (types) => types.every(isDerivedKind) || !types.some(isDerivedKind),
+    'derived series (bar_1s, bar_1m, bar_1h, book_snapshot_10_1s) come from a stream of their own: ask for them without trade or book',
+  );
 export const SourceList = z.array(Source).min(1, AT_LEAST_ONE);
 
 /** An instant as Unix milliseconds (a replay's `from` and `to`). */

@@ -9,6 +9,7 @@
 import { ApiError } from '../../contracts/errors.ts';
 import type { ReplayCompleteNotice } from '../../contracts/notices.ts';
 import type { BufferedSink } from './buffered-sink.ts';
+import { derivedTail, isDerivedSelection } from './derived-feed.ts';
 import {
   type FeedDeps,
   type FeedOptions,
@@ -43,7 +44,7 @@ export async function attachFeed(
      * then the stream ends normally (SSE `event: end`, gRPC OK).
      */
     onComplete?: (notice: ReplayCompleteNotice) => void;
-    /** A replay by time: the position it starts after, once `from` is resolved (before any event). */
+    /** The position the stream starts after, once resolved (a replay's `from`), before any event. */
     onPositioned?: (after: number) => void;
   } = { what: 'stream' },
 ): Promise<AttachedFeed> {
@@ -57,9 +58,15 @@ export async function attachFeed(
         sink.notice(n);
         sink.finish(n);
       });
-    feed = window
-      ? await openWindowFeed(deps, { ...subscribed, window }, sink, { ...opts, onComplete })
-      : await openFeed(deps, subscribed.selection, subscribed.lastEventId, sink, opts);
+    // Derived kinds are read from their own stream, by a tail of their own (derived-feed.ts).
+    const on = isDerivedSelection(subscribed.selection)
+      ? { ...deps, tail: await derivedTail(deps.nats, deps.log) }
+      : deps;
+    if (window) feed = await openWindowFeed(on, { ...subscribed, window }, sink, { ...opts, onComplete });
+    else {
+      opts.onPositioned?.(subscribed.lastEventId ?? on.tail.lastSeq);
+      feed = await openFeed(on, subscribed.selection, subscribed.lastEventId, sink, opts);
+    }
   } catch (err) {
     deps.log.warn({ err: String(err) }, `cannot position ${opts.what}`);
     throw new ApiError('feed_unavailable', opts.unavailable ?? 'market data log unreachable; retry shortly');

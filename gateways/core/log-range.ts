@@ -19,7 +19,7 @@ import {
 import { STREAMS } from '../../contracts/streams.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
-import type { LiveTail } from './live-tail.ts';
+import { type FeedSpec, type LiveTail, MD_FEED } from './live-tail.ts';
 import { filterSubject, matches, type Selection } from './selection.ts';
 
 export type LogRangeDeps = { nats: Nats; tail: LiveTail };
@@ -80,6 +80,7 @@ async function fromStream(
   let added = 0;
   await visitStored(
     nats,
+    STREAMS.MD,
     {
       filter_subjects: filterSubject(selection),
       deliver_policy: DeliverPolicy.StartSequence,
@@ -114,17 +115,19 @@ export async function eventsStoredBetween(
   toMs: number,
   visit: (ev: FeedEvent) => boolean,
   signal: AbortSignal,
+  feed: Pick<FeedSpec, 'stream' | 'historyFilter' | 'parse'> = MD_FEED,
 ): Promise<void> {
   await visitStored(
     nats,
+    feed.stream,
     {
-      filter_subjects: filterSubject(selection),
+      filter_subjects: (feed.historyFilter ?? filterSubject)(selection),
       deliver_policy: DeliverPolicy.StartTime,
       opt_start_time: new Date(fromMs).toISOString(),
     },
     (msg) => {
       if (msg.info.timestampNanos / 1e6 > toMs) return false;
-      const ev = decodeFeedEvent(msg, msg.info.streamSequence);
+      const ev = decodeFeedEvent(msg, msg.info.streamSequence, undefined, feed.parse);
       return ev && matches(selection, ev) ? visit(ev) : true;
     },
     signal,
@@ -132,17 +135,18 @@ export async function eventsStoredBetween(
 }
 
 /**
- * One ordered consumer over `MD` from the given position; `onMessage` returns false to stop. Ends
- * by itself when no more stored message matches (a consumer with nothing pending is never read).
+ * One ordered consumer over `stream` from the given position; `onMessage` returns false to stop.
+ * Ends by itself when no more stored message matches (a consumer with nothing pending is never read).
  */
 async function visitStored(
   nats: Nats,
+  stream: string,
   opts: Partial<OrderedConsumerOptions>,
   onMessage: (msg: JsMsg) => boolean,
   signal: AbortSignal,
 ): Promise<void> {
   signal.throwIfAborted();
-  const consumer = await nats.js.consumers.get(STREAMS.MD, opts);
+  const consumer = await nats.js.consumers.get(stream, opts);
   if ((await consumer.info()).num_pending === 0) return;
   signal.throwIfAborted();
   const messages: ConsumerMessages = await consumer.consume({ max_messages: PULL_BATCH });

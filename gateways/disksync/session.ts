@@ -121,12 +121,10 @@ export class Session {
     if (!this.feeds.has(m.id) || this.sink.closed) return;
     this.selections.set(m.id, subscribed.selection);
     this.shareChunks();
-    const { tail } = this.deps;
-    // `subscribed` names the position the subscription starts after: for a replay by time, once
-    // `from_time` is resolved (before any event).
+    // `subscribed` names the position the subscription starts after, once the core has resolved
+    // it (a replay's `from_time`; the derived stream's end for a live derived series), before any event.
     const positioned = (after: number) =>
       control(this.sink, { type: 'subscribed', id: m.id, after_seq: after, encoding: this.state.encoding });
-    if (!subscribed.window) positioned(subscribed.lastEventId ?? tail.lastSeq);
     // The feed attaches to the live tail once its history is replayed: that is `caught_up`.
     const sink = this.sink;
     const onLive = (seq: number) => control(sink, { type: 'caught_up', id: m.id, seq });

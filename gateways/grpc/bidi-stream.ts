@@ -17,6 +17,7 @@
  * a message past it ends the stream RESOURCE_EXHAUSTED (`rate_limited`).
  */
 import type { ServerDuplexStream } from '@grpc/grpc-js';
+import { isDerivedKind } from '../../contracts/derived.ts';
 import { ApiError, isApiError } from '../../contracts/errors.ts';
 import { EVENT_TYPES, SOURCES } from '../../contracts/events.ts';
 import type { Subscription } from '../../contracts/subscription.ts';
@@ -240,13 +241,19 @@ function union(a: Lists, b: Lists): Lists {
 }
 
 /**
- * A replay by time runs on StreamEvents; the bidirectional Stream changes its selection while it
- * runs, which a range with an end cannot follow, so it is live (with `after_seq`) only.
+ * A replay by time and the derived series run on StreamEvents. The bidirectional Stream changes
+ * its selection while it runs, which neither a range with an end nor a switch between the market
+ * and derived streams (two sequences) can follow: it serves trades and books, live with `after_seq`.
  */
 function refuseWindow(request: Subscription): void {
   if (request.from_ms !== undefined || request.to_ms !== undefined || request.speed !== undefined)
     throw new ApiError(
       'invalid_params',
       'start_ms, end_ms and speed replay a time range on StreamEvents; Stream is live (resume with after_seq)',
+    );
+  if (request.event_types?.some(isDerivedKind))
+    throw new ApiError(
+      'invalid_params',
+      'derived series (bar_*, book_snapshot_*) stream on StreamEvents, not Stream',
     );
 }

@@ -2,6 +2,7 @@
  * Protobuf message objects from the gateway's events, field for field the JSON the other
  * transports send (the event JSON is parsed once per event per process and kept with it).
  */
+import { isDerivedKind, SNAPSHOT_KIND } from '../../contracts/derived.ts';
 import type { FeedEvent } from '../core/feed-event.ts';
 
 const parsed = new WeakMap<FeedEvent, Record<string, unknown>>();
@@ -20,6 +21,8 @@ export function objectOf(ev: FeedEvent): Record<string, unknown> {
 export function feedMessageOf(ev: FeedEvent): Record<string, unknown> | null {
   if (ev.eventType === 'trade') return { trade: objectOf(ev) };
   if (ev.eventType === 'book') return { book: objectOf(ev) };
+  if (ev.eventType === SNAPSHOT_KIND) return { book_snapshot: objectOf(ev) };
+  if (isDerivedKind(ev.eventType)) return { bar: objectOf(ev) };
   return null;
 }
 

@@ -13,6 +13,7 @@ import { ApiError } from '../../../contracts/errors.ts';
 import type { ParamsOf } from '../../../contracts/jsonrpc.ts';
 import { TIER_LIMITS } from '../../../contracts/limits.ts';
 import { STREAMS } from '../../../contracts/streams.ts';
+import { isDerivedSelection } from '../../core/derived-feed.ts';
 import type { Principal } from '../../core/guard.ts';
 import { eventsAfter } from '../../core/log-range.ts';
 import type { Selection } from '../../core/selection.ts';
@@ -56,6 +57,8 @@ export function filterMethods(deps: EdgeDeps) {
     md_newFilter: async (p: ParamsOf<'md_newFilter'>, ctx: CallContext): Promise<Json> => {
       const { principal } = ctx;
       const { selection, lastEventId } = await selectionOf(deps, p.filter, ctx);
+      if (isDerivedSelection(selection))
+        throw new ApiError('invalid_params', 'filters follow trades and books; bars are read with md_ohlcv');
       const id = await deps.filters.install(keyOf(principal), TIER_LIMITS[principal.tier].subscriptions, {
         coins: listOf(selection.coins),
         event_types: listOf(selection.eventTypes),

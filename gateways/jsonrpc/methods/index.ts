@@ -15,6 +15,7 @@ import {
 import type { JsonRpcCall } from '../../core/jsonrpc-envelope.ts';
 import { invalidInput } from '../../core/validate.ts';
 import type { CallContext, EdgeDeps, Json } from '../context.ts';
+import { barMethods } from './bars.ts';
 import { ethMethods } from './eth.ts';
 import { filterMethods } from './filters.ts';
 import { marketMethods } from './market.ts';
@@ -28,6 +29,7 @@ export function createMethods(deps: EdgeDeps): MethodTable {
     ...ethMethods(deps),
     ...marketMethods(deps),
     ...tradeMethods(deps),
+    ...barMethods(deps),
     ...filterMethods(deps),
   };
   return new Map(
