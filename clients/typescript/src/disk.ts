@@ -2,7 +2,10 @@
  * `@mdp/client/disk`: `streamDisk()`, the unified stream's iterator over the disk-sync WebSocket
  * (`{disk_url}/`). Same items, same `Position`, same backoff and same exactly-once rule as
  * `stream()` (resuming-stream.ts); every connection subscribes with `from_seq` = the last sequence
- * yielded. Batches arrive as a JSON text array or a MessagePack binary array (`encoding`).
+ * yielded. Batches arrive as a JSON text array or a MessagePack binary array (`encoding`). A replay
+ * by time goes as `from_time`, `to_time` (Unix ms) and `speed` in every subscribe, next to
+ * `from_seq` (which wins on the server); its `replay_complete` notice ends the iterator before the
+ * edge's close 1000.
  *
  * Closes (disk-closes.ts): shutdown, overload, heartbeat, NATS and maintenance closes and a lost
  * connection reconnect; a bad, revoked or under-tier key, a refused subscription, or another
@@ -19,6 +22,7 @@ import { unpack } from 'msgpackr/unpack';
 import { closeAction, DUPLICATE_CONNECTION } from './disk-closes.ts';
 import { type DiskSocket, type OpenSocket, openSocket } from './disk-socket.ts';
 import { MdpError, type MdpErrorCode } from './errors.ts';
+import type { ReplayWindow } from './replay-window.ts';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
   type Ended,
@@ -94,12 +98,13 @@ function endedOf(
   return { retry: action.retry || ownLease, error };
 }
 
-/** One disk-sync connection subscribed after `position`: its items, then how it ended. */
+/** One disk-sync connection subscribed after `position` (and over `window`): its items, then how it ended. */
 async function* connectDisk(
   opts: DiskStreamOptions,
   state: DiskState,
   position: Position | null,
   signal: AbortSignal,
+  window: ReplayWindow,
 ): AsyncGenerator<readonly WireItem[], Ended> {
   const frames: Frame[] = [];
   let wake: (() => void) | null = null;
@@ -141,7 +146,7 @@ async function* connectDisk(
         return endedOf(f, errorFrame, state, opts.duplicateGraceMs ?? DEFAULT_DUPLICATE_GRACE_MS);
       idle.touch();
       if (f.kind === 'open') {
-        socket.send(JSON.stringify(subscribeMessage(opts, position)));
+        socket.send(JSON.stringify(subscribeMessage(opts, position, window)));
         const s = socket;
         pinger = setInterval(() => s.send('{"op":"ping"}'), opts.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
         continue;
@@ -169,7 +174,11 @@ async function* connectDisk(
   }
 }
 
-function subscribeMessage(opts: DiskStreamOptions, position: Position | null): Record<string, unknown> {
+function subscribeMessage(
+  opts: DiskStreamOptions,
+  position: Position | null,
+  window: ReplayWindow,
+): Record<string, unknown> {
   return {
     op: 'subscribe',
     id: SUBSCRIPTION_ID,
@@ -177,6 +186,9 @@ function subscribeMessage(opts: DiskStreamOptions, position: Position | null): R
     ...(opts.eventTypes?.length ? { event_types: opts.eventTypes } : {}),
     ...(opts.sources?.length ? { sources: opts.sources } : {}),
     ...(position !== null ? { from_seq: position } : {}),
+    ...(window.fromMs !== undefined ? { from_time: window.fromMs } : {}),
+    ...(window.toMs !== undefined ? { to_time: window.toMs } : {}),
+    ...(window.speed !== undefined ? { speed: window.speed } : {}),
     encoding: opts.encoding ?? 'json',
   };
 }
@@ -184,7 +196,9 @@ function subscribeMessage(opts: DiskStreamOptions, position: Position | null): R
 /** The unified stream over the disk-sync WebSocket, as an async iterator that resumes on its own. */
 export function streamDisk(opts: DiskStreamOptions): ResumingStream {
   const state: DiskState = { lostAt: null };
-  return new ResumingStream(opts, (position, signal) => connectDisk(opts, state, position, signal));
+  return new ResumingStream(opts, (position, signal, window) =>
+    connectDisk(opts, state, position, signal, window),
+  );
 }
 
 export { type DiskSocket, type OpenSocket, openSocket, type SocketHandlers } from './disk-socket.ts';

@@ -3,7 +3,9 @@
  * `price.PriceService/StreamEvents` (Node only: @grpc/grpc-js, the proto read from
  * `@mdp/contracts/proto/price.proto`, installed with this package as its dependency). Same items,
  * same `Position`, same backoff and same exactly-once rule as `stream()` (resuming-stream.ts); a
- * reconnection sends `after_seq` = the last sequence yielded.
+ * reconnection sends `after_seq` = the last sequence yielded. A replay by time goes as `start_ms`,
+ * `end_ms` and `speed` on every call, next to `after_seq` (which wins on the server); its
+ * `replay_complete` notice ends the iterator before the call's status OK.
  *
  * Statuses: those a later attempt can cure (UNAVAILABLE, INTERNAL, RESOURCE_EXHAUSTED, ABORTED,
  * DEADLINE_EXCEEDED, UNKNOWN, CANCELLED by the server, a stream that ended) reconnect, with the
@@ -27,6 +29,7 @@ import {
 import { loadSync } from '@grpc/proto-loader';
 import { MdpError, type MdpErrorCode } from './errors.ts';
 import { itemsOfFeedMessage } from './grpc-messages.ts';
+import type { ReplayWindow } from './replay-window.ts';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
   type Ended,
@@ -121,12 +124,13 @@ function credentialsOf(tls: GrpcStreamOptions['tls']): ChannelCredentials {
   return tls === true ? credentials.createSsl() : tls;
 }
 
-/** One StreamEvents call after `position`: its items, then how it ended. */
+/** One StreamEvents call after `position` (and over `window`): its items, then how it ended. */
 async function* connectGrpc(
   opts: GrpcStreamOptions,
   creds: ChannelCredentials,
   position: Position | null,
   signal: AbortSignal,
+  window: ReplayWindow,
 ): AsyncGenerator<readonly WireItem[], Ended> {
   // A channel per connection with a subchannel of its own: grpc-js's reconnect backoff (shared
   // by every channel to a target otherwise) would add its waits to the iterator's.
@@ -143,6 +147,9 @@ async function* connectGrpc(
       event_types: opts.eventTypes ?? [],
       sources: opts.sources ?? [],
       ...(position !== null ? { after_seq: position } : {}),
+      ...(window.fromMs !== undefined ? { start_ms: window.fromMs } : {}),
+      ...(window.toMs !== undefined ? { end_ms: window.toMs } : {}),
+      ...(window.speed !== undefined ? { speed: window.speed } : {}),
       // Several messages to a FeedMessage.batch where the server has them together (a catch-up):
       // grpc-js's cost per message is then paid per batch.
       batch: true,
@@ -179,7 +186,9 @@ async function* connectGrpc(
 /** The unified stream over gRPC StreamEvents, as an async iterator that resumes on its own. */
 export function streamGrpc(opts: GrpcStreamOptions): ResumingStream {
   const creds = credentialsOf(opts.tls);
-  return new ResumingStream(opts, (position, signal) => connectGrpc(opts, creds, position, signal));
+  return new ResumingStream(opts, (position, signal, window) =>
+    connectGrpc(opts, creds, position, signal, window),
+  );
 }
 
 export { ResumingStream } from './resuming-stream.ts';

@@ -15,6 +15,7 @@ export {
   JsonRpcErrorCode,
   type ParamsInput,
 } from './jsonrpc.ts';
+export { type ReplayWindow, replaySpeed, replayTimeMs, replayWindow } from './replay-window.ts';
 export {
   GenerationJob,
   SimulationClient,

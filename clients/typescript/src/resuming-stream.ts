@@ -3,7 +3,9 @@
  * connection from a position and yields what it decodes; this loop keeps the position, drops any
  * sequence it has already yielded, moves the position where a `position_*` notice says the server
  * resumed, and after a connection ends either reconnects (the spec's backoff, backoff.ts) or ends
- * with the transport's typed error.
+ * with the transport's typed error. A replay by time (replay-window.ts) is read once here and handed
+ * to every connection with its position (the position wins on the server); `replay_complete` is
+ * yielded and ends the iterator: nothing reconnects after a replay's clean end.
  *
  * Why exactly-once holds: the position only moves forward to a sequence just yielded (or to the
  * server's `resumed_after`), every connection starts after the position, and an event at or below
@@ -12,6 +14,7 @@
  */
 import { DEFAULT_RETRY_MS, reconnectDelay, sleep } from './backoff.ts';
 import { isMdpError, MdpError } from './errors.ts';
+import { isReplayComplete, type ReplayWindow, replayWindow } from './replay-window.ts';
 import type { Position, ResumeOptions, StreamItem } from './stream-types.ts';
 
 /** What one connection yields: everything but the loop's own reconnection reports. */
@@ -21,13 +24,16 @@ export type WireItem = Exclude<StreamItem, { type: 'reconnecting' }>;
 export type Ended = { retry: boolean; error: MdpError };
 
 /**
- * Opens one connection after `position` (null: live only) and yields its items in batches (what one
- * read decoded: one await per batch, not per item, is the client's hot path); returns how it
- * ended. It must stop when `signal` aborts; a throw ends the iterator with that error.
+ * Opens one connection after `position` (null: live only, or where `window.fromMs` starts) and
+ * yields its items in batches (what one read decoded: one await per batch, not per item, is the
+ * client's hot path); returns how it ended. `window` is the iterator's replay by time, sent on
+ * every connection with the position (empty: none). It must stop when `signal` aborts; a throw
+ * ends the iterator with that error.
  */
 export type Connect = (
   position: Position | null,
   signal: AbortSignal,
+  window: ReplayWindow,
 ) => AsyncGenerator<readonly WireItem[], Ended>;
 
 export type ResumingOptions = ResumeOptions & {
@@ -40,15 +46,21 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
   position: Position | null;
   /** Connections opened so far after the first. */
   reconnects = 0;
+  /** The replay by time every connection asks for (empty: none). */
+  readonly window: ReplayWindow;
   private readonly closer = new AbortController();
   private started = false;
 
-  /** `retryMsOf`: the first wait of the backoff when it can change (SSE's `retry:` field). */
+  /**
+   * `retryMsOf`: the first wait of the backoff when it can change (SSE's `retry:` field). Throws an
+   * `invalid_params` MdpError for a replay window the server would refuse (replay-window.ts).
+   */
   constructor(
     private readonly opts: ResumingOptions,
     private readonly connect: Connect,
     private readonly retryMsOf: () => number = () => opts.retryMs ?? DEFAULT_RETRY_MS,
   ) {
+    this.window = replayWindow(opts);
     this.position = opts.from ?? null;
     opts.signal?.addEventListener('abort', () => this.close(), { once: true });
   }
@@ -72,7 +84,7 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
       const conn = new AbortController();
       const onClose = () => conn.abort();
       this.closer.signal.addEventListener('abort', onClose, { once: true });
-      const wire = this.connect(this.position, conn.signal);
+      const wire = this.connect(this.position, conn.signal, this.window);
       let ended: Ended;
       try {
         for (;;) {
@@ -86,6 +98,8 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
             if (item === null) continue;
             if (item.type === 'event') failures = 0;
             yield item;
+            // The replay reached its end: the server closes cleanly; no reconnection follows.
+            if (isReplayComplete(item)) return;
           }
         }
       } catch (err) {
@@ -106,14 +120,23 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
     }
   }
 
-  /** The item to yield, or null for an event already yielded. */
+  /**
+   * The item to yield, or null for an event already yielded. `replay_complete` moves the position
+   * to the replay's `last_seq` (what it covered, past events the filters left out).
+   */
   private accept(item: WireItem): WireItem | null {
     if (item.type === 'event') {
       if (this.position !== null && item.seq <= this.position) return null;
       this.position = item.seq;
     } else if (item.type === 'notice') {
-      const resumed = (item.notice as { resumed_after?: unknown }).resumed_after;
-      if (typeof resumed === 'number') this.position = resumed;
+      const notice = item.notice as { resumed_after?: unknown; last_seq?: unknown };
+      if (typeof notice.resumed_after === 'number') this.position = notice.resumed_after;
+      else if (
+        isReplayComplete(item) &&
+        typeof notice.last_seq === 'number' &&
+        (this.position === null || notice.last_seq > this.position)
+      )
+        this.position = notice.last_seq;
     }
     return item;
   }

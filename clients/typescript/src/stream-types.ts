@@ -3,7 +3,8 @@
  * typed from the contracts: market events with their stream sequence, notices, non-terminal
  * warnings, and reconnection reports. `Position` is the one resume position of every transport:
  * the `MD` stream sequence (SSE `id:` / Last-Event-ID, gRPC `seq` / `after_seq`, disk-sync `seq` /
- * `from_seq`), so a position saved from one iterator resumes another.
+ * `from_seq`), so a position saved from one iterator resumes another. A replay by time
+ * (`fromTime`, `toTime`, `speed`) is sent with that position on every connection; the position wins.
  */
 import type { SseCode } from '@mdp/contracts/errors';
 import type { EventType, MarketEvent, Source } from '@mdp/contracts/events';
@@ -32,6 +33,15 @@ export type StreamNotice =
   | { code: 'feed_recovered'; message: string; coin: string }
   /** A stored record that is not a valid event took this place (gRPC, disk-sync): the position moves past it. */
   | { code: 'record_skipped'; message: string; resumed_after: Position; coin: string }
+  /**
+   * The last item of a replay with `toTime`: every event stored up to it that the filters take has
+   * been yielded; the iterator ends after this notice. `last_seq`: the position the replay covered
+   * (the iterator's position becomes it: resume after it to go on live); `count`: the events the
+   * last connection delivered (since its start or resume, not the iterator's total).
+   */
+  | { code: 'replay_complete'; message: string; last_seq: Position; count: number }
+  /** A paced replay met a recorded gap over 5 s before event `seq`: it waited `waited_ms`, not `gap_ms` ÷ speed. */
+  | { code: 'replay_gap_capped'; message: string; seq: Position; gap_ms: number; waited_ms: number }
   | { code: string; message: string; [field: string]: unknown };
 
 /** A non-terminal `event: error` (`coin_not_found`, `feed_stale`, `upstream_lag`): the stream goes on. */
@@ -57,8 +67,27 @@ export type StreamFilters = {
   sources?: Source[];
 };
 
+/** An instant: Unix milliseconds, a Date, or text (ISO 8601 with a time zone, or Unix ms digits). */
+export type ReplayTime = number | Date | string;
+
+/**
+ * A replay by time, on every transport: the events the stream stored from `fromTime` (at or after
+ * it) to `toTime` (at or before it), at `speed`. With `toTime` the iterator yields the
+ * `replay_complete` notice and ends by itself; without it the replay hands over to live. A
+ * reconnection sends the same window with its position, and the position wins, so a cut replay
+ * goes on where it was. `from` (a position) given too also wins over `fromTime`.
+ */
+export type ReplayOptions = {
+  /** Replay from the first event stored at or after this instant. */
+  fromTime?: ReplayTime;
+  /** End after the last event stored at or before this instant (needs no `fromTime`: live up to it). */
+  toTime?: ReplayTime;
+  /** `max` (default): as fast as the stream allows; N (0.01 to 10000): the recorded gaps divided by N. */
+  speed?: number | 'max';
+};
+
 /** How every iterator resumes and reconnects, whatever its transport. */
-export type ResumeOptions = {
+export type ResumeOptions = ReplayOptions & {
   /** Resume after this position (the events that follow it, as Last-Event-ID does). */
   from?: Position;
   signal?: AbortSignal;

@@ -4,13 +4,15 @@
  * failure, `Last-Event-ID` = the last sequence received), drops any sequence it has already
  * yielded, moves its position where a `position_*` notice says the server resumed, yields notices
  * and non-terminal warnings as typed values, and ends with a typed MdpError on a terminal
- * authentication or authorization error (or a request the server will never accept).
+ * authentication or authorization error (or a request the server will never accept). A replay by
+ * time goes as `from`, `to` (Unix ms) and `speed` on every connection, next to `Last-Event-ID`.
  *
  * fetch + a streaming SSE parser, no Node-only import: it runs in Node 20+ and in browsers.
  */
 import type { SseCode } from '@mdp/contracts/errors';
 import { DEFAULT_RETRY_MS } from './backoff.ts';
 import { errorFromResponse, MdpError, networkError } from './errors.ts';
+import type { ReplayWindow } from './replay-window.ts';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
   type Ended,
@@ -33,13 +35,22 @@ const STOP_SSE_CODES: ReadonlySet<string> = new Set<SseCode>([
 /** Statuses worth another attempt (the spec's "Retry" / "Wait" actions); any other 4xx ends the iterator. */
 const retryableStatus = (status: number) => status === 408 || status === 429 || status >= 500;
 
-/** The request URL (the filters are fixed for the iterator's life; the position travels as a header). */
-export function streamUrl(opts: Pick<StreamOptions, 'url' | 'coins' | 'eventTypes' | 'sources'>): string {
+/**
+ * The request URL (the filters and the replay window are fixed for the iterator's life; the
+ * position travels as a header).
+ */
+export function streamUrl(
+  opts: Pick<StreamOptions, 'url' | 'coins' | 'eventTypes' | 'sources'>,
+  window: ReplayWindow = {},
+): string {
   const base = opts.url.replace(/\/+$/, '');
   const url = new URL(base.endsWith(STREAM_PATH) ? base : `${base}${STREAM_PATH}`);
   if (opts.coins?.length) url.searchParams.set('coin', opts.coins.join(','));
   if (opts.eventTypes?.length) url.searchParams.set('event_type', opts.eventTypes.join(','));
   if (opts.sources?.length) url.searchParams.set('source', opts.sources.join(','));
+  if (window.fromMs !== undefined) url.searchParams.set('from', String(window.fromMs));
+  if (window.toMs !== undefined) url.searchParams.set('to', String(window.toMs));
+  if (window.speed !== undefined) url.searchParams.set('speed', String(window.speed));
   return url.toString();
 }
 
@@ -51,10 +62,9 @@ export function streamUrl(opts: Pick<StreamOptions, 'url' | 'coins' | 'eventType
 export class UnifiedStream extends ResumingStream {
   constructor(opts: StreamOptions) {
     const parser = new SseParser();
-    const url = streamUrl(opts);
     super(
       opts,
-      (position, signal) => connectSse(opts, url, parser, position, signal),
+      (position, signal, window) => connectSse(opts, streamUrl(opts, window), parser, position, signal),
       () => parser.retryMs ?? DEFAULT_RETRY_MS,
     );
   }

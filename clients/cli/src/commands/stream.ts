@@ -1,8 +1,18 @@
-/** `mdp stream`: live events of the unified stream; Ctrl-C prints the sequence to resume from. */
+/**
+ * `mdp stream`: live events of the unified stream, or a replay by time (`--from-time`, `--to-time`,
+ * `--speed`) that exits 0 after `replay_complete`; Ctrl-C prints the sequence to resume from.
+ */
 
-import { type StreamEvent, type StreamItem, stream } from '@mdp/client';
+import {
+  type ReplayOptions,
+  replaySpeed,
+  replayTimeMs,
+  type StreamEvent,
+  type StreamItem,
+  stream,
+} from '@mdp/client';
 import { EVENT_TYPES, type EventType, SOURCES, type Source } from '@mdp/contracts/events';
-import { type Command, integer, list } from '../command.ts';
+import { type Command, integer, list, type OptionSpec, type Values } from '../command.ts';
 import { apiKey } from '../config.ts';
 import { EXIT, UsageError } from '../exit-codes.ts';
 import type { Palette } from '../term.ts';
@@ -28,10 +38,56 @@ export function tableRow(e: StreamEvent, c: Palette): string {
   return `${head} book  ${c.green(String(e.best_bid ?? '-').padStart(12))} / ${c.red(String(e.best_ask ?? '-'))}  ${e.bids.length}×${e.asks.length} levels`;
 }
 
+/** The replay-by-time options `stream` and `sync` share. */
+export const REPLAY_OPTIONS: Record<string, OptionSpec> = {
+  'from-time': {
+    type: 'string',
+    value: 'TIME',
+    description:
+      'replay from the first event stored at or after TIME (ISO 8601 with a zone, e.g. 2026-11-28T12:00:00Z, or Unix ms)',
+  },
+  'to-time': {
+    type: 'string',
+    value: 'TIME',
+    description: 'end after the last event stored at or before TIME, then exit 0 (default: go on live)',
+  },
+  speed: {
+    type: 'string',
+    value: 'max|N',
+    description: 'replay pace: max (default) or the recorded gaps divided by N (0.01 to 10000)',
+  },
+};
+
+/** The replay window of the command line (checked here: a bad value is exit 2, not a refusal). */
+export function replayOptions(values: Values): ReplayOptions {
+  const read = <T>(name: string, hint: string, parse: (v: string) => T): T | undefined => {
+    const v = values[name];
+    if (v === undefined) return undefined;
+    try {
+      return parse(String(v));
+    } catch {
+      throw new UsageError(`--${name} must be ${hint}, got ${JSON.stringify(v)}`);
+    }
+  };
+  const TIME = 'ISO 8601 with a time zone (e.g. 2026-11-28T12:00:00Z) or Unix milliseconds';
+  const fromTime = read('from-time', TIME, (v) => replayTimeMs(v));
+  const toTime = read('to-time', TIME, (v) => replayTimeMs(v));
+  const speed = read('speed', 'max or a number from 0.01 to 10000', (v) =>
+    replaySpeed(v === 'max' ? v : /^\s*\d*\.?\d+\s*$/.test(v) ? Number(v) : Number.NaN),
+  );
+  if (fromTime !== undefined && toTime !== undefined && toTime < fromTime)
+    throw new UsageError('--to-time must be at or after --from-time');
+  return {
+    ...optional('fromTime', fromTime),
+    ...optional('toTime', toTime),
+    ...optional('speed', speed),
+  };
+}
+
 export const streamCommand: Command = {
   path: ['stream'],
   summary:
-    'Live events of the unified stream (resumes by itself after a cut). Events go to stdout, notices and warnings to stderr. Ctrl-C prints the last sequence: pass it to --from to resume with no gap and no duplicate.',
+    'Live events of the unified stream (resumes by itself after a cut), or a replay by time: --from-time replays what the stream stored from then on, --to-time ends the replay there (exit 0 after the replay_complete notice), --speed paces it. Events go to stdout, notices and warnings to stderr. Ctrl-C prints the last sequence: pass it to --from to resume with no gap and no duplicate (with the same --from-time/--to-time, a cut replay goes on where it was).',
   options: {
     coin: {
       type: 'string',
@@ -42,20 +98,24 @@ export const streamCommand: Command = {
     'event-type': { type: 'string', value: 'LIST', description: `event types: ${EVENT_TYPES.join(', ')}` },
     source: { type: 'string', value: 'LIST', description: `sources: ${SOURCES.join(', ')}` },
     from: { type: 'string', value: 'SEQ', description: 'resume after this sequence (what Ctrl-C printed)' },
+    ...REPLAY_OPTIONS,
     format: {
       type: 'string',
       value: 'json|table',
       description: 'output format (default: table on a terminal, else json)',
     },
   },
-  details: 'Example:\n  MDP_API_KEY=mdp_… mdp stream --coin BTC,ETH --format table',
+  details:
+    'Examples:\n  MDP_API_KEY=mdp_… mdp stream --coin BTC,ETH --format table\n  mdp stream --coin BTC --from-time 2026-11-28T12:00:00Z --to-time 2026-11-28T12:05:00Z > btc.jsonl\n  mdp stream --from-time 2026-11-28T12:00:00Z --to-time 2026-11-28T12:01:00Z --speed 10   # a minute in 6 s',
   async run(ctx, values) {
     const format = ctx.json
       ? 'json'
       : ((values.format as string | undefined) ?? (ctx.term.out.isTTY ? 'table' : 'json'));
     if (format !== 'json' && format !== 'table') throw new UsageError('--format must be json or table');
     const from = integer(values, 'from');
+    const replay = replayOptions(values);
     const s = stream({
+      ...replay,
       url: ctx.endpoints.streamUrl,
       key: apiKey(ctx.env),
       signal: ctx.signal,

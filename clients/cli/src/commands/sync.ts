@@ -4,6 +4,8 @@
  * client resumes with `from_seq` and drops anything already seen). Reads the disk-sync WebSocket
  * (Quant; batches in the file's encoding: MessagePack files are fed MessagePack frames), or the
  * unified stream with `--via unified` (any plan with the stream). Progress line: events, bytes, lag.
+ * A replay by time (`--from-time`, `--to-time`, `--speed`) fills DIR with a stored range; with
+ * `--to-time` it exits 0 after `replay_complete` (restarted, it resumes after what is on disk).
  */
 import { basename } from 'node:path';
 import { isMdpError, type StreamItem, stream } from '@mdp/client';
@@ -15,13 +17,13 @@ import { recoverLastSeq } from '../sync/recover.ts';
 import { ENCODINGS, type Encoding } from '../sync/segments.ts';
 import { SegmentWriter } from '../sync/writer.ts';
 import { formatBytes, formatCount, StatusLine } from '../term.ts';
-import { optional } from './stream.ts';
+import { optional, REPLAY_OPTIONS, replayOptions } from './stream.ts';
 import { streamNote } from './stream-notes.ts';
 
 export const syncCommand: Command = {
   path: ['sync'],
   summary:
-    'Keeps a local copy of the feed in DIR, in segment files rotated by size or time. Restart it at any time: it resumes after the last record on disk with no gap and no duplicate.',
+    'Keeps a local copy of the feed in DIR, in segment files rotated by size or time. Restart it at any time: it resumes after the last record on disk with no gap and no duplicate. With --from-time/--to-time it copies what the stream stored in that range and exits 0 once the range is complete (restarted with the same options, it goes on after what is on disk).',
   options: {
     out: { type: 'string', value: 'DIR', description: 'directory of the copy (required)' },
     coin: {
@@ -41,6 +43,7 @@ export const syncCommand: Command = {
       value: 'SEQ',
       description: 'for an empty DIR: start after this sequence (0 = the oldest retained); default: live',
     },
+    ...REPLAY_OPTIONS,
     'rotate-mb': { type: 'string', value: 'MB', description: 'start a new file past this size (default 64)' },
     'rotate-minutes': {
       type: 'string',
@@ -49,7 +52,7 @@ export const syncCommand: Command = {
     },
   },
   details:
-    'Example:\n  mdp sync --out ./feed --coin BTC,ETH --encoding msgpack --rotate-mb 16\n  mdp sync --out ./feed --via unified   # without a Quant key',
+    'Examples:\n  mdp sync --out ./feed --coin BTC,ETH --encoding msgpack --rotate-mb 16\n  mdp sync --out ./feed --via unified   # without a Quant key\n  mdp sync --out ./day --from-time 2026-11-27T00:00:00Z --to-time 2026-11-27T23:59:59.999Z',
   async run(ctx, values) {
     const dir = required(values, 'out');
     const encoding = (values.encoding ?? 'jsonl') as Encoding;
@@ -63,6 +66,7 @@ export const syncCommand: Command = {
     const via = values.via ?? 'disk';
     if (via !== 'disk' && via !== 'unified') throw new UsageError('--via must be disk or unified');
     const common = {
+      ...replayOptions(values),
       key,
       signal: ctx.signal,
       ...(resumeAfter !== null ? { from: resumeAfter } : {}),
@@ -79,7 +83,7 @@ export const syncCommand: Command = {
     const { err, errColor } = ctx.term;
     if (!ctx.json)
       err.write(
-        `${errColor.dim(resumeAfter === null ? `syncing into ${dir} from now` : `syncing into ${dir} after sequence ${resumeAfter}`)}\n`,
+        `${errColor.dim(`syncing into ${dir} ${resumeAfter !== null ? `after sequence ${resumeAfter}` : common.fromTime !== undefined ? `from ${new Date(common.fromTime).toISOString()}` : 'from now'}${common.toTime !== undefined ? ` up to ${new Date(common.toTime).toISOString()}` : ''}`)}\n`,
       );
     const status = new StatusLine(ctx.term);
     let events = 0;
