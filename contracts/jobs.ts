@@ -12,7 +12,8 @@ export const JOB_SUBJECT = 'jobs.generate';
 
 /** `<prefix>_batch_<id>` per the spec. */
 export const newJobId = (): string => `sim_batch_${randomBase62(16)}`;
-export const JOB_ID = /^sim_batch_[0-9A-Za-z]{16}$/;
+/** A job id: a generation (`sim_batch_…`) or an export (`export_…`, contracts/export.ts). */
+export const JOB_ID = /^(sim_batch|export)_[0-9A-Za-z]{16}$/;
 
 export type JobMessage = {
   job_id: string;
@@ -43,7 +44,13 @@ export type JobRecord = {
     row_count: number;
     content_length_bytes: number;
     storage_backend?: 'local' | 'nats';
+    /** Hex SHA-256 of the file (exports). */
+    sha256?: string;
   } | null;
+  /** Absent: a generation job; `export`: a range export (contracts/export.ts). */
+  kind?: 'export';
+  /** An export's file format. */
+  format?: 'parquet' | 'csv';
   /** Set when failed: a message safe to show. */
   error: { code: string; message: string } | null;
 };

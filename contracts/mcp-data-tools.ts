@@ -3,6 +3,7 @@
  * shape as `mcp-tools.ts` (name, description, zod input); handlers in `gateways/http/`.
  */
 import { z } from 'zod';
+import { ExportRequest } from './export.ts';
 import { FundingRequest } from './funding.ts';
 import type { McpToolSpec } from './mcp-tools.ts';
 import { NormalizeBody } from './normalize.ts';
@@ -74,4 +75,11 @@ export const NORMALIZE_EVENTS = {
   description:
     'Normalize source-native market events (synthetic, hyperliquid, binance, cme, sgx) to the canonical trade and book schema. Returns events in input order, rejected elements with their index and reason, and, when asked, the cache key (enable_cache) and the count published to the live stream (stream).',
   input: NormalizeBody,
+} as const satisfies McpToolSpec;
+
+export const EXPORT_RANGE = {
+  name: 'export_range',
+  description:
+    'Export stored market events of a time range (coins, optional sources and event types, from and to as Unix ms or ISO 8601, by the time the stream stored them, both included) as a Parquet or CSV file written by DuckDB. Asynchronous: returns the job {status: queued, job_id, status_url, first_seq, last_seq}; poll status_url (progress, then result.download_url, content_length_bytes, sha256). Same events, same bytes.',
+  input: ExportRequest,
 } as const satisfies McpToolSpec;

@@ -31,6 +31,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { generationJobs, generationRows, registerLagSource } from '../../platform/metrics.ts';
 import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { startExportWorker } from '../export/export-worker.ts';
 import { GenerationError } from './generate.ts';
 import { attemptOf, ensureQueueConsumer, handOver } from './queue-delivery.ts';
 import { generateOnQueue } from './queued-generation.ts';
@@ -62,6 +63,8 @@ export type JobWorkerOptions = {
   pool?: WorkerPool;
   /** Attempts (deliveries whose worker died) before a job or window is failed (`JOB_MAX_DELIVERIES`). */
   maxDeliveries?: number;
+  /** Whether this worker also takes range exports (`jobs.export`, consumers/export/; default true). */
+  exports?: boolean;
 };
 
 const DEFAULT_ACK_WAIT_MS = 30_000;
@@ -89,6 +92,16 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
           ...(opts.pool ? { pool: opts.pool } : {}),
         })
       : null;
+  const exporter =
+    opts.exports === false
+      ? null
+      : await startExportWorker(nats, log, {
+          store,
+          jobs,
+          ackWaitMs: opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS,
+          maxDeliveries: opts.maxDeliveries ?? MAX_JOB_DELIVERIES,
+          ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}),
+        });
   const ctx: JobContext = { nats, jobs, outcomes, store, log, opts };
   const abort = new AbortController();
   const unregisterLag = registerLagSource(WORKER_DURABLE, async () => {
@@ -113,7 +126,7 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
     async stop() {
       abort.abort();
       unregisterLag();
-      await Promise.all([loop, windowWorker?.stop()]);
+      await Promise.all([loop, windowWorker?.stop(), exporter?.stop()]);
     },
   };
 }

@@ -29,6 +29,8 @@ import { registerConsoleRoutes } from './console-routes.ts';
 import { consoleSessions } from './console-session.ts';
 import { registerConsoleUi } from './console-ui.ts';
 import { type DashboardProxyDeps, registerDashboardProxy } from './dashboard-proxy.ts';
+import { exportTool, registerExportRoutes } from './export/export-routes.ts';
+import { ExportService } from './export/export-service.ts';
 import { GenerationService, generationOptions } from './generation/generation-service.ts';
 import { registerGenerationRoutes } from './generation/routes.ts';
 import { createHealth, registerHealthz } from './health.ts';
@@ -113,6 +115,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     leaseTtlMs: config.STREAM_LEASE_TTL_MS,
   });
   const generation = new GenerationService(nats, jobs, generationOptions(config, artifactsDirOf(config)));
+  const exports = new ExportService(nats, jobs, generationOptions(config, artifactsDirOf(config)));
   const stores = await openArtifactStores(nats, artifactStoreSettings(config));
   const retention = startRetentionSweep({
     stores: stores.kept,
@@ -148,6 +151,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
     requireKey,
     baseUrl,
   });
+  registerExportRoutes(app, { service: exports, requireKey, baseUrl });
   registerLiveRoute(app, { sessions, requireKey, registry, connection: sse });
   if (deps.dashboard)
     registerDashboardProxy(app, { ...deps.dashboard, accounts: deps.accounts, nats, sessions: cookies });
@@ -170,6 +174,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
       }),
       ...venueTools(),
       ...cacheTools({ nats, caches }),
+      exportTool(exports),
     ],
   });
   registerCacheRoutes(app, {

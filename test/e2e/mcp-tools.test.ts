@@ -187,6 +187,14 @@ const CASES: Record<string, Case> = {
     },
     invalid: (a) => [{ ...a, spot_price: -1 }, 'unprocessable', 'spot_price'],
   },
+  export_range: {
+    valid: () => ({ coins: ['BTC'], from: Date.now() - 60_000, to: Date.now() - 1, format: 'csv' }),
+    check: (v) => {
+      expect(v).toMatchObject({ status: 'queued', format: 'csv', job_id: expect.stringMatching(/^export_/) });
+      expect(v.status_url).toMatch(/\/data\/jobs\/export_/);
+    },
+    invalid: (a) => [{ ...a, format: 'xlsx' }, 'unprocessable', 'format'],
+  },
   get_venue_details: {
     valid: () => ({ exchange: 'okx' }),
     check: (v) => expect(JSON.stringify(v)).toMatch(/okx/i),

@@ -197,7 +197,7 @@ describe('NATS users per role', () => {
       ['producer', '$JS.API.CONSUMER.CREATE.ACCOUNTS'],
       ['worker', '$JS.API.STREAM.DELETE.MD'],
       ['worker', '$JS.API.STREAM.UPDATE.JOBS'],
-      ['worker', '$JS.API.CONSUMER.CREATE.MD'],
+      ['worker', '$JS.API.CONSUMER.CREATE.SIM'], // MD it reads (exports), SIM never
       ['worker', '$JS.API.CONSUMER.CREATE.ACCOUNTS'],
       ['accounts', '$JS.API.STREAM.DELETE.MD'],
       ['accounts', '$JS.API.STREAM.PURGE.ACCOUNTS'],

@@ -32,6 +32,7 @@ export async function sendStored(
   name: string,
   rangeHeader: string | undefined,
   filename: string,
+  contentType = 'application/vnd.apache.parquet',
 ): Promise<FastifyReply> {
   const gone = () => new ApiError('not_found', `${filename} is no longer stored`);
   const file = await store.stat(name);
@@ -49,7 +50,7 @@ export async function sendStored(
   }
   const body = await store.read(name, range ?? undefined);
   if (!body) throw gone();
-  reply.header('content-type', 'application/vnd.apache.parquet');
+  reply.header('content-type', contentType);
   reply.header('content-disposition', `attachment; filename="${filename}"`);
   if (range === null) {
     reply.header('content-length', String(size));

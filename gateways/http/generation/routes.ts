@@ -13,6 +13,7 @@ import { JOB_ID, type JobRecord } from '../../../contracts/jobs.ts';
 import type { ArtifactStores } from '../../../platform/artifact-store/open.ts';
 import type { Bucket } from '../../../platform/kv.ts';
 import { holdsScope } from '../../core/scopes.ts';
+import { exportResult } from '../export/export-service.ts';
 import type { RequireKey } from '../require-key.ts';
 import { sendStored } from './artifact-file.ts';
 import { completedResponse, type GenerationService, GenerationTimeoutError } from './generation-service.ts';
@@ -73,21 +74,30 @@ export function registerGenerationRoutes(app: FastifyInstance, deps: GenerationR
   app.get<{ Params: { job_id: string } }>('/data/jobs/:job_id', guard, async (req) => {
     const job = await ownJob(req, req.params.job_id);
     const { account_id: _a, artifact: _f, ...view } = job;
-    return { ...view, result: job.status === 'completed' ? completedResponse(job, deps.baseUrl(req)) : null };
+    if (job.status !== 'completed') return { ...view, result: null };
+    const result =
+      job.kind === 'export'
+        ? exportResult(job, deps.baseUrl(req))
+        : completedResponse(job, deps.baseUrl(req));
+    return { ...view, result };
   });
 
   const serve = async (
     req: FastifyRequest<{ Params: { file: string } }>,
     reply: import('fastify').FastifyReply,
   ) => {
-    const m = /^(sim_batch_[0-9A-Za-z]{16})\.parquet$/.exec(req.params.file);
+    // A generation's Parquet, or an export's Parquet or CSV (consumers/export/).
+    const m = /^((?:sim_batch|export)_[0-9A-Za-z]{16})\.(parquet|csv)$/.exec(req.params.file);
     if (!m) throw new ApiError('not_found', `no artifact ${req.params.file}`);
     const job = await ownJob(req, m[1] as string);
     // Only a completed job's artifact is served: a failed or running one has none, whatever is on disk.
     if (job.status !== 'completed' || !job.artifact)
       throw new ApiError('not_found', `artifact of ${job.job_id} is not ready (job ${job.status})`);
+    if (job.artifact.file !== req.params.file)
+      throw new ApiError('not_found', `no artifact ${req.params.file}`);
     const store = await deps.stores.of(job.artifact.storage_backend ?? 'local');
-    return sendStored(reply, store, job.artifact.file, req.headers.range, job.artifact.file);
+    const type = m[2] === 'csv' ? 'text/csv; charset=utf-8' : undefined;
+    return sendStored(reply, store, job.artifact.file, req.headers.range, job.artifact.file, type);
   };
   app.get<{ Params: { file: string } }>(
     '/artifacts/:file',

@@ -3,6 +3,7 @@
  * `METHOD url` exactly as fastify registers them. Request schemas are the ones the handlers parse
  * with (imported, never copied). A route missing here and in its own config fails the OpenAPI test.
  */
+import { ExportRequest } from '../../../contracts/export.ts';
 import { SimulationManifest } from '../../../contracts/manifest.ts';
 import { LiveQuery } from '../live-sim/live-route.ts';
 import type { RouteDoc } from './route-doc.ts';
@@ -39,6 +40,16 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
       'storage_full',
     ],
   },
+  'POST /data/export': {
+    summary:
+      'Export stored events of a time range as Parquet or CSV (DuckDB), as an asynchronous job → 202 with status_url',
+    tag: 'generation',
+    auth: 'key',
+    scope: 'generate',
+    body: ExportRequest,
+    response: json,
+    errors: ['invalid_params', 'unprocessable', 'invalid_time_range', 'quota_exceeded', 'storage_full'],
+  },
   'GET /data/jobs/:job_id': {
     summary: 'A generation job: queued → running → completed | failed, with progress',
     tag: 'generation',
@@ -48,7 +59,7 @@ export const ROUTE_DOCS: Record<string, RouteDoc> = {
     errors: ['not_found'],
   },
   'GET /artifacts/:file': {
-    summary: 'A generated artifact (owner only)',
+    summary: 'A generated artifact or an export (owner only)',
     tag: 'generation',
     auth: 'key',
     scope: 'generate',

@@ -1,6 +1,7 @@
 /** Every command of `mdp`, in help order. */
 import type { Command } from '../command.ts';
 import { cacheExport, cacheLs, cacheReplay, cacheRm } from './cache.ts';
+import { exportCommand } from './export.ts';
 import { generateCommand } from './generate.ts';
 import { keysCreate, keysLs, keysRevoke } from './keys.ts';
 import { loginCommand, logoutCommand } from './login.ts';
@@ -12,6 +13,7 @@ export const COMMANDS: Command[] = [
   streamCommand,
   syncCommand,
   generateCommand,
+  exportCommand,
   normalizeCommand,
   cacheLs,
   cacheExport,
