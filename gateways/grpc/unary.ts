@@ -8,9 +8,11 @@
 import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { ApiError } from '../../contracts/errors.ts';
 import { Source } from '../../contracts/events.ts';
-import { MAX_BOOK_DEPTH } from '../../contracts/jsonrpc.ts';
+import { MAX_BOOK_DEPTH, OHLCV_INTERVALS, OHLCV_MAX_BARS } from '../../contracts/jsonrpc.ts';
+import { barsInRange, checkBarRange } from '../core/bars-range.ts';
 import { latestBook } from '../core/latest-book.ts';
 import { type OwnCoinLookup, ownCoinLookup } from '../core/own-coins.ts';
+import { subscribe } from '../core/subscribe.ts';
 import { viewerOf } from '../core/visibility.ts';
 import { type Admitted, admit, failure, type GrpcEdgeDeps, requestIdOf } from './context.ts';
 import { sendHeaders } from './headers.ts';
@@ -21,7 +23,12 @@ type Handler = (call: ServerUnaryCall<Req, unknown>, callback: sendUnaryData<unk
 
 function unary(
   deps: GrpcEdgeDeps,
-  run: (req: Req, admitted: Admitted, ownCoins: OwnCoinLookup) => Promise<unknown> | unknown,
+  run: (
+    req: Req,
+    admitted: Admitted,
+    ownCoins: OwnCoinLookup,
+    gone: () => AbortSignal,
+  ) => Promise<unknown> | unknown,
 ): Handler {
   return (call, callback) => {
     const requestId = requestIdOf(call);
@@ -31,7 +38,7 @@ function unary(
       // Asked only for a coin that is not the platform's: nothing is armed for the others.
       const ownCoins: OwnCoinLookup = (spellings) =>
         ownCoinLookup(deps.nats, viewerOf(admitted.principal), goneSignal(call))(spellings);
-      const answer = await run(call.request, admitted, ownCoins);
+      const answer = await run(call.request, admitted, ownCoins, () => goneSignal(call));
       sendHeaders(call, requestId, admitted.headers);
       return answer;
     })().then(
@@ -112,6 +119,24 @@ export function unaryMethods(deps: GrpcEdgeDeps): Record<string, Handler> {
         mid_price: o.mid_price,
         spread_bps: o.spread_bps,
       };
+    }),
+    GetBars: unary(deps, async (req, { principal }, ownCoins, gone) => {
+      const interval = OHLCV_INTERVALS.find((i) => i === req.interval);
+      if (!interval)
+        throw new ApiError('invalid_params', `interval must be one of ${OHLCV_INTERVALS.join(', ')}`, {
+          field: 'interval',
+          reason: 'unknown',
+        });
+      const kind = `bar_${interval}` as const;
+      const startMs = Number(req.start_ms ?? 0);
+      const endMs = Number(req.end_ms ?? 0);
+      checkBarRange(kind, startMs, endMs);
+      const source = sourceOf(req);
+      const request = { coins: [coinOf(req)], event_types: [kind], ...(source ? { sources: [source] } : {}) };
+      const { selection, warnings } = await subscribe(deps, request, principal, { ownCoins });
+      if (warnings.length > 0) throw new ApiError('coin_not_found', warnings[0]?.message);
+      const bars = await barsInRange(deps.nats, selection, startMs, endMs, OHLCV_MAX_BARS, gone());
+      return { bars: bars.slice(0, OHLCV_MAX_BARS).map(objectOf), truncated: bars.length > OHLCV_MAX_BARS };
     }),
     GetBlockNumber: unary(deps, () => {
       const n = deps.tail.lastSeq;

@@ -219,4 +219,41 @@ describe('md_ohlcv', () => {
     const bad = await call(rpc.url, 'md_ohlcv', ['BTC', '1m', T0 + 60_000, T0]);
     expect(bad.error?.code).toBe(-32008);
   });
+
+  it('gRPC GetBars answers the same bars', async () => {
+    const answer = await new Promise<{ bars: Record<string, unknown>[]; truncated: boolean }>(
+      (resolve, reject) =>
+        client.GetBars(
+          {
+            coin: 'BTC',
+            interval: '1m',
+            start_ms: T0 + 60_000,
+            end_ms: T0 + 4 * 60_000,
+            source: 'synthetic',
+          },
+          keyMetadata(key),
+          (err: Error | null, v: { bars: Record<string, unknown>[]; truncated: boolean }) =>
+            err ? reject(err) : resolve(v),
+        ),
+    );
+    const rpcAnswer = await call(rpc.url, 'md_ohlcv', [
+      'BTC',
+      '1m',
+      T0 + 60_000,
+      T0 + 4 * 60_000,
+      'synthetic',
+    ]);
+    const bars = (rpcAnswer.result as { bars: Record<string, unknown>[] }).bars;
+    expect(bars.length).toBe(3);
+    expect(answer.truncated).toBe(false);
+    expect(answer.bars).toEqual(bars);
+    const bad = await new Promise<{ code: number }>((resolve) =>
+      client.GetBars(
+        { coin: 'BTC', interval: '5m', start_ms: 0, end_ms: 1 },
+        keyMetadata(key),
+        (err: { code: number }) => resolve(err),
+      ),
+    );
+    expect(bad.code).toBe(3);
+  });
 });
