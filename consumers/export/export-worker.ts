@@ -15,13 +15,13 @@ import { join } from 'node:path';
 import type { JsMsg } from '@nats-io/jetstream';
 import { EXPORT_JOB_SUBJECT, type ExportJobMessage } from '../../contracts/export.ts';
 import { type JobRecord, MAX_JOB_DELIVERIES } from '../../contracts/jobs.ts';
-import { STREAMS } from '../../contracts/streams.ts';
 import type { ArtifactStore } from '../../platform/artifact-store/store.ts';
 import type { Bucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { attemptOf, ensureQueueConsumer, handOver } from '../generation/queue-delivery.ts';
+import { runJobQueue } from '../job-queue-loop.ts';
 import { ExportError, exportRange } from './export-range.ts';
 
 export const EXPORT_DURABLE = 'export-workers';
@@ -64,20 +64,14 @@ export async function startExportWorker(
   const ackWaitMs = opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS;
   await ensureQueueConsumer(nats, EXPORT_DURABLE, EXPORT_JOB_SUBJECT, ackWaitMs);
   const abort = new AbortController();
-  const loop = (async () => {
-    while (!abort.signal.aborted) {
-      try {
-        const consumer = await nats.js.consumers.get(STREAMS.JOBS, EXPORT_DURABLE);
-        const msg = await consumer.next({ expires: 2_000 });
-        if (msg) await runExport(nats, msg, log, opts, abort.signal);
-      } catch (err) {
-        if (!abort.signal.aborted) {
-          log.warn({ err: String(err) }, 'export worker: fetch failed');
-          await new Promise((r) => setTimeout(r, 500));
-        }
-      }
-    }
-  })();
+  const loop = runJobQueue(
+    nats,
+    EXPORT_DURABLE,
+    (msg) => runExport(nats, msg, log, opts, abort.signal),
+    log,
+    'export worker',
+    abort.signal,
+  );
   return {
     async stop() {
       abort.abort();

@@ -32,6 +32,7 @@ import { generationJobs, generationRows, registerLagSource } from '../../platfor
 import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { startExportWorker } from '../export/export-worker.ts';
+import { runJobQueue } from '../job-queue-loop.ts';
 import { GenerationError } from './generate.ts';
 import { attemptOf, ensureQueueConsumer, handOver } from './queue-delivery.ts';
 import { generateOnQueue } from './queued-generation.ts';
@@ -108,20 +109,14 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
     const info = await nats.jsm.consumers.info(STREAMS.JOBS, WORKER_DURABLE);
     return info.num_pending + info.num_ack_pending;
   });
-  const loop = (async () => {
-    while (!abort.signal.aborted) {
-      try {
-        const consumer = await nats.js.consumers.get(STREAMS.JOBS, WORKER_DURABLE);
-        const msg = await consumer.next({ expires: 2_000 });
-        if (msg) await runJob(msg, ctx, abort.signal);
-      } catch (err) {
-        if (!abort.signal.aborted) {
-          log.warn({ err: String(err) }, 'job worker: fetch failed');
-          await new Promise((r) => setTimeout(r, 500));
-        }
-      }
-    }
-  })();
+  const loop = runJobQueue(
+    nats,
+    WORKER_DURABLE,
+    (msg) => runJob(msg, ctx, abort.signal),
+    log,
+    'job worker',
+    abort.signal,
+  );
   return {
     async stop() {
       abort.abort();
