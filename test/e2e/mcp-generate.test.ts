@@ -54,7 +54,7 @@ it('validates, generates and downloads through MCP with one hash end to end', as
   await client.close();
 });
 
-it('lists the same thirteen tools in all four listings of the real app', async () => {
+it('lists the same fourteen tools in all four listings of the real app', async () => {
   const key = (await stack.accounts.key('pro')).key;
   const client = new Client({ name: 'e2e-lister', version: '1.0.0' });
   await client.connect(
@@ -71,6 +71,7 @@ it('lists the same thirteen tools in all four listings of the real app', async (
     [
       'delete_cache',
       'export_cache',
+      'export_range',
       'generate_dataset',
       'get_cache_manifest',
       'get_cache_stats',
