@@ -21,6 +21,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { attemptOf, ensureQueueConsumer, handOver } from '../generation/queue-delivery.ts';
+import { throttledProgress } from '../job-progress.ts';
 import { runJobQueue } from '../job-queue-loop.ts';
 import { ExportError, exportRange } from './export-range.ts';
 
@@ -111,7 +112,6 @@ async function runExport(
   const heartbeat = setInterval(() => msg.working(), (opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS) / 3);
   if (opts.tmpDir) await mkdir(opts.tmpDir, { recursive: true });
   const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), 'export-job-'));
-  let lastProgress = 0;
   try {
     const file = `${job.job_id}.${job.format}`;
     const local = join(dir, file);
@@ -123,13 +123,10 @@ async function runExport(
       out: local,
       tmpDir: dir,
       signal,
-      onProgress: (done, total) => {
-        const now = Date.now();
-        if (now - lastProgress < (opts.progressEveryMs ?? 250)) return;
-        lastProgress = now;
-        current = { ...current, progress: { rows_done: done, rows_total: Math.max(total, done) } };
+      onProgress: throttledProgress(opts.progressEveryMs ?? 250, (progress) => {
+        current = { ...current, progress };
         void jobs.put(job.job_id, current).catch(() => {});
-      },
+      }),
     });
     const { bytes, sha256 } = await storeHashed(store, file, local);
     const artifact = {

@@ -32,6 +32,7 @@ import { generationJobs, generationRows, registerLagSource } from '../../platfor
 import { decode } from '../../platform/msgpack.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { startExportWorker } from '../export/export-worker.ts';
+import { throttledProgress } from '../job-progress.ts';
 import { runJobQueue } from '../job-queue-loop.ts';
 import { GenerationError } from './generate.ts';
 import { attemptOf, ensureQueueConsumer, handOver } from './queue-delivery.ts';
@@ -162,7 +163,6 @@ async function runJob(msg: JsMsg, ctx: JobContext, signal: AbortSignal): Promise
   await jobs.put(job.job_id, current);
   log.info({ job: job.job_id, attempts }, 'generation job started');
   const heartbeat = setInterval(() => msg.working(), (opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS) / 3);
-  let lastProgress = 0;
   try {
     const file = `${job.job_id}.parquet`;
     const result = await generateOnQueue({
@@ -173,13 +173,10 @@ async function runJob(msg: JsMsg, ctx: JobContext, signal: AbortSignal): Promise
       jobId: job.job_id,
       name: file,
       signal,
-      onProgress: (done, total) => {
-        const now = Date.now();
-        if (now - lastProgress < (opts.progressEveryMs ?? 250)) return;
-        lastProgress = now;
-        current = { ...current, progress: { rows_done: done, rows_total: Math.max(total, done) } };
+      onProgress: throttledProgress(opts.progressEveryMs ?? 250, (progress) => {
+        current = { ...current, progress };
         void jobs.put(job.job_id, current).catch(() => {});
-      },
+      }),
     });
     const artifact = {
       file,

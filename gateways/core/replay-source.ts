@@ -148,11 +148,9 @@ export async function openFeed(
   const sub: TailSubscriber = {
     selection,
     lastSeq: 0,
-    deliver: (ev) => {
-      if (ev.seq > endSeq) return reachEnd();
-      sink.event(ev);
-      if (ev.seq === endSeq) reachEnd();
-    },
+    // A feed without an end (every live client) delivers as it is handed events; `endAt` puts
+    // the end check in front, so the fan-out's hot path pays for it only on replays with a `to`.
+    deliver: (ev) => sink.event(ev),
     feedStale: (coin, ms, source) => sink.feedStale(coin, ms, source),
     feedRecovered: (coin, source) => sink.feedRecovered(coin, source),
   };
@@ -179,6 +177,11 @@ export async function openFeed(
   const endAt = (seq: number, reached: () => void) => {
     endSeq = seq;
     onEnd = reached;
+    sub.deliver = (ev) => {
+      if (ev.seq > seq) return reachEnd();
+      sink.event(ev);
+      if (ev.seq === seq) reachEnd();
+    };
     if (sub.lastSeq >= seq && detach) reachEnd();
     else watchLiveEnd();
   };

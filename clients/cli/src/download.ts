@@ -9,7 +9,7 @@ import { rename, rm } from 'node:fs/promises';
 import type { Download } from '@mdp/client';
 import type { Ctx } from './command.ts';
 import { CliError, EXIT } from './exit-codes.ts';
-import { bar, formatBytes, StatusLine } from './term.ts';
+import { bar, formatBytes, formatCount, StatusLine } from './term.ts';
 
 export async function saveDownload(
   ctx: Ctx,
@@ -57,4 +57,19 @@ export async function saveDownload(
   }
   await rename(partial, file);
   return bytes;
+}
+
+/** The last line of a job's download (generate, export): the result as JSON, or what was saved and its identity. */
+export function reportSaved(
+  ctx: Ctx,
+  result: { row_count: number } & Record<string, unknown>,
+  file: string,
+  bytes: number,
+  identity: string,
+): void {
+  if (ctx.json) ctx.term.out.write(`${JSON.stringify({ ...result, file, bytes_written: bytes })}\n`);
+  else
+    ctx.term.out.write(
+      `${file}: ${formatCount(result.row_count)} rows, ${formatBytes(bytes)} (${bytes} bytes, verified)\n${identity}\n`,
+    );
 }

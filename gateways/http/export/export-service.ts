@@ -85,14 +85,16 @@ export class ExportService {
         'to',
         `the range holds ${scanned.toLocaleString('en-US')} stored events (every coin); at most ${EXPORT_MAX_SCANNED.toLocaleString('en-US')}: export a shorter range`,
       );
-    const hashed = canonicalize({
+    // What the job reads: hashed as the request's identity, and sent as the job's message.
+    const range = {
       selection,
       format: req.format,
       from_ms: req.from,
       to_ms: req.to,
       first_seq: firstSeq,
       last_seq: lastSeq,
-    });
+    };
+    const hashed = canonicalize(range);
     const requestHash = `sha256:${createHash('sha256')
       .update(hashed ?? '')
       .digest('hex')}`;
@@ -117,12 +119,7 @@ export class ExportService {
     };
     const message: ExportJobMessage = {
       job_id: jobId,
-      selection,
-      format: req.format,
-      from_ms: req.from,
-      to_ms: req.to,
-      first_seq: firstSeq,
-      last_seq: lastSeq,
+      ...range,
       request_hash: requestHash,
       requested_at: now,
     };

@@ -9,9 +9,9 @@ import { rm } from 'node:fs/promises';
 import { SimulationClient } from '@mdp/client';
 import { type Command, required } from '../command.ts';
 import { apiKey } from '../config.ts';
-import { saveDownload } from '../download.ts';
+import { reportSaved, saveDownload } from '../download.ts';
 import { CliError, EXIT, UsageError } from '../exit-codes.ts';
-import { bar, formatBytes, formatCount, StatusLine } from '../term.ts';
+import { bar, formatCount, StatusLine } from '../term.ts';
 
 type ExportJob = { job_id: string; status_url: string; first_seq: number; last_seq: number };
 type ExportResult = {
@@ -134,11 +134,7 @@ export const exportCommand: Command = {
         EXIT.verification,
       );
     }
-    if (ctx.json) ctx.term.out.write(`${JSON.stringify({ ...result, file, bytes_written: bytes })}\n`);
-    else
-      ctx.term.out.write(
-        `${file}: ${formatCount(result.row_count)} rows, ${formatBytes(bytes)} (${bytes} bytes, verified)\nsha256 ${result.sha256}\n`,
-      );
+    reportSaved(ctx, result, file, bytes, `sha256 ${result.sha256}`);
     return EXIT.ok;
   },
 };

@@ -6,9 +6,9 @@
 import { SimulationClient } from '@mdp/client';
 import { type Command, integer, required } from '../command.ts';
 import { apiKey } from '../config.ts';
-import { saveDownload } from '../download.ts';
+import { reportSaved, saveDownload } from '../download.ts';
 import { CliError, EXIT, UsageError } from '../exit-codes.ts';
-import { bar, formatBytes, formatCount, StatusLine } from '../term.ts';
+import { bar, formatCount, StatusLine } from '../term.ts';
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3_600, d: 86_400 };
 
@@ -83,11 +83,7 @@ export const generateCommand: Command = {
       'downloading',
       result.content_length_bytes,
     );
-    if (ctx.json) ctx.term.out.write(`${JSON.stringify({ ...result, file, bytes_written: bytes })}\n`);
-    else
-      ctx.term.out.write(
-        `${file}: ${formatCount(result.row_count)} rows, ${formatBytes(bytes)} (${bytes} bytes, verified)\nmanifest_hash ${result.manifest_hash}\n`,
-      );
+    reportSaved(ctx, result, file, bytes, `manifest_hash ${result.manifest_hash}`);
     return EXIT.ok;
   },
 };
