@@ -79,6 +79,12 @@ export const BookSnapshotEvent = z
     best_bid: positive.nullable(),
     best_ask: positive.nullable(),
     mid_price: positive.nullable(),
+    /**
+     * The `MD` sequence the levels are built from: the last full book (snapshot) applied, or the
+     * first diff when no full book has come since the read began. A restarted producer re-reads
+     * from here: a diff-fed book (Binance) is rebuilt from its base, not from a diff.
+     */
+    base_seq: seq,
     /** Highest `MD` stream sequence of the book events applied. */
     last_seq: seq,
   })

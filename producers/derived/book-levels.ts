@@ -1,6 +1,8 @@
 /**
  * A coin's book as `MD` builds it: a snapshot (`is_snapshot` true or absent) replaces both sides,
  * a diff (`is_snapshot: false`) sets each level it names, size 0 removing it. Top N on demand.
+ * `baseSeq` is the `MD` sequence the levels are built from: the last snapshot applied, or the
+ * first event when only diffs have come (re-reading `MD` from there rebuilds the same levels).
  */
 import type { BookLevel } from '../../contracts/events.ts';
 
@@ -9,12 +11,14 @@ export type BookInput = { bids: BookLevel[]; asks: BookLevel[]; is_snapshot?: bo
 export class BookLevels {
   private bids = new Map<number, number>();
   private asks = new Map<number, number>();
+  baseSeq = 0;
 
-  apply(book: BookInput): void {
+  apply(book: BookInput, seq: number): void {
     if (book.is_snapshot !== false) {
       this.bids.clear();
       this.asks.clear();
-    }
+      this.baseSeq = seq;
+    } else if (this.baseSeq === 0) this.baseSeq = seq;
     set(this.bids, book.bids);
     set(this.asks, book.asks);
   }

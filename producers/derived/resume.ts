@@ -3,7 +3,8 @@
  * the last message of each `dv.<source>.<symbol>.<kind>` subject (`last_by_subj`) gives the span
  * last published (the floor: nothing at or before it is published again) and the `MD` sequence
  * to re-read from so that every span after it is rebuilt from all its events: a bar's `first_seq`,
- * a snapshot's `last_seq` (its book, re-read from there). A platform `MD` subject that feeds a
+ * a snapshot's `base_seq` (the full book its levels were built on, re-read from there: a diff-fed
+ * book re-read from a diff would lack every level the diffs did not name). A platform `MD` subject that feeds a
  * series with nothing published yet (a new coin, the first hour of 1 h bars) is re-read from the
  * first event `MD` retains.
  */
@@ -40,7 +41,7 @@ export async function readResumePoint(nats: Nats): Promise<ResumePoint> {
     if (!last) continue;
     const event = last.json<DerivedEvent>();
     floors.set(subject, derivedStartMs(event));
-    fromSeq = Math.min(fromSeq, event.event_type === SNAPSHOT_KIND ? event.last_seq : event.first_seq);
+    fromSeq = Math.min(fromSeq, event.event_type === SNAPSHOT_KIND ? event.base_seq : event.first_seq);
   }
   for (const subject of await subjectsOf(nats, STREAMS.MD, MD_PLATFORM)) {
     const parts = parseMdSubject(subject);

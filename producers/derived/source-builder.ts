@@ -21,7 +21,7 @@ import { assignedStart, isClosed } from './event-time.ts';
 
 const SECOND = DERIVED_DURATIONS_MS[SNAPSHOT_KIND];
 
-type OpenSecond = { events: BookInput[]; lastSeq: number };
+type OpenSecond = { events: { book: BookInput; seq: number }[]; lastSeq: number };
 
 type Coin = {
   symbol: string;
@@ -73,10 +73,10 @@ export class SourceBuilder {
     const start = assignedStart(ts, this.watermark, SECOND, this.graceMs);
     const open = coin.seconds.get(start);
     if (open) {
-      open.events.push(book);
+      open.events.push({ book, seq });
       open.lastSeq = seq;
     } else {
-      coin.seconds.set(start, { events: [book], lastSeq: seq });
+      coin.seconds.set(start, { events: [{ book, seq }], lastSeq: seq });
       this.nextCloseAt = Math.min(this.nextCloseAt, start + SECOND + this.graceMs);
     }
     this.close(out);
@@ -132,7 +132,7 @@ export class SourceBuilder {
         }
         const second = coin.seconds.get(start) as OpenSecond;
         coin.seconds.delete(start);
-        for (const e of second.events) coin.book.apply(e);
+        for (const e of second.events) coin.book.apply(e.book, e.seq);
         if (!coin.book.isEmpty())
           this.emit(SNAPSHOT_KIND, coin.symbol, start, out, () =>
             snapshot(this.source, coin, start + SECOND, second.lastSeq),
@@ -171,6 +171,7 @@ function snapshot(source: string, coin: Coin, end: number, lastSeq: number): Boo
     best_bid: bestBid,
     best_ask: bestAsk,
     mid_price: bestBid !== null && bestAsk !== null ? (bestBid + bestAsk) / 2 : null,
+    base_seq: coin.book.baseSeq,
     last_seq: lastSeq,
   };
 }

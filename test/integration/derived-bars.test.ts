@@ -14,6 +14,7 @@ import { DERIVED_ALL, MD_ALL } from '../../contracts/subjects.ts';
 import { createLogger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { DerivedBuilder } from '../../producers/derived/derived-builder.ts';
+import { readResumePoint } from '../../producers/derived/resume.ts';
 import { type DerivedRunner, startDerivedRunner } from '../../producers/derived/runner.ts';
 import { derivedKey, readAll, referenceDerived, type Stored } from '../support/derived-reference.ts';
 import { eventually } from '../support/eventually.ts';
@@ -138,7 +139,10 @@ function history(random: () => number, count: number, stepMs = 2_000): Item[] {
       });
       return;
     }
-    const full = random() < 0.05 || !items.some((x) => x.subject === `md.${source}.${symbol}.book`);
+    // Binance BTC gets a full book now and then; quiet SOL only its first (as after a connect):
+    // its snapshots' base lies far back, where a resume must re-read from.
+    const first = !items.some((x) => x.subject === `md.${source}.${symbol}.book`);
+    const full = first || (symbol !== 'SOL' && random() < 0.05);
     const side = (sign: number) =>
       full
         ? Array.from({ length: 15 }, (_, k) => level(mid, k, sign))
@@ -208,6 +212,37 @@ async function storedDerived(n: Nats): Promise<Map<string, string>> {
 const same = (a: Map<string, string>, b: Map<string, string>) =>
   a.size === b.size && [...a].every(([k, v]) => b.get(k) === v);
 
+/** What `stored` lacks, has in excess, or holds otherwise than `want` (three of each at most). */
+function difference(stored: Map<string, string>, want: Map<string, string>): string {
+  const missing = [...want.keys()].filter((k) => !stored.has(k));
+  const extra = [...stored.keys()].filter((k) => !want.has(k));
+  const changed = [...want].filter(([k, v]) => stored.has(k) && stored.get(k) !== v);
+  return JSON.stringify({
+    stored: stored.size,
+    want: want.size,
+    missing: missing.slice(0, 3),
+    extra: extra.slice(0, 3),
+    changed: changed.slice(0, 3).map(([k, v]) => ({ key: k, want: v, stored: stored.get(k) })),
+  });
+}
+
+/** Waits until DERIVED holds exactly `want`; else fails saying how it differs. */
+async function untilStored(n: Nats, want: Map<string, string>, what: string): Promise<Map<string, string>> {
+  let last = new Map<string, string>();
+  try {
+    return await eventually(
+      async () => {
+        last = await storedDerived(n);
+        return same(last, want) && last;
+      },
+      120_000,
+      what,
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}: ${difference(last, want)}`);
+  }
+}
+
 it('the same MD gives the same bars twice, equal to the reference, and the producer stores exactly them', async () => {
   const { random } = seededRandom('derived history');
   const n = await freshNats();
@@ -231,14 +266,7 @@ it('the same MD gives the same bars twice, equal to the reference, and the produ
       ).toBe(true);
 
   runner = startDerivedRunner(n, log);
-  const stored = await eventually(
-    async () => {
-      const s = await storedDerived(n);
-      return same(s, reference) && s;
-    },
-    120_000,
-    'DERIVED holds the reference bars',
-  );
+  const stored = await untilStored(n, reference, 'DERIVED holds the reference bars');
   expect(stored.size).toBe(reference.size);
   expect(runner.duplicates()).toBe(0);
 }, 300_000);
@@ -253,16 +281,31 @@ it('resumes mid-way from what DERIVED holds: nothing lost, nothing published aga
   await publishAll(n, items.slice(0, cut));
   runner = startDerivedRunner(n, log);
   const half = referenceDerived(await readAll(n, STREAMS.MD, MD_ALL));
-  await eventually(async () => same(await storedDerived(n), half), 120_000, 'first half stored');
+  await untilStored(n, half, 'first half stored');
   await runner.stop();
+
+  // It re-reads from the earliest event a series still needs, not from the start: the first trade
+  // of each series' last bar, the full book under each series' last snapshot (a diff-fed book
+  // re-read from a diff would lack the levels the diffs did not name; Binance sends a full book
+  // only on (re)connect, so its base is often far back).
+  const lastSpans = new Map<string, [number, string]>(); // subject → its last span's start and text
+  for (const [key, text] of half) {
+    const [subject, start] = key.split('@') as [string, string];
+    if (Number(start) > (lastSpans.get(subject)?.[0] ?? -1)) lastSpans.set(subject, [Number(start), text]);
+  }
+  const needed = Math.min(
+    ...[...lastSpans.values()].map(([, text]) => {
+      const e = JSON.parse(text);
+      return e.event_type === 'book_snapshot_10_1s' ? e.base_seq : e.first_seq;
+    }),
+  );
+  expect((await readResumePoint(n)).fromSeq).toBe(needed);
 
   await publishAll(n, items.slice(cut));
   const md = await readAll(n, STREAMS.MD, MD_ALL);
   const full = referenceDerived(md);
   runner = startDerivedRunner(n, log);
-  await eventually(async () => same(await storedDerived(n), full), 120_000, 'whole history stored');
-  // It re-read from within the first half (from the open hour's first trades), not from the start.
-  expect(runner.read()).toBeLessThan(md.length - Math.floor(cut / 4));
+  await untilStored(n, full, 'whole history stored');
   expect(runner.duplicates()).toBe(0);
 }, 300_000);
 

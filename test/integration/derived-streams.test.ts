@@ -67,6 +67,7 @@ const snapshot = (i: number): BookSnapshotEvent => ({
   best_bid: 99 + i,
   best_ask: 101 + i,
   mid_price: 100 + i,
+  base_seq: 1,
   last_seq: i + 1,
 });
 

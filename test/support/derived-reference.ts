@@ -109,6 +109,7 @@ export function referenceDerived(md: Stored[], graceMs = DERIVED_GRACE_MS): Map<
     const [source, symbol] = key.split('.') as [string, string];
     let bids: Record<string, number> = {};
     let asks: Record<string, number> = {};
+    let base = 0; // the last full book's sequence (or the first diff's)
     for (const start of [...bySecond.keys()].sort((a, b) => a - b)) {
       if ((watermark.get(source) as number) < start + 1_000 + graceMs) continue;
       const list = bySecond.get(start) as Book[];
@@ -116,7 +117,8 @@ export function referenceDerived(md: Stored[], graceMs = DERIVED_GRACE_MS): Map<
         if (!b.diff) {
           bids = {};
           asks = {};
-        }
+          base = b.seq;
+        } else if (base === 0) base = b.seq;
         for (const [levels, into] of [
           [b.bids, bids],
           [b.asks, asks],
@@ -148,6 +150,7 @@ export function referenceDerived(md: Stored[], graceMs = DERIVED_GRACE_MS): Map<
           best_bid: bestBid,
           best_ask: bestAsk,
           mid_price: bestBid !== null && bestAsk !== null ? (bestBid + bestAsk) / 2 : null,
+          base_seq: base,
           last_seq: list[list.length - 1]?.seq,
         }),
       );
