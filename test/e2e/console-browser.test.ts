@@ -8,13 +8,21 @@
  * counter, `data-points` on the chart, grows; screenshots are kept to look at), keeps drawing after
  * the proxy's process is cut and restarted (EventSource resumes with Last-Event-ID), and a logout
  * elsewhere ends its stream: watched for two seconds and for 40 BTC events the simulator published
- * meanwhile (a NATS subscription beside the page), the page receives none of them.
+ * meanwhile (a NATS subscription beside the page), the page receives none of them. The candles
+ * view: trades of a coin the simulator leaves alone (SOL, on a source of its own so the test sets
+ * its event time) close bars in the derived producer; the page holds those bars (history from an
+ * hour back, then live) plus the forming candle built from trades, with the stored bars' OHLC, and
+ * a forming candle is replaced by its bar when that closes.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { mdFilter } from '../../contracts/subjects.ts';
+import type { BarEvent } from '../../contracts/derived.ts';
+import { encodeStoredEvent } from '../../contracts/event-wire.ts';
+import type { TradeEvent } from '../../contracts/events.ts';
+import { STREAMS } from '../../contracts/streams.ts';
+import { derivedSubject, mdFilter, mdSubject } from '../../contracts/subjects.ts';
 import { freePort } from '../../platform/free-port.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { connectNats } from '../../platform/nats.ts';
@@ -54,8 +62,12 @@ beforeAll(async () => {
   procs.push(unified);
   const listening = await unified.waitForLog((l) => l.msg === 'unified stream listening', 90_000);
   unifiedUrl = new URL(listening.url as string).origin;
-  const sim = startService(['producer', 'sim'], { ...common, SIM_TRADE_RATE: '20' });
+  // SOL is left to the candles test's own trades.
+  const sim = startService(['producer', 'sim'], { ...common, SIM_TRADE_RATE: '20', COINS: 'BTC,ETH' });
   procs.push(sim);
+  const derived = startService(['producer', 'derived'], common);
+  procs.push(derived);
+  await derived.waitForLog((l) => l.msg === 'derived producer reading MD', 90_000);
   const httpPort = await freePort();
   httpEnv = {
     ...common,
@@ -255,6 +267,145 @@ it('draws the live chart, resumes after the proxy is cut, and stops when the ses
     expect(await text(page, '#feed-detail')).toBe(lastId);
     expect(await points()).toBe(stopped);
     expect(await page.locator('#feed-status').getAttribute('data-state')).toBe('ended');
+  } finally {
+    await control.nc.close();
+  }
+  await context.close();
+}, 180_000);
+
+it('shows 1-minute candles: closed bars from an hour back, then the forming one, replaced when its bar closes', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const email = `candles-${Date.now()}@example.com`;
+  const password = 'C0rrect-Horse-Battery';
+  const reg = await fetch(`${base}/api/v1/console/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password, plan: 'pro' }),
+  });
+  expect(reg.status).toBe(201);
+  const control = await connectNats(nats.url, 'console-browser-candles', createLogger('silent'));
+  // binance SOL: nothing else publishes it here, so its event time (the bars' clock) is the test's.
+  let n = 0;
+  const publish = async (timestampMs: number, price: number) => {
+    const i = n++;
+    const size = 0.5 + (i % 3);
+    const trade: TradeEvent = {
+      event_type: 'trade',
+      source: 'binance',
+      symbol: 'SOL',
+      timestamp_ms: timestampMs,
+      capture_time_ms: timestampMs,
+      side: i % 2 ? 'buy' : 'sell',
+      price,
+      size,
+      trade_id: `candles_${i}`,
+      notional_usd: price * size,
+    };
+    await control.js.publish(mdSubject('binance', 'SOL', 'trade'), encodeStoredEvent(trade));
+  };
+  const storedBar = async (startMs: number) => {
+    const m = await control.jsm.streams.getMessage(STREAMS.DERIVED, {
+      last_by_subj: derivedSubject('binance', 'SOL', 'bar_1m'),
+    });
+    const bar = m?.json<BarEvent>();
+    expect(bar?.start_ms).toBe(startMs);
+    return { time: startMs / 1_000, open: bar?.open, high: bar?.high, low: bar?.low, close: bar?.close };
+  };
+  try {
+    // Three minutes of trades before the page opens: the first two close (event time past their
+    // end + 2 s), the third stays open. The second minute is a down candle.
+    const M = Math.floor(Date.now() / 60_000) * 60_000; // the forming minute
+    const B = M - 3 * 60_000;
+    for (let k = 0; k < 3; k++)
+      for (const [offset, delta] of [
+        [1_000, 0],
+        [15_000, 0.8],
+        [30_000, -0.6],
+        [50_000, 0.3],
+      ] as const)
+        await publish(B + k * 60_000 + offset, 150 + k + (k === 1 ? -delta : delta)); // the second falls
+
+    await page.goto(`${base}/console`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(/\/console\/keys$/);
+    await page.getByRole('link', { name: 'Live market' }).click();
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.getByLabel('View').inputValue()).toBe('line'); // the default stays
+    await page.getByLabel('Coin').selectOption('SOL');
+    await page.getByLabel('View').selectOption('candles');
+    expect(new URL(page.url()).hash).toBe('#candles');
+    expect(await page.locator('[data-legend="candles"]').isVisible()).toBe(true);
+    expect(await page.locator('[data-legend="line"]').isVisible()).toBe(false);
+
+    const chart = page.locator('#chart');
+    const candles = async () => Number(await chart.getAttribute('data-candles'));
+    const held = async (attr: string) => JSON.parse((await chart.getAttribute(attr)) ?? 'null');
+    await eventually(async () => (await candles()) === 2, 30_000, 'the two closed bars from the history');
+    expect(await held('data-last-bar')).toEqual(await storedBar(B + 60_000));
+    // Both streams open (bars and trades) before the forming minute's trades go out.
+    await eventually(
+      async () => (await page.locator('#feed-status').getAttribute('data-state')) === 'live',
+      20_000,
+      'both streams live',
+    );
+
+    // The forming minute: its first trade closes the third bar.
+    const forming = [150.4, 151.1, 149.9, 150.6];
+    for (const [i, price] of forming.entries()) await publish(M + 3_000 + i * 2_000, price);
+    const formed = { time: M / 1_000, open: 150.4, high: 151.1, low: 149.9, close: 150.6 };
+    await eventually(
+      async () =>
+        (await candles()) === 4 &&
+        (await held('data-last-bar'))?.time === (B + 2 * 60_000) / 1_000 &&
+        (await held('data-last-candle'))?.close === formed.close,
+      30_000,
+      'three closed bars and the forming one, all its trades in',
+    );
+    expect(await held('data-last-bar')).toEqual(await storedBar(B + 2 * 60_000));
+    expect(await held('data-last-candle')).toEqual(formed);
+    expect(await text(page, '#feed-detail')).toContain(
+      'SOL (binance) · 1-minute candles: 3 closed, 1 forming',
+    );
+    expect(await text(page, '#feed-text')).toBe('Live');
+    await chart.screenshot({ path: join(SHOTS, '8-candles.png') });
+    await page.screenshot({ path: join(SHOTS, '8-market-candles.png') });
+
+    // The next minute's first trade closes the forming one: its bar replaces it, one more forms.
+    await publish(M + 63_000, 150.9);
+    await eventually(
+      async () => (await held('data-last-bar'))?.time === M / 1_000 && (await candles()) === 5,
+      30_000,
+      'the forming candle replaced by its bar, and the next minute forming',
+    );
+    const bar = await storedBar(M);
+    expect(bar).toEqual(formed); // what the page built from trades was the bar to come
+    expect(await held('data-last-bar')).toEqual(bar);
+    expect(await held('data-last-candle')).toEqual({
+      time: M / 1_000 + 60,
+      open: 150.9,
+      high: 150.9,
+      low: 150.9,
+      close: 150.9,
+    });
+    expect(await text(page, '#feed-detail')).toContain('4 closed, 1 forming');
+
+    // A reload keeps the view (the hash), and a logout elsewhere ends it as in the line view.
+    await page.reload();
+    await page.waitForSelector('body[data-ready="true"]');
+    expect(await page.getByLabel('View').inputValue()).toBe('candles');
+    const other = await context.newPage();
+    await other.goto(`${base}/console/account`);
+    await other.getByRole('button', { name: 'Log out' }).click();
+    await other.waitForURL(/logged_out=1/);
+    await eventually(
+      async () => (await page.locator('#feed-status').getAttribute('data-state')) === 'ended',
+      10_000,
+      'the candle streams ended',
+    );
+    expect(await text(page, '#feed-text')).toMatch(/Stream ended/);
   } finally {
     await control.nc.close();
   }

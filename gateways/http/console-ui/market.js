@@ -1,13 +1,16 @@
-import { openFeed } from './chart-feed.js';
+// The live market page: a chart of one coin in one of two views, the line (mid prices and trades,
+// the default) or 1-minute candles, chosen in a select and kept in the URL hash (`#candles`) so a
+// link or a reload keeps it. A coin or view change closes the feeds of the one before.
+import { createCandleView } from './candle-view.js';
 import { api, header, requireSession } from './common.js';
+import { createLineView } from './line-view.js';
 
 await requireSession();
 const me = await api('/account');
 header('market', me.email);
 
-const { createChart, LineSeries } = window.LightweightCharts;
 const box = document.getElementById('chart');
-const chart = createChart(box, {
+const chart = window.LightweightCharts.createChart(box, {
   autoSize: true,
   layout: { background: { color: '#ffffff' }, textColor: '#334155', fontFamily: 'system-ui, sans-serif' },
   grid: { vertLines: { color: '#f1f5f9' }, horzLines: { color: '#f1f5f9' } },
@@ -20,50 +23,27 @@ const chart = createChart(box, {
     rightOffset: 4,
   },
 });
-const mid = chart.addSeries(LineSeries, { color: '#2563eb', lineWidth: 2, title: 'mid' });
-const trades = chart.addSeries(LineSeries, {
-  color: '#f97316',
-  lineVisible: false,
-  pointMarkersVisible: true,
-  pointMarkersRadius: 3,
-  title: 'trade',
-  lastValueVisible: false,
-  priceLineVisible: false,
-});
+const views = { line: createLineView(chart, box), candles: createCandleView(chart, box) };
 
 const dot = document.getElementById('feed-dot');
 const text = document.getElementById('feed-text');
 const detail = document.getElementById('feed-detail');
-let points = 0;
-let last = { mid: 0, trade: 0 };
+const coinSelect = document.getElementById('coin');
+const viewSelect = document.getElementById('view');
 let close = () => {};
 
-// The point counter (`data-points` on the chart, and under it) is what the chart holds: a tick in
-// the second of the last point replaces that point, a later one adds a point. Read from the chart
-// on each new second, so it grows only with points the chart has taken.
-function plot(series, kind, timestampMs, value) {
-  const time = Math.floor(timestampMs / 1_000);
-  if (!Number.isFinite(value) || time < last[kind]) return;
-  const added = time > last[kind];
-  last[kind] = time;
-  series.update({ time, value });
-  if (!added) return;
-  points = mid.data().length + trades.data().length;
-  box.dataset.points = String(points);
-}
+const viewOfHash = () => (location.hash === '#candles' ? 'candles' : 'line');
 
-function start(coin) {
+function start() {
   close();
-  mid.setData([]);
-  trades.setData([]);
-  last = { mid: 0, trade: 0 };
-  points = 0;
-  box.dataset.points = '0';
-  close = openFeed(coin, {
-    event(ev, id) {
-      if (ev.event_type === 'book') plot(mid, 'mid', ev.timestamp_ms, ev.mid_price);
-      else if (ev.event_type === 'trade') plot(trades, 'trade', ev.timestamp_ms, ev.price);
-      detail.textContent = `${coin} · ${points} points · last event id ${id}`;
+  const name = viewSelect.value;
+  for (const [n, v] of Object.entries(views)) if (n !== name) v.clear();
+  box.dataset.view = name;
+  for (const el of document.querySelectorAll('[data-legend]')) el.hidden = el.dataset.legend !== name;
+  detail.textContent = '';
+  close = views[name].start(coinSelect.value, {
+    detail: (t) => {
+      detail.textContent = t;
     },
     state(state, message) {
       dot.className = `dot ${state}`;
@@ -73,7 +53,20 @@ function start(coin) {
   });
 }
 
-const select = document.getElementById('coin');
-select.addEventListener('change', () => start(select.value));
-start(select.value);
+viewSelect.value = viewOfHash();
+coinSelect.addEventListener('change', start);
+viewSelect.addEventListener('change', () => {
+  history.replaceState(
+    null,
+    '',
+    viewSelect.value === 'candles' ? '#candles' : location.pathname + location.search,
+  );
+  start();
+});
+window.addEventListener('hashchange', () => {
+  if (viewOfHash() === viewSelect.value) return;
+  viewSelect.value = viewOfHash();
+  start();
+});
+start();
 document.body.dataset.ready = 'true';
