@@ -314,8 +314,33 @@ export function isApiError(e: unknown): e is ApiError {
 }
 
 /** Any thrown value as an ApiError: non-ApiErrors become `internal`, keeping the original as cause. */
+/**
+ * nats.js errors (by name) that mean NATS is not answering right now (a node lost, a leader being
+ * elected, a reconnect): a transient outage, never a defect of the request or the code.
+ */
+export const NATS_TRANSIENT_ERRORS: ReadonlySet<string> = new Set([
+  'TimeoutError',
+  'NoResponders',
+  'ClosedConnectionError',
+  'DrainingConnectionError',
+  'ConnectionError',
+  'RequestError',
+]);
+
+export const isNatsTransient = (e: unknown): boolean =>
+  NATS_TRANSIENT_ERRORS.has((e as Error | null)?.name ?? '');
+
+/**
+ * Any thrown value as a catalogue error: an ApiError as it is; NATS not answering as 503
+ * `feed_unavailable` (retry shortly, with Retry-After), not 500; anything else `internal`.
+ */
 export function toApiError(e: unknown): ApiError {
-  return isApiError(e) ? e : new ApiError('internal', undefined, undefined, { cause: e });
+  if (isApiError(e)) return e;
+  if (isNatsTransient(e))
+    return new ApiError('feed_unavailable', 'the data store did not answer; retry shortly', undefined, {
+      cause: e,
+    });
+  return new ApiError('internal', undefined, undefined, { cause: e });
 }
 
 /** The message a client may see: a 5xx always shows its generic row message, never internals. */

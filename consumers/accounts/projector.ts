@@ -22,7 +22,7 @@
  */
 import type { AccountEvent } from '../../contracts/accounts.ts';
 import { ACCOUNT_EVENTS_ALL, PROJECTION_POSITION_KEY } from '../../contracts/accounts.ts';
-import { ApiError } from '../../contracts/errors.ts';
+import { ApiError, isNatsTransient } from '../../contracts/errors.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
 import { sleepBackoff } from '../../platform/backoff.ts';
 import { BUCKET_OPTIONS, type Bucket, openBucket } from '../../platform/kv.ts';
@@ -56,17 +56,6 @@ export async function openAccountBuckets(nats: Nats): Promise<AccountBuckets> {
 
 /** Attempts of a write failing for a reason other than NATS being away, before it is given up. */
 export const PERMANENT_ATTEMPTS = 3;
-
-/** Failures that mean "NATS is not answering right now" (nats.js error names): retried forever. */
-const TRANSIENT = new Set([
-  'TimeoutError',
-  'NoResponders',
-  'ClosedConnectionError',
-  'DrainingConnectionError',
-  'ConnectionError',
-  'RequestError',
-]);
-const isTransient = (err: unknown) => TRANSIENT.has((err as Error | null)?.name ?? '');
 
 /** Accounts whose state is held in memory at most (the rest are read back from KV when met). */
 export const ACCOUNTS_IN_MEMORY = 20_000;
@@ -198,7 +187,7 @@ export class AccountsProjector {
       try {
         return await read();
       } catch (err) {
-        if (!isTransient(err) || this.stopped) throw err;
+        if (!isNatsTransient(err) || this.stopped) throw err;
         await sleepBackoff(attempt, { maxMs: 1_000 });
       }
     }
@@ -215,7 +204,7 @@ export class AccountsProjector {
         });
         return true;
       } catch (err) {
-        const transient = isTransient(err);
+        const transient = isNatsTransient(err);
         accountProjectionFailures.inc({ kind: transient ? 'transient' : 'permanent' });
         if (!transient && ++permanent >= PERMANENT_ATTEMPTS) {
           this.poison(seq, type, err, w.bucket);

@@ -1,3 +1,10 @@
+import {
+  ClosedConnectionError,
+  ConnectionError,
+  NoRespondersError,
+  RequestError,
+  TimeoutError,
+} from '@nats-io/transport-node';
 import { describe, expect, it } from 'vitest';
 import {
   ApiError,
@@ -201,6 +208,22 @@ describe('ApiError', () => {
     expect(err.cause).toBe(cause);
     const own = new ApiError('rate_limited');
     expect(toApiError(own)).toBe(own);
+  });
+
+  it('answers NATS not answering (nats.js timeouts, no responders, a closed connection) as 503, not 500', () => {
+    const natsErrors = [
+      new TimeoutError(),
+      new RequestError('no responders', { cause: new NoRespondersError('$JS.API.INFO') }),
+      new ClosedConnectionError(),
+      new ConnectionError('connection refused'),
+    ];
+    for (const cause of natsErrors) {
+      const err = toApiError(cause);
+      expect(err.code, cause.name).toBe('feed_unavailable');
+      expect(err.row.http).toBe(503);
+      expect(retryAfterSeconds(err)).toBe(1);
+      expect(err.cause).toBe(cause);
+    }
   });
 });
 
