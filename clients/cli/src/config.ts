@@ -12,6 +12,8 @@ export type StoredConfig = {
   url?: string;
   stream_url?: string;
   disk_url?: string;
+  /** The JSON-RPC edge (`mdp bars`). */
+  rpc_url?: string;
   api_key?: string;
   session?: { token: string; expires_at: string | number; email: string };
 };
@@ -19,6 +21,7 @@ export type StoredConfig = {
 export const DEFAULT_URL = 'http://127.0.0.1:8080';
 export const DEFAULT_STREAM_URL = 'http://127.0.0.1:8081';
 export const DEFAULT_DISK_URL = 'ws://127.0.0.1:8082';
+export const DEFAULT_RPC_URL = 'http://127.0.0.1:8545';
 
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.MDP_CONFIG_DIR) return env.MDP_CONFIG_DIR;
@@ -66,6 +69,11 @@ export function endpoints(
     streamUrl: flags['stream-url'] ?? env.MDP_STREAM_URL ?? stored.stream_url ?? DEFAULT_STREAM_URL,
     diskUrl: flags['disk-url'] ?? env.MDP_DISK_URL ?? stored.disk_url ?? DEFAULT_DISK_URL,
   };
+}
+
+/** The JSON-RPC edge: `--rpc-url`, else `$MDP_RPC_URL`, else the config file's `rpc_url`, else local. */
+export function rpcUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return flag ?? (env.MDP_RPC_URL || readConfig(env).rpc_url || DEFAULT_RPC_URL);
 }
 
 /** The API key (`MDP_API_KEY`, else the config file); exit 3 when there is none. */

@@ -25,6 +25,7 @@ Environment:
   MDP_API_KEY      API key (else the config file's api_key); never printed
   MDP_URL          {base_url} (default http://127.0.0.1:8080)
   MDP_STREAM_URL   unified stream edge (default http://127.0.0.1:8081)
+  MDP_RPC_URL      JSON-RPC edge, for mdp bars (default http://127.0.0.1:8545)
   MDP_CONFIG_DIR   config directory (default $XDG_CONFIG_HOME/mdp or ~/.config/mdp)
   MDP_EMAIL, MDP_PASSWORD   for mdp login
   NO_COLOR         no colours (colours are only ever used on a terminal)

@@ -18,6 +18,8 @@
  * see protocol pings), so a quiet stream still gets `pong` frames, and no frame for
  * `idleTimeoutMs` counts as a cut connection.
  */
+
+import type { EventType } from '@mdp/contracts/events';
 import { unpack } from 'msgpackr/unpack';
 import { closeAction, DUPLICATE_CONNECTION } from './disk-closes.ts';
 import { type DiskSocket, type OpenSocket, openSocket } from './disk-socket.ts';
@@ -31,9 +33,18 @@ import {
   type WireItem,
   watchIdle,
 } from './resuming-stream.ts';
-import type { Position, StreamEvent, StreamFilters, StreamNotice, StreamWarning } from './stream-types.ts';
+import type {
+  AnyStreamEvent,
+  Position,
+  StreamEvent,
+  StreamEventType,
+  StreamFilters,
+  StreamNotice,
+  StreamWarning,
+} from './stream-types.ts';
 
-export type DiskStreamOptions = StreamFilters &
+/** `T`: the event types selected (market events by default; derived kinds type the events as bars or snapshots). */
+export type DiskStreamOptions<T extends StreamEventType = EventType> = StreamFilters<T> &
   ResumingOptions & {
     /** The disk-sync edge, e.g. `wss://us.example.com:8082` (local `ws://127.0.0.1:8082`). */
     url: string;
@@ -66,7 +77,7 @@ type Frame =
 type DiskState = { lostAt: number | null };
 
 const eventsOf = (batch: unknown): WireItem[] =>
-  (batch as StreamEvent[]).map((event) => ({ type: 'event', seq: event.seq, event }));
+  (batch as AnyStreamEvent[]).map((event) => ({ type: 'event', seq: event.seq, event }));
 
 function controlItem(c: Control): WireItem | null {
   const { type, id: _id, ...body } = c;
@@ -100,7 +111,7 @@ function endedOf(
 
 /** One disk-sync connection subscribed after `position` (and over `window`): its items, then how it ended. */
 async function* connectDisk(
-  opts: DiskStreamOptions,
+  opts: DiskStreamOptions<StreamEventType>,
   state: DiskState,
   position: Position | null,
   signal: AbortSignal,
@@ -175,7 +186,7 @@ async function* connectDisk(
 }
 
 function subscribeMessage(
-  opts: DiskStreamOptions,
+  opts: DiskStreamOptions<StreamEventType>,
   position: Position | null,
   window: ReplayWindow,
 ): Record<string, unknown> {
@@ -193,10 +204,18 @@ function subscribeMessage(
   };
 }
 
-/** The unified stream over the disk-sync WebSocket, as an async iterator that resumes on its own. */
-export function streamDisk(opts: DiskStreamOptions): ResumingStream {
+/**
+ * The unified stream over the disk-sync WebSocket, as an async iterator that resumes on its own;
+ * its events typed by `eventTypes` (market events by default). The last signature is the market
+ * one, so `ReturnType<typeof streamDisk>` stays the market stream's type.
+ */
+export function streamDisk<T extends StreamEventType = EventType>(
+  opts: DiskStreamOptions<T>,
+): ResumingStream<StreamEvent<T>>;
+export function streamDisk(opts: DiskStreamOptions): ResumingStream;
+export function streamDisk(opts: DiskStreamOptions<StreamEventType>): ResumingStream<AnyStreamEvent> {
   const state: DiskState = { lostAt: null };
-  return new ResumingStream(opts, (position, signal, window) =>
+  return new ResumingStream<AnyStreamEvent>(opts, (position, signal, window) =>
     connectDisk(opts, state, position, signal, window),
   );
 }

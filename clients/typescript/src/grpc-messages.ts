@@ -2,16 +2,24 @@
  * `price.FeedMessage` objects (as @grpc/proto-loader decodes them: snake_case, int64 as numbers,
  * scalars filled with their defaults) → the iterator's items, shaped like the JSON events of the
  * unified stream: proto3 has no null, so a book's absent `best_bid`/`best_ask`/`mid_price`/
- * `spread_bps` become null as in JSON, and absent optional fields stay absent. Heartbeats and pongs
- * are transport noise: null.
+ * `spread_bps` (a snapshot's `best_bid`/`best_ask`/`mid_price`) become null as in JSON, and absent
+ * optional fields stay absent. Derived streams carry `bar` and `book_snapshot` messages, shaped the
+ * same way. Heartbeats and pongs are transport noise: null.
  */
 import type { WireItem } from './resuming-stream.ts';
-import type { StreamEvent, StreamNotice, StreamWarning } from './stream-types.ts';
+import type { AnyStreamEvent, StreamNotice, StreamWarning } from './stream-types.ts';
 
 type Obj = Record<string, unknown>;
 
-/** The book fields JSON writes as null when unknown (proto3 `optional`, absent on the wire). */
-const NULLABLE_BOOK_FIELDS = ['best_bid', 'best_ask', 'mid_price', 'spread_bps'] as const;
+/** The fields JSON writes as null when unknown (proto3 `optional`, absent on the wire), per message kind. */
+const NULLABLE_FIELDS = {
+  trade: [],
+  book: ['best_bid', 'best_ask', 'mid_price', 'spread_bps'],
+  bar: [],
+  book_snapshot: ['best_bid', 'best_ask', 'mid_price'],
+} as const;
+type EventKind = keyof typeof NULLABLE_FIELDS;
+const EVENT_KINDS = Object.keys(NULLABLE_FIELDS) as EventKind[];
 
 /** Drops proto-loader's synthetic oneof names (`_best_bid`) and absent optionals. */
 function plain(o: Obj): Obj {
@@ -20,19 +28,19 @@ function plain(o: Obj): Obj {
   return out;
 }
 
-function eventOf(kind: 'trade' | 'book', body: Obj): StreamEvent {
+function eventOf(kind: EventKind, body: Obj): AnyStreamEvent {
   const o = plain(body);
-  if (kind === 'book') for (const f of NULLABLE_BOOK_FIELDS) o[f] ??= null;
+  for (const f of NULLABLE_FIELDS[kind]) o[f] ??= null;
   // The producer stamps are 0 when unknown (proto3 default); JSON leaves them out.
   if (o.ingest_us === 0) delete o.ingest_us;
   if (o.publish_us === 0) delete o.publish_us;
-  return o as StreamEvent;
+  return o as AnyStreamEvent;
 }
 
 /** One FeedMessage as an item; null for heartbeats, pongs and unknown kinds. */
 export function itemOfFeedMessage(m: Obj): WireItem | null {
-  if (m.trade || m.book) {
-    const kind = m.trade ? 'trade' : 'book';
+  const kind = EVENT_KINDS.find((k) => m[k]);
+  if (kind) {
     const event = eventOf(kind, m[kind] as Obj);
     return { type: 'event', seq: event.seq, event };
   }

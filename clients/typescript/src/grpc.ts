@@ -27,6 +27,7 @@ import {
   status,
 } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import type { EventType } from '@mdp/contracts/events';
 import { MdpError, type MdpErrorCode } from './errors.ts';
 import { itemsOfFeedMessage } from './grpc-messages.ts';
 import type { ReplayWindow } from './replay-window.ts';
@@ -38,9 +39,16 @@ import {
   type WireItem,
   watchIdle,
 } from './resuming-stream.ts';
-import type { Position, StreamFilters } from './stream-types.ts';
+import type {
+  AnyStreamEvent,
+  Position,
+  StreamEvent,
+  StreamEventType,
+  StreamFilters,
+} from './stream-types.ts';
 
-export type GrpcStreamOptions = StreamFilters &
+/** `T`: the event types selected (market events by default; derived kinds type the events as bars or snapshots). */
+export type GrpcStreamOptions<T extends StreamEventType = EventType> = StreamFilters<T> &
   ResumingOptions & {
     /** The gRPC edge, `host:port` (e.g. `127.0.0.1:50051`). */
     target: string;
@@ -126,7 +134,7 @@ function credentialsOf(tls: GrpcStreamOptions['tls']): ChannelCredentials {
 
 /** One StreamEvents call after `position` (and over `window`): its items, then how it ended. */
 async function* connectGrpc(
-  opts: GrpcStreamOptions,
+  opts: GrpcStreamOptions<StreamEventType>,
   creds: ChannelCredentials,
   position: Position | null,
   signal: AbortSignal,
@@ -183,10 +191,18 @@ async function* connectGrpc(
   }
 }
 
-/** The unified stream over gRPC StreamEvents, as an async iterator that resumes on its own. */
-export function streamGrpc(opts: GrpcStreamOptions): ResumingStream {
+/**
+ * The unified stream over gRPC StreamEvents, as an async iterator that resumes on its own; its
+ * events typed by `eventTypes` (market events by default). The last signature is the market one,
+ * so `ReturnType<typeof streamGrpc>` stays the market stream's type.
+ */
+export function streamGrpc<T extends StreamEventType = EventType>(
+  opts: GrpcStreamOptions<T>,
+): ResumingStream<StreamEvent<T>>;
+export function streamGrpc(opts: GrpcStreamOptions): ResumingStream;
+export function streamGrpc(opts: GrpcStreamOptions<StreamEventType>): ResumingStream<AnyStreamEvent> {
   const creds = credentialsOf(opts.tls);
-  return new ResumingStream(opts, (position, signal, window) =>
+  return new ResumingStream<AnyStreamEvent>(opts, (position, signal, window) =>
     connectGrpc(opts, creds, position, signal, window),
   );
 }

@@ -6,6 +6,7 @@
  */
 export { DEFAULT_MAX_DELAY_MS, DEFAULT_RETRY_MS, reconnectDelay } from './backoff.ts';
 export { ConsoleClient, type CreatedKey, type KeyView, type Session } from './console.ts';
+export { barKindOf, isBar, isBookSnapshot, isDerived } from './derived-events.ts';
 export { errorFromResponse, isMdpError, MdpError, type MdpErrorCode } from './errors.ts';
 export type { Download } from './http.ts';
 export {
@@ -13,6 +14,9 @@ export {
   type JsonRpcClientOptions,
   JsonRpcError,
   JsonRpcErrorCode,
+  type OhlcvInterval,
+  type OhlcvParams,
+  type OhlcvResult,
   type ParamsInput,
 } from './jsonrpc.ts';
 export { type ReplayWindow, replaySpeed, replayTimeMs, replayWindow } from './replay-window.ts';

@@ -6,11 +6,12 @@
  */
 
 import { JSON_RPC_CODES } from '@mdp/contracts/errors';
-import type { JSONRPC_METHODS, JsonRpcMethod } from '@mdp/contracts/jsonrpc';
+import type { Source } from '@mdp/contracts/events';
+import type { JSONRPC_METHODS, JsonRpcMethod, OHLCV_INTERVALS } from '@mdp/contracts/jsonrpc';
 import { MAX_JSONRPC_BATCH } from '@mdp/contracts/limits';
 import type { z } from 'zod';
 import { MdpError, type MdpErrorCode, networkError } from './errors.ts';
-import type { Position } from './stream-types.ts';
+import type { BarStreamEvent, Position } from './stream-types.ts';
 
 type NoSpaces<S extends string> = S extends `${infer A} ${infer B}` ? `${A}${NoSpaces<B>}` : S;
 type CodeTable = { readonly [R in (typeof JSON_RPC_CODES)[number] as NoSpaces<R['name']>]: R['code'] };
@@ -43,6 +44,28 @@ export class JsonRpcError extends MdpError {
 
 /** A method's params as an object (the edge also takes them positionally). */
 export type ParamsInput<M extends JsonRpcMethod> = z.input<(typeof JSONRPC_METHODS)[M]['schema']>;
+
+/** An `md_ohlcv` interval: `1s`, `1m`, `1h` (the bar kinds `bar_1s`, `bar_1m`, `bar_1h`). */
+export type OhlcvInterval = (typeof OHLCV_INTERVALS)[number];
+
+/** `md_ohlcv`'s params, in the API's own names (times: Unix ms). */
+export type OhlcvParams = ParamsInput<'md_ohlcv'>;
+
+/**
+ * `md_ohlcv`'s answer: the bars whose `start_ms` lies in [start_ms, end_ms), oldest first, each
+ * with its `DERIVED` `seq` (resume a derived stream after the last one to go on live). `truncated`:
+ * more bars lay in the range than one answer holds (at most 5,000): narrow the range.
+ */
+export type OhlcvResult = {
+  coin: string;
+  interval: OhlcvInterval;
+  /** Present when the call named one source. */
+  source?: Source;
+  start_ms: number;
+  end_ms: number;
+  truncated: boolean;
+  bars: BarStreamEvent[];
+};
 
 export type JsonRpcClientOptions = {
   /** The edge, e.g. `http://127.0.0.1:8545`. */
@@ -84,6 +107,15 @@ export class JsonRpcClient {
   /** `eth_blockNumber`: the `MD` stream's last sequence, the position every transport resumes from. */
   async blockNumber(): Promise<Position> {
     return Number.parseInt(await this.call<string>('eth_blockNumber'), 16);
+  }
+
+  /**
+   * `md_ohlcv`: the coin's trade bars of `interval` starting in [start_ms, end_ms), from the
+   * `DERIVED` stream. A range ending before it starts, or of more than 5,000 bars, is a JsonRpcError
+   * with `rpcCode` -32008 (`invalid_time_range`).
+   */
+  ohlcv(params: OhlcvParams): Promise<OhlcvResult> {
+    return this.call<OhlcvResult, 'md_ohlcv'>('md_ohlcv', params);
   }
 
   private flush(): void {

@@ -6,7 +6,7 @@
  * Node-only import: browsers use it too.
  */
 import { MdpError } from './errors.ts';
-import type { ReplayOptions, ReplayTime, StreamItem } from './stream-types.ts';
+import type { AnyStreamEvent, ReplayOptions, ReplayTime, StreamItem } from './stream-types.ts';
 
 /** The window of one iterator, sent unchanged on each of its connections. */
 export type ReplayWindow = { fromMs?: number; toMs?: number; speed?: number };
@@ -59,5 +59,5 @@ export function replayWindow(opts: ReplayOptions): ReplayWindow {
 }
 
 /** The notice that ends a replay with `toTime`: the iterator yields it, then ends. */
-export const isReplayComplete = (item: StreamItem): boolean =>
+export const isReplayComplete = (item: StreamItem<AnyStreamEvent>): boolean =>
   item.type === 'notice' && item.notice.code === 'replay_complete';

@@ -15,10 +15,13 @@
 import { DEFAULT_RETRY_MS, reconnectDelay, sleep } from './backoff.ts';
 import { isMdpError, MdpError } from './errors.ts';
 import { isReplayComplete, type ReplayWindow, replayWindow } from './replay-window.ts';
-import type { Position, ResumeOptions, StreamItem } from './stream-types.ts';
+import type { AnyStreamEvent, Position, ResumeOptions, StreamEvent, StreamItem } from './stream-types.ts';
 
-/** What one connection yields: everything but the loop's own reconnection reports. */
-export type WireItem = Exclude<StreamItem, { type: 'reconnecting' }>;
+/**
+ * What one connection yields: everything but the loop's own reconnection reports. Any event: what
+ * the server sends is what the stream selected, so the iterator types its items by the selection.
+ */
+export type WireItem = Exclude<StreamItem<AnyStreamEvent>, { type: 'reconnecting' }>;
 
 /** How a connection ended: `retry` = reconnect after the backoff, else end the iterator with `error`. */
 export type Ended = { retry: boolean; error: MdpError };
@@ -41,7 +44,8 @@ export type ResumingOptions = ResumeOptions & {
   retryMs?: number;
 };
 
-export class ResumingStream implements AsyncIterable<StreamItem> {
+/** `E`: the events the stream selected (market events by default; bars or snapshots for derived kinds). */
+export class ResumingStream<E extends AnyStreamEvent = StreamEvent> implements AsyncIterable<StreamItem<E>> {
   /** The last sequence yielded (or where a notice moved it): resume from here. Null before any. */
   position: Position | null;
   /** Connections opened so far after the first. */
@@ -70,13 +74,13 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
     this.closer.abort();
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<StreamItem> {
+  [Symbol.asyncIterator](): AsyncIterator<StreamItem<E>> {
     if (this.started) throw new Error('a stream can be iterated once');
     this.started = true;
     return this.run();
   }
 
-  private async *run(): AsyncGenerator<StreamItem, void, undefined> {
+  private async *run(): AsyncGenerator<StreamItem<E>, void, undefined> {
     let failures = 0;
     let connections = 0;
     while (!this.closer.signal.aborted) {
@@ -97,7 +101,7 @@ export class ResumingStream implements AsyncIterable<StreamItem> {
             const item = this.accept(wireItem);
             if (item === null) continue;
             if (item.type === 'event') failures = 0;
-            yield item;
+            yield item as StreamItem<E>;
             // The replay reached its end: the server closes cleanly; no reconnection follows.
             if (isReplayComplete(item)) return;
           }

@@ -1,11 +1,13 @@
 /**
  * What the stream iterators yield (SSE `stream()`, gRPC `streamGrpc()`, disk-sync `streamDisk()`),
- * typed from the contracts: market events with their stream sequence, notices, non-terminal
+ * typed from the contracts: market events with their stream sequence (or, when a stream selects
+ * derived kinds, bars and book snapshots with their `DERIVED` sequence), notices, non-terminal
  * warnings, and reconnection reports. `Position` is the one resume position of every transport:
  * the `MD` stream sequence (SSE `id:` / Last-Event-ID, gRPC `seq` / `after_seq`, disk-sync `seq` /
  * `from_seq`), so a position saved from one iterator resumes another. A replay by time
  * (`fromTime`, `toTime`, `speed`) is sent with that position on every connection; the position wins.
  */
+import type { BarEvent, BarKind, BookSnapshotEvent, DerivedKind } from '@mdp/contracts/derived';
 import type { SseCode } from '@mdp/contracts/errors';
 import type { EventType, MarketEvent, Source } from '@mdp/contracts/events';
 import type { MdpError } from './errors.ts';
@@ -16,8 +18,38 @@ import type { MdpError } from './errors.ts';
  */
 export type Position = number;
 
-/** A canonical event as the stream serves it: `seq` first, the producer's stamps (Unix µs) last. */
-export type StreamEvent = MarketEvent & { seq: Position; ingest_us?: number; publish_us?: number };
+/** A canonical `MD` event as the stream serves it: `seq` first, the producer's stamps (Unix µs) last. */
+export type MarketStreamEvent = MarketEvent & { seq: Position; ingest_us?: number; publish_us?: number };
+
+/** A trade bar (`bar_1s`, `bar_1m`, `bar_1h`) as streams and `md_ohlcv` serve it: its `DERIVED` sequence first. */
+export type BarStreamEvent = BarEvent & { seq: Position };
+
+/** A `book_snapshot_10_1s` as streams serve it: its `DERIVED` sequence first. */
+export type BookSnapshotStreamEvent = BookSnapshotEvent & { seq: Position };
+
+/** An event of the `DERIVED` stream (contracts/derived.ts). */
+export type DerivedStreamEvent = BarStreamEvent | BookSnapshotStreamEvent;
+
+/**
+ * What a stream may select: the market events of `MD` (`trade`, `book`) or the derived kinds of
+ * `DERIVED` (contracts/subscription.ts): never both in one stream (the server refuses the mix).
+ */
+export type StreamEventType = EventType | DerivedKind;
+
+/**
+ * The event a stream selecting `T` yields: `StreamEvent` (no argument, or `trade` / `book`) is a
+ * market event; `StreamEvent<'bar_1m'>` a bar; `StreamEvent<StreamEventType>` any of them (narrow
+ * it with `isBar` / `isBookSnapshot`). A derived stream's `seq` (and so its `Position`) is the
+ * `DERIVED` sequence, a number space of its own: resume a derived stream only from a derived one.
+ */
+export type StreamEvent<T extends StreamEventType = EventType> = T extends EventType
+  ? MarketStreamEvent
+  : T extends BarKind
+    ? BarStreamEvent
+    : BookSnapshotStreamEvent;
+
+/** Any event an iterator may yield, whatever it selected. */
+export type AnyStreamEvent = StreamEvent<StreamEventType>;
 
 /** `event: notice` (never an error): the server moved the position, or a stale coin recovered. */
 export type StreamNotice =
@@ -53,17 +85,21 @@ export type StreamWarning = {
   coin?: string;
 };
 
-export type StreamItem =
-  | { type: 'event'; seq: Position; event: StreamEvent }
+/** One item of an iterator whose events are `E` (market events unless the stream selected derived kinds). */
+export type StreamItem<E extends AnyStreamEvent = StreamEvent> =
+  | { type: 'event'; seq: Position; event: E }
   | { type: 'notice'; notice: StreamNotice }
   | { type: 'warning'; warning: StreamWarning }
   /** The connection ended; the iterator reconnects after `delayMs` (attempt n of consecutive failures). */
   | { type: 'reconnecting'; attempt: number; delayMs: number; error: MdpError };
 
-/** What a stream delivers, on every transport: absent or empty lists mean "all". */
-export type StreamFilters = {
+/**
+ * What a stream delivers, on every transport: absent or empty lists mean "all" (for `eventTypes`:
+ * all of `MD`'s; derived kinds are only ever delivered when named).
+ */
+export type StreamFilters<T extends StreamEventType = EventType> = {
   coins?: string[];
-  eventTypes?: EventType[];
+  eventTypes?: T[];
   sources?: Source[];
 };
 
@@ -101,7 +137,7 @@ export type ResumeOptions = ReplayOptions & {
   random?: () => number;
 };
 
-export type StreamOptions = StreamFilters &
+export type StreamOptions<T extends StreamEventType = EventType> = StreamFilters<T> &
   ResumeOptions & {
     /** The unified edge, e.g. `https://us.example.com` (or the full `/api/v1/unified/stream` URL). */
     url: string;

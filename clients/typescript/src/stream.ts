@@ -10,6 +10,7 @@
  * fetch + a streaming SSE parser, no Node-only import: it runs in Node 20+ and in browsers.
  */
 import type { SseCode } from '@mdp/contracts/errors';
+import type { EventType } from '@mdp/contracts/events';
 import { DEFAULT_RETRY_MS } from './backoff.ts';
 import { errorFromResponse, MdpError, networkError } from './errors.ts';
 import type { ReplayWindow } from './replay-window.ts';
@@ -21,7 +22,15 @@ import {
   watchIdle,
 } from './resuming-stream.ts';
 import { type SseMessage, SseParser } from './sse-parser.ts';
-import type { Position, StreamEvent, StreamNotice, StreamOptions, StreamWarning } from './stream-types.ts';
+import type {
+  AnyStreamEvent,
+  Position,
+  StreamEvent,
+  StreamEventType,
+  StreamNotice,
+  StreamOptions,
+  StreamWarning,
+} from './stream-types.ts';
 
 export const STREAM_PATH = '/api/v1/unified/stream';
 
@@ -40,7 +49,7 @@ const retryableStatus = (status: number) => status === 408 || status === 429 || 
  * position travels as a header).
  */
 export function streamUrl(
-  opts: Pick<StreamOptions, 'url' | 'coins' | 'eventTypes' | 'sources'>,
+  opts: Pick<StreamOptions<StreamEventType>, 'url' | 'coins' | 'eventTypes' | 'sources'>,
   window: ReplayWindow = {},
 ): string {
   const base = opts.url.replace(/\/+$/, '');
@@ -59,8 +68,8 @@ export function streamUrl(
  * is the one of every transport (resuming-stream.ts); this class adds the SSE connection and the
  * server's `retry:` as the first wait.
  */
-export class UnifiedStream extends ResumingStream {
-  constructor(opts: StreamOptions) {
+export class UnifiedStream<E extends AnyStreamEvent = StreamEvent> extends ResumingStream<E> {
+  constructor(opts: StreamOptions<StreamEventType>) {
     const parser = new SseParser();
     super(
       opts,
@@ -72,7 +81,7 @@ export class UnifiedStream extends ResumingStream {
 
 /** One SSE connection after `position`: its items, then how it ended. */
 async function* connectSse(
-  opts: StreamOptions,
+  opts: StreamOptions<StreamEventType>,
   url: string,
   parser: SseParser,
   position: Position | null,
@@ -134,7 +143,7 @@ async function* connectSse(
 }
 
 function fetchStream(
-  opts: StreamOptions,
+  opts: StreamOptions<StreamEventType>,
   url: string,
   position: Position | null,
   signal: AbortSignal,
@@ -151,7 +160,7 @@ function fetchStream(
  */
 function interpret(m: SseMessage): WireItem | MdpError | null {
   if (m.event === 'message') {
-    const event = JSON.parse(m.data) as StreamEvent;
+    const event = JSON.parse(m.data) as AnyStreamEvent;
     return { type: 'event', seq: m.id === '' ? event.seq : Number(m.id), event };
   }
   if (m.event === 'notice') return { type: 'notice', notice: JSON.parse(m.data) as StreamNotice };
@@ -163,7 +172,16 @@ function interpret(m: SseMessage): WireItem | MdpError | null {
   return new MdpError(data.code, data.message, { requestId: data.request_id, terminal: true });
 }
 
-/** The unified stream as an async iterator; see UnifiedStream. */
-export function stream(opts: StreamOptions): UnifiedStream {
-  return new UnifiedStream(opts);
+/**
+ * The unified stream as an async iterator; see UnifiedStream. Its events are typed by
+ * `eventTypes`: market events by default, bars for `['bar_1m']`, snapshots for
+ * `['book_snapshot_10_1s']`. The last signature is the market one, so `ReturnType<typeof stream>`
+ * stays the market stream's type.
+ */
+export function stream<T extends StreamEventType = EventType>(
+  opts: StreamOptions<T>,
+): UnifiedStream<StreamEvent<T>>;
+export function stream(opts: StreamOptions): UnifiedStream;
+export function stream(opts: StreamOptions<StreamEventType>): UnifiedStream<AnyStreamEvent> {
+  return new UnifiedStream<AnyStreamEvent>(opts);
 }

@@ -1,5 +1,6 @@
 /** Every command of `mdp`, in help order. */
 import type { Command } from '../command.ts';
+import { barsCommand } from './bars.ts';
 import { cacheExport, cacheLs, cacheReplay, cacheRm } from './cache.ts';
 import { exportCommand } from './export.ts';
 import { generateCommand } from './generate.ts';
@@ -14,6 +15,7 @@ export const COMMANDS: Command[] = [
   syncCommand,
   generateCommand,
   exportCommand,
+  barsCommand,
   normalizeCommand,
   cacheLs,
   cacheExport,
