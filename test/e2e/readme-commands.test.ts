@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogLine } from '../support/process.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
-const STREAM_SECONDS = 4;
+const STREAM_SECONDS = 3;
 
 type Kind = 'start' | 'suite' | 'assign' | 'curl' | 'curl-stream' | 'mdp' | 'mdp-stream' | 'unknown';
 type Command = { text: string; kind: Kind };

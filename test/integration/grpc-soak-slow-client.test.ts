@@ -26,9 +26,12 @@ import { type BaseStack, startBase } from '../support/stack.ts';
 import { lastSeq } from '../support/stored-seqs.ts';
 
 const MAX_BACKLOG = 64 * 1024;
-/** How long `slowGrpc` stops reading: longer than publishing until its edge ends it can take. */
-const PAUSE_MS = 30_000;
-const PUBLISH_FOR_MS = 25_000;
+/**
+ * How long `slowGrpc` stops reading: longer than publishing until its edge ends it can take (a dozen
+ * batches of 200, about two seconds on the two-core machine; five times that is allowed).
+ */
+const PAUSE_MS = 12_000;
+const PUBLISH_FOR_MS = 10_000;
 const config = testConfig({ SSE_MAX_BACKLOG_BYTES: String(MAX_BACKLOG), SSE_CLOSE_GRACE_MS: '120000' });
 let base: BaseStack;
 let nats: Nats;
