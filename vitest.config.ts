@@ -27,8 +27,10 @@ export default defineConfig({
     // Each project names its files (a root `include` would be added to each project's list).
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Integration files each start their own nats-server; two cores, so keep it to two at once.
-    maxWorkers: 2,
+    // Integration files each start their own nats-server and processes, and most of a file's time
+    // is waiting on them (real-time windows, TTLs, kills, restarts), not CPU: three files at once on
+    // two cores. The fault files run alone afterwards (project 'fault').
+    maxWorkers: 3,
     // A test passes on its first try: no retry hides an intermittent defect. Known setup failures of
     // the environment (a port taken between pick and bind, a cluster still electing) are retried
     // inside their helpers, by their exact error.
