@@ -20,7 +20,7 @@ import { LOST_AFTER_MISSED_HEARTBEATS, PullConsumer, type PulledMsg } from './pu
 
 export type OrderedReaderOptions = {
   stream: string;
-  /** One filter subject (nats-server 2.9 allows one per consumer). */
+  /** One filter subject (nats-server 2.9 allows one per consumer); '' reads every message. */
   filter: string;
   /** First stream sequence wanted (≥ 1). */
   startSeq: number;
@@ -228,7 +228,7 @@ export function readOrdered(
         if (opts.paced) await pullBatches();
         else {
           const consumer = await nats.js.consumers.get(opts.stream, {
-            filter_subjects: opts.filter,
+            ...(opts.filter ? { filter_subjects: opts.filter } : {}),
             opt_start_seq: next,
           });
           if (stopped) break;

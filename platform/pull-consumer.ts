@@ -124,7 +124,8 @@ export class PullConsumer {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: opts.startSeq,
       ack_policy: AckPolicy.None,
-      filter_subject: opts.filter,
+      // '' reads the whole stream: no per-subject index to walk (see replay-source.ts `historyFilter`).
+      ...(opts.filter ? { filter_subject: opts.filter } : {}),
       inactive_threshold: nanos(5 * 60_000),
       mem_storage: true,
       num_replicas: 1,

@@ -20,7 +20,7 @@ import type { Nats } from '../../platform/nats.ts';
 import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.ts';
 import { decodeFeedEvent, type FeedEvent, type SubjectParser } from './feed-event.ts';
 import { watchHistoryEnd } from './history-end.ts';
-import type { LiveTail, TailSubscriber } from './live-tail.ts';
+import type { FeedSpec, LiveTail, TailSubscriber } from './live-tail.ts';
 import { resumeAt, sourceAfter, takeRing } from './resume-merge.ts';
 import { matches, type Selection } from './selection.ts';
 
@@ -54,8 +54,21 @@ const END_POLL_MS = 50;
 /** How feeds were positioned since start (exported for metrics and tests). */
 export const replayStats = { live: 0, fromRing: 0, fromStream: 0, notices: 0 };
 
-/** Where a history read comes from. */
+/** Where a history read comes from; `filter` '' reads every message of the stream. */
 export type HistorySpec = { stream: string; filter: string; parse: SubjectParser };
+
+/**
+ * The subject filter of a history read: the selection's narrowest when it narrows the stream by
+ * coin, source or event type; none ('') when it would only set accounts' own subjects apart, which
+ * the in-process match does anyway. nats-server 2.9 counts a filtered consumer's pending messages
+ * at its creation by walking every stored block after its start (measured on a million events:
+ * 2–27 ms, against under 1 ms unfiltered), and a resume waits for that before its first event.
+ */
+export function historyFilter(feed: FeedSpec, selection: Selection): string {
+  const filter = feed.historyFilter ? feed.historyFilter(selection) : feed.filter;
+  // Every token past the stream's prefix a wildcard: it narrows nothing but the token count.
+  return filter.split('.').every((t, i) => i === 0 || t === '*' || t === '>') ? '' : filter;
+}
 
 /**
  * When a history read stops: `stopped()` (the client left), or its goal (a sequence) is reached.
@@ -92,7 +105,7 @@ function readHistory(
     };
     const watch = watchHistoryEnd(nats, log, {
       stream: spec.stream,
-      filter: spec.filter,
+      filter: spec.filter || '>',
       position: () => reached,
       goal: end.goal,
       reached: (goal) => finish(goal),
@@ -206,7 +219,7 @@ export async function openFeed(
   else replayStats.fromRing++;
   const history: HistorySpec = {
     stream: feed.stream,
-    filter: feed.historyFilter ? feed.historyFilter(selection) : feed.filter,
+    filter: historyFilter(feed, selection),
     parse: feed.parse,
   };
   const guarded = { event: (ev: FeedEvent) => !closed && sink.event(ev), ready: () => sink.ready() };
