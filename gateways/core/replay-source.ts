@@ -140,7 +140,11 @@ function readHistory(
 }
 
 /** `onLive` runs when the feed attaches to the live tail (history replayed), with the last sequence delivered. */
-export type FeedOptions = { onLive?: (lastSeq: number) => void };
+export type FeedOptions = {
+  onLive?: (lastSeq: number) => void;
+  /** The position was just checked against the stream's bounds (a replay by time): not asked again. */
+  checked?: boolean;
+};
 
 /** Positions the feed; resolves once the first phase has started (errors before any event reject). */
 export async function openFeed(
@@ -214,7 +218,9 @@ export async function openFeed(
   }
 
   const feed = tail.feed;
-  let after = await resolvePosition(deps.nats, feed.stream, lastEventId, sink);
+  let after = options.checked
+    ? lastEventId
+    : await resolvePosition(deps.nats, feed.stream, lastEventId, sink);
   if (sourceAfter(after, tail.coveredFrom).from === 'history') replayStats.fromStream++;
   else replayStats.fromRing++;
   const history: HistorySpec = {

@@ -45,19 +45,24 @@ export async function openWindowFeed(
   const { window } = subscribed;
   const stream = deps.tail.feed.stream;
   const sink = new ReplaySink(target as ReplaySinkTarget, window.speed);
-  let position = subscribed.lastEventId;
-  if (position === null && window.fromMs !== null) {
-    const start = await startAtTime(deps.nats, stream, window.fromMs, deps.log);
-    if (start.notice) target.notice(start.notice);
-    position = start.after;
-  }
-  // A `to` already passed is looked up first: the feed never hands over anything past it.
+  // Where it starts and, for a `to` already passed, where it ends, asked of the stream at once:
+  // the feed never hands over anything past the end.
   const toMs = window.toMs;
   const passed = toMs !== null && toMs + 1 <= Date.now();
-  const endNow = passed ? await seqAtOrBefore(deps.nats, stream, toMs, deps.log) : null;
+  const byTime = subscribed.lastEventId === null && window.fromMs !== null;
+  const [start, endNow] = await Promise.all([
+    byTime ? startAtTime(deps.nats, stream, window.fromMs as number, deps.log) : null,
+    passed ? seqAtOrBefore(deps.nats, stream, toMs, deps.log) : null,
+  ]);
+  if (start?.notice) target.notice(start.notice);
+  const position = start ? start.after : subscribed.lastEventId;
   if (endNow !== null) sink.endAt(endNow);
   opts.onPositioned?.(position ?? deps.tail.lastSeq);
-  const feed = await openFeed(deps, subscribed.selection, position, sink, opts);
+  // A position from `from` has just been checked against the stream: openFeed need not ask again.
+  const feed = await openFeed(deps, subscribed.selection, position, sink, {
+    ...opts,
+    checked: start !== null,
+  });
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
   const close = () => {
