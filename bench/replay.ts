@@ -11,7 +11,7 @@
  *   random instant within what the stream holds (seeded; the seed is printed), from the request
  *   to the first event; p50/p99/max (goal p99 ≤ 50 ms), each beside a resume by position from
  *   a sequence at the same place in the stream (Last-Event-ID, after_seq, from_seq: the baseline
- *   without the time lookup), alternating.
+ *   without the time lookup), alternating; the client in a process of its own (bench/lib/first-event-client.ts).
  * Clients: bench/lib/replay-clients.ts (they count, they do not decode).
  */
 import { openGuard } from '../gateways/core/guard.ts';
@@ -25,7 +25,8 @@ import { createLogger } from '../platform/logger.ts';
 import { listenOpenDisksync } from '../test/support/disksync.ts';
 import { benchConfig } from './lib/config.ts';
 import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
-import { firstEvent, type Read, read, type Transport } from './lib/replay-clients.ts';
+import { startWorker } from './lib/ipc.ts';
+import { type Read, read, type Transport } from './lib/replay-clients.ts';
 
 const EVENTS = Number(process.env.BENCH_REPLAY_EVENTS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_REPLAY_ROUNDS ?? 3);
@@ -98,15 +99,22 @@ export async function run() {
       p99_ms: round3(pct(ms, 99)),
       max_ms: round3(Math.max(...ms)),
     });
+    // The client runs in a process of its own, as a remote client would (bench/lib/first-event-client.ts).
+    const client = await startWorker('first-event-client');
     for (const t of ['sse', 'grpc', 'disksync'] as Transport[]) {
       // Alternating: a replay from a random instant, a resume after a random sequence (the baseline).
       const byTime: number[] = [];
       const byPosition: number[] = [];
       for (let i = 0; i < FIRST_SAMPLES; i++) {
         const at = random();
-        byTime.push(await firstEvent(t, address[t], { from: firstMs + Math.floor(at * (lastMs - firstMs)) }));
+        const from = firstMs + Math.floor(at * (lastMs - firstMs));
+        byTime.push(
+          await client.call<number>('first', { transport: t, address: address[t], start: { from } }),
+        );
         const after = state.first_seq + Math.floor(at * (state.last_seq - state.first_seq));
-        byPosition.push(await firstEvent(t, address[t], { after }));
+        byPosition.push(
+          await client.call<number>('first', { transport: t, address: address[t], start: { after } }),
+        );
       }
       const time = summary(byTime);
       const position = summary(byPosition);
@@ -120,6 +128,7 @@ export async function run() {
       progress(`${t} time to first event: ${JSON.stringify(first[t])}`);
     }
 
+    await client.close();
     await disk.edge.shutdown();
     await grpc.shutdown();
     await unified.app.close();
