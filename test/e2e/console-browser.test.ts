@@ -192,10 +192,9 @@ it('registers, manages keys, and narrows and revokes them with effect within a s
   await context.close();
 }, 120_000);
 
-it('draws the live chart, resumes after the proxy is cut, and stops when the session ends', async () => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const email = `chart-${Date.now()}@example.com`;
+/** A new Pro account registered through the console API. */
+async function registerPro(prefix: string): Promise<{ email: string; password: string }> {
+  const email = `${prefix}-${Date.now()}@example.com`;
   const password = 'C0rrect-Horse-Battery';
   const reg = await fetch(`${base}/api/v1/console/register`, {
     method: 'POST',
@@ -203,11 +202,23 @@ it('draws the live chart, resumes after the proxy is cut, and stops when the ses
     body: JSON.stringify({ email, password, plan: 'pro' }),
   });
   expect(reg.status).toBe(201);
+  return { email, password };
+}
+
+/** Logs in on the console's page and waits for the key list it lands on. */
+async function logIn(page: Page, email: string, password: string): Promise<void> {
   await page.goto(`${base}/console`);
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.waitForURL(/\/console\/keys$/);
+}
+
+it('draws the live chart, resumes after the proxy is cut, and stops when the session ends', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const { email, password } = await registerPro('chart');
+  await logIn(page, email, password);
 
   await page.getByRole('link', { name: 'Live market' }).click();
   await page.waitForSelector('body[data-ready="true"]');
@@ -276,14 +287,7 @@ it('draws the live chart, resumes after the proxy is cut, and stops when the ses
 it('shows 1-minute candles: closed bars from an hour back, then the forming one, replaced when its bar closes', async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  const email = `candles-${Date.now()}@example.com`;
-  const password = 'C0rrect-Horse-Battery';
-  const reg = await fetch(`${base}/api/v1/console/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email, password, plan: 'pro' }),
-  });
-  expect(reg.status).toBe(201);
+  const { email, password } = await registerPro('candles');
   const control = await connectNats(nats.url, 'console-browser-candles', createLogger('silent'));
   // binance SOL: nothing else publishes it here, so its event time (the bars' clock) is the test's.
   let n = 0;
@@ -326,11 +330,7 @@ it('shows 1-minute candles: closed bars from an hour back, then the forming one,
       ] as const)
         await publish(B + k * 60_000 + offset, 150 + k + (k === 1 ? -delta : delta)); // the second falls
 
-    await page.goto(`${base}/console`);
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.waitForURL(/\/console\/keys$/);
+    await logIn(page, email, password);
     await page.getByRole('link', { name: 'Live market' }).click();
     await page.waitForSelector('body[data-ready="true"]');
     expect(await page.getByLabel('View').inputValue()).toBe('line'); // the default stays
