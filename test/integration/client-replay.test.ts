@@ -12,8 +12,6 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startDisksyncGateway } from '../../app/disksync-gateway.ts';
-import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { readSegment } from '../../clients/cli/src/sync/recover.ts';
 import { listSegments } from '../../clients/cli/src/sync/segments.ts';
 import { streamDisk } from '../../clients/typescript/src/disk.ts';
@@ -25,6 +23,7 @@ import { STREAMS } from '../../contracts/streams.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { type CliResult, freshConfigDir, startCli } from '../support/cli.ts';
 import { type CutProxy, startCutProxy } from '../support/cut-proxy.ts';
+import { startGuardedDisksync } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTestGrpc, type TestGrpc } from '../support/grpc.ts';
@@ -42,7 +41,6 @@ let stack: TestStack;
 let sse: TestGateway;
 let grpc: TestGrpc;
 let disk: { address: string; stop(): Promise<void> };
-let stopGuard: () => Promise<void>;
 /** Relays in front of each edge: `cut()` destroys the iterators' live connections. */
 const proxies: Record<'sse' | 'grpc' | 'disk', CutProxy> = {} as never;
 const configDir = freshConfigDir();
@@ -137,15 +135,7 @@ beforeAll(async () => {
   const log = createLogger(stack.config.LOG_LEVEL, 'client-replay');
   sse = await startTestGateway(stack.server.url, { SSE_RETRY_MS: String(RETRY_MS) }, { guard: 'keys' });
   grpc = await startTestGrpc(stack.nats, stack.config);
-  const parts = await startEdgeGuard(stack.nats, stack.config, log);
-  stopGuard = () => parts.part.stop();
-  disk = await startDisksyncGateway(
-    stack.nats,
-    { ...stack.config, DISKSYNC_PORT_US: 0, HOST: '127.0.0.1' },
-    log,
-    'us',
-    parts,
-  );
+  disk = await startGuardedDisksync(stack.nats, stack.config, log);
   proxies.sse = await startCutProxy(sse.url);
   proxies.grpc = await startCutProxy(`http://${grpc.target}`);
   proxies.disk = await startCutProxy(disk.address.replace(/^ws/, 'http'));
@@ -159,7 +149,6 @@ afterEach(() => {
 afterAll(async () => {
   for (const p of Object.values(proxies)) await p?.close();
   await disk?.stop();
-  await stopGuard?.();
   await grpc?.close();
   await sse?.close();
   await stack?.close();

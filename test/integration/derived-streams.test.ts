@@ -9,12 +9,10 @@
  */
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDisksyncGateway } from '../../app/disksync-gateway.ts';
-import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { type BarEvent, type BookSnapshotEvent, derivedStartMs } from '../../contracts/derived.ts';
 import { derivedSubject } from '../../contracts/subjects.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { connectSync, type SyncClient } from '../support/disksync.ts';
+import { connectSync, type SyncClient, startGuardedDisksync } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { keyMetadata, type PriceClient, priceClient, startTestGrpc, type TestGrpc } from '../support/grpc.ts';
@@ -29,7 +27,6 @@ let grpc: TestGrpc;
 let rpc: TestJsonRpc;
 let client: PriceClient;
 let disk: { address: string; stop(): Promise<void> };
-let stopGuard: () => Promise<void>;
 let key = '';
 const syncs: SyncClient[] = [];
 const T0 = 1_767_225_600_000;
@@ -96,15 +93,7 @@ beforeAll(async () => {
   grpc = await startTestGrpc(stack.nats, stack.config);
   client = priceClient(grpc.target);
   rpc = await startTestJsonRpc(stack.nats, stack.config);
-  const parts = await startEdgeGuard(stack.nats, stack.config, log);
-  stopGuard = () => parts.part.stop();
-  disk = await startDisksyncGateway(
-    stack.nats,
-    { ...stack.config, DISKSYNC_PORT_US: 0, HOST: '127.0.0.1' },
-    log,
-    'us',
-    parts,
-  );
+  disk = await startGuardedDisksync(stack.nats, stack.config, log);
   key = (await stack.accounts.key('quant')).key;
   await publishNow(stack.nats.js, [trade('BTC', 1), trade('ETH', 2)]);
   const events = [
@@ -121,7 +110,6 @@ afterAll(async () => {
   for (const c of syncs) c.ws.terminate();
   client?.close();
   await disk?.stop();
-  await stopGuard?.();
   await rpc?.close();
   await grpc?.close();
   await sse?.close();

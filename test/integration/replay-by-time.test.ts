@@ -10,12 +10,10 @@
  */
 import type { ClientReadableStream } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDisksyncGateway } from '../../app/disksync-gateway.ts';
-import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { TIER_LIMITS } from '../../contracts/limits.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { connectSync, type SyncClient } from '../support/disksync.ts';
+import { connectSync, type SyncClient, startGuardedDisksync } from '../support/disksync.ts';
 import { eventually } from '../support/eventually.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { keyMetadata, type PriceClient, priceClient, startTestGrpc, type TestGrpc } from '../support/grpc.ts';
@@ -33,7 +31,6 @@ let sse: TestGateway;
 let grpc: TestGrpc;
 let client: PriceClient;
 let disk: { address: string; stop(): Promise<void> };
-let stopGuard: () => Promise<void>;
 let key = '';
 const syncClients: SyncClient[] = [];
 
@@ -160,10 +157,7 @@ beforeAll(async () => {
   sse = await startTestGateway(stack.server.url, {}, { guard: 'keys' });
   grpc = await startTestGrpc(stack.nats, stack.config);
   client = priceClient(grpc.target);
-  const parts = await startEdgeGuard(stack.nats, stack.config, log);
-  stopGuard = () => parts.part.stop();
-  const config = { ...stack.config, DISKSYNC_PORT_US: 0, HOST: '127.0.0.1' };
-  disk = await startDisksyncGateway(stack.nats, config, log, 'us', parts);
+  disk = await startGuardedDisksync(stack.nats, stack.config, log);
   key = (await stack.accounts.key('quant')).key;
   // The schedule's jitter is fixed (seed 7): the ranges over it are the seeded random inputs.
   let state = 7;
@@ -177,7 +171,6 @@ afterAll(async () => {
   for (const c of syncClients) c.ws.terminate();
   client?.close();
   await disk?.stop();
-  await stopGuard?.();
   await grpc?.close();
   await sse?.close();
   await stack?.close();

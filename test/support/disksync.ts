@@ -5,6 +5,8 @@
  */
 import { unpack } from 'msgpackr';
 import WebSocket from 'ws';
+import { startDisksyncGateway } from '../../app/disksync-gateway.ts';
+import { startEdgeGuard } from '../../app/edge-guard.ts';
 import { openGuard } from '../../gateways/core/guard.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
 import {
@@ -14,6 +16,7 @@ import {
   disksyncSettings,
 } from '../../gateways/disksync/app.ts';
 import { KeyLeases } from '../../gateways/disksync/lease.ts';
+import type { Config } from '../../platform/config.ts';
 import { createLogger, type Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { eventually } from './eventually.ts';
@@ -178,4 +181,35 @@ export async function startInProcessDisksync(
       await nats.nc.close();
     },
   };
+}
+
+/**
+ * A disk-sync edge in this process behind the real key guard (the edge roles' own `startEdgeGuard`
+ * and `startDisksyncGateway`), on a free port; `stop` stops the edge, then its guard.
+ */
+export async function startGuardedDisksync(
+  nats: Nats,
+  config: Config,
+  log: Logger,
+): Promise<{ address: string; stop(): Promise<void> }> {
+  const parts = await startEdgeGuard(nats, config, log);
+  try {
+    const disk = await startDisksyncGateway(
+      nats,
+      { ...config, DISKSYNC_PORT_US: 0, HOST: '127.0.0.1' },
+      log,
+      'us',
+      parts,
+    );
+    return {
+      address: disk.address,
+      async stop() {
+        await disk.stop();
+        await parts.part.stop();
+      },
+    };
+  } catch (err) {
+    await parts.part.stop();
+    throw err;
+  }
 }

@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import type { Download } from '@mdp/client';
+import type { Download, SimulationClient } from '@mdp/client';
 import type { Ctx } from './command.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 import { bar, formatBytes, formatCount, StatusLine } from './term.ts';
@@ -57,6 +57,22 @@ export async function saveDownload(
   }
   await rename(partial, file);
   return bytes;
+}
+
+/** A job's artifact (`download_url`, `content_length_bytes`) saved to `file`; its bytes. */
+export async function saveJobArtifact(
+  ctx: Ctx,
+  sim: SimulationClient,
+  result: { download_url: string; content_length_bytes: number },
+  file: string,
+): Promise<number> {
+  return saveDownload(
+    ctx,
+    await sim.download(result, ctx.signal),
+    file,
+    'downloading',
+    result.content_length_bytes,
+  );
 }
 
 /** The last line of a job's download (generate, export): the result as JSON, or what was saved and its identity. */

@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import { SimulationClient } from '@mdp/client';
 import { type Command, required } from '../command.ts';
 import { apiKey } from '../config.ts';
-import { reportSaved, saveDownload } from '../download.ts';
+import { reportSaved, saveJobArtifact } from '../download.ts';
 import { CliError, EXIT, UsageError } from '../exit-codes.ts';
 import { bar, formatCount, StatusLine } from '../term.ts';
 
@@ -119,13 +119,7 @@ export const exportCommand: Command = {
     status.update(bar(ctx.term, 'exporting', 1, 1, `${formatCount(result.row_count)} rows`), true);
     status.done();
     const file = (values.out as string | undefined) ?? `${result.job_id}.${result.format}`;
-    const bytes = await saveDownload(
-      ctx,
-      await sim.download(result, ctx.signal),
-      file,
-      'downloading',
-      result.content_length_bytes,
-    );
+    const bytes = await saveJobArtifact(ctx, sim, result, file);
     const digest = await sha256Of(file);
     if (digest !== result.sha256) {
       await rm(file, { force: true });

@@ -6,7 +6,7 @@
 import { SimulationClient } from '@mdp/client';
 import { type Command, integer, required } from '../command.ts';
 import { apiKey } from '../config.ts';
-import { reportSaved, saveDownload } from '../download.ts';
+import { reportSaved, saveJobArtifact } from '../download.ts';
 import { CliError, EXIT, UsageError } from '../exit-codes.ts';
 import { bar, formatCount, StatusLine } from '../term.ts';
 
@@ -76,13 +76,7 @@ export const generateCommand: Command = {
     status.update(bar(ctx.term, 'generating', 1, 1, `${formatCount(result.row_count)} rows`), true);
     status.done();
     const file = (values.out as string | undefined) ?? `${result.job_id}.parquet`;
-    const bytes = await saveDownload(
-      ctx,
-      await sim.download(result, ctx.signal),
-      file,
-      'downloading',
-      result.content_length_bytes,
-    );
+    const bytes = await saveJobArtifact(ctx, sim, result, file);
     reportSaved(ctx, result, file, bytes, `manifest_hash ${result.manifest_hash}`);
     return EXIT.ok;
   },
