@@ -17,6 +17,9 @@ export async function setupStreams(nats: Nats, config: Config): Promise<void> {
       replicas: config.STREAM_REPLICAS,
       cacheMaxBytes: config.CACHE_MAX_BYTES,
       cacheMaxAgeSeconds: config.CACHE_MAX_AGE_S,
+      ownMaxBytes: config.OWN_MAX_BYTES,
+      ownMaxAgeSeconds: config.OWN_MAX_AGE_S,
+      ownMaxMsgs: config.OWN_MAX_MSGS,
     }),
   );
 }

@@ -15,7 +15,7 @@ import { cpus } from 'node:os';
 import { encodeStoredEvent } from '../contracts/event-wire.ts';
 import type { BookEvent, TradeEvent } from '../contracts/events.ts';
 import { STREAMS } from '../contracts/streams.ts';
-import { MD_PLATFORM, mdSubject } from '../contracts/subjects.ts';
+import { MD_ALL, mdSubject } from '../contracts/subjects.ts';
 import { createLogger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { readOrdered } from '../platform/ordered-reader.ts';
@@ -132,7 +132,7 @@ async function rawRead(nats: Nats, last: number): Promise<Phase> {
   await new Promise<void>((resolve) => {
     const r = readOrdered(
       nats,
-      { stream: STREAMS.MD, filter: MD_PLATFORM, startSeq: 1 },
+      { stream: STREAMS.MD, filter: MD_ALL, startSeq: 1 },
       (_msg, seq) => {
         n++;
         if (seq >= last) {

@@ -11,6 +11,14 @@ const DAY_S = 86_400;
 export const CACHE_STREAM_MAX_BYTES = 1024 * MiB;
 export const CACHE_STREAM_MAX_AGE_S = 7 * DAY_S;
 export const CACHE_STREAM_MAX_MSGS = 10_000_000;
+/**
+ * The `OWN` stream (accounts' `stream: true` events), all accounts together: apart from `MD`, so
+ * the platform's history never leaves retention because of what tenants publish. Full, it drops
+ * its own oldest events.
+ */
+export const OWN_STREAM_MAX_BYTES = 1024 * MiB;
+export const OWN_STREAM_MAX_AGE_S = DAY_S;
+export const OWN_STREAM_MAX_MSGS = 5_000_000;
 
 /** Bytes of cached events (`stored_bytes`, summed) one account may hold; past it 429 `quota_exceeded`. */
 export const CACHE_QUOTA_BYTES = 64 * MiB;
@@ -53,8 +61,8 @@ export const IDEMPOTENCY_KEY_MAX = 255;
 /**
  * Events one account may publish with `stream: true` per UTC day, and their bytes (JSON), across
  * every process (producers/publish-quota.ts); past either 429 `quota_exceeded` until the next day.
- * They share `MD`'s window with the platform's feed, so this is what keeps one account from pushing
- * everyone's history out of retention.
+ * With `OWN`'s one-day age this is the per-account cap on what `OWN` holds: at most two days'
+ * quota (yesterday's tail and today's) of one account at any moment.
  */
 export const PUBLISH_EVENTS_PER_DAY = 200_000;
 export const PUBLISH_BYTES_PER_DAY = 64 * MiB;

@@ -64,3 +64,14 @@ export const KEY_FAILURES_PER_ADDRESS = perMinute(30);
 
 /** Subjects (addresses, emails, accounts) each limiter tracks at most: an LRU, so memory stays flat. */
 export const LIMITER_MAX_SUBJECTS = 100_000;
+
+/**
+ * Refusals (401, 403, 429 at the edge guard) one address is answered at once: 100, then 50 a
+ * second. Past that each refusal is answered after `REFUSAL_DELAY_MS`, so a client retrying in a
+ * loop costs the edge a timer per second per request in flight instead of a request's work, and
+ * the process's time stays with everyone else (gateways/core/refusal-pacer.ts). At most
+ * `REFUSALS_HELD_MAX` answers are held at once per process; past it they are answered at once.
+ */
+export const REFUSALS_AT_ONCE_PER_ADDRESS: BucketSpec = { rate: 50, burst: 100 };
+export const REFUSAL_DELAY_MS = 1_000;
+export const REFUSALS_HELD_MAX = 10_000;

@@ -36,6 +36,8 @@ export const SubscribeMessage = z
     sources: SourceList.optional(),
     /** Resume after this stream sequence (the `seq` of the last event kept); absent: live only. */
     from_seq: StreamPosition.optional(),
+    /** Resume the account's own events (`"own":true`) after this `OWN` sequence; absent: by the time of `from_seq`'s event. */
+    from_own_seq: StreamPosition.optional(),
     /** A replay by time (Unix ms or ISO 8601): from the first event stored at or after `from_time`. */
     from_time: z.union([TimeMs, TimeText]).optional(),
     /** Ends the subscription after the last event stored at or before it (`replay_complete`). */
@@ -64,6 +66,7 @@ export function toSubscription(m: SubscribeMessage): Subscription {
     ...(m.event_types ? { event_types: m.event_types } : {}),
     ...(m.sources ? { sources: m.sources } : {}),
     ...(m.from_seq !== undefined ? { last_event_id: m.from_seq } : {}),
+    ...(m.from_own_seq !== undefined ? { last_own_seq: m.from_own_seq } : {}),
     ...(m.from_time !== undefined ? { from_ms: m.from_time } : {}),
     ...(m.to_time !== undefined ? { to_ms: m.to_time } : {}),
     ...(m.speed !== undefined ? { speed: m.speed } : {}),

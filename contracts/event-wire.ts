@@ -4,7 +4,7 @@
  * Every routing field (source, symbol, event type, owner) is in the subject, so a reader filters
  * and routes without looking at the bytes, and a gateway frames the stored bytes as they are:
  * the `seq` a client sees is spliced in front (`{"seq":N,` + the bytes after `{`), never parsed
- * and re-encoded. Decoding MessagePack and re-encoding JSON per event held catch-up well below a
+ * and re-encoded (an account's own event, read from `OWN`, also gets `"own":true` after it). Decoding MessagePack and re-encoding JSON per event held catch-up well below a
  * raw consumer (ARCHITECTURE.md); this keeps the per-event cost at one UTF-8 decode.
  *
  * The only validation on the hot path is cheap: the bytes are a JSON object (`{` … `}`). What a
@@ -37,8 +37,10 @@ let scratch = Buffer.allocUnsafe(4096) as RawBuffer;
 let lastJson: string | null = null;
 let lastBytes = 0;
 const SEQ_HEAD = Buffer.from('{"seq":');
-/** `{"seq":` + up to 16 digits (a safe integer) + `,`. */
-const MAX_HEAD = SEQ_HEAD.length + 17;
+/** After `seq` on an account's own event (`OWN`): its `seq` is that stream's, not `MD`'s. */
+const OWN_MARK = Buffer.from('"own":true,');
+/** `{"seq":` + up to 16 digits (a safe integer) + `,` + the own mark. */
+const MAX_HEAD = SEQ_HEAD.length + 17 + OWN_MARK.length;
 
 /**
  * The event JSON with `seq` first, built from the stored bytes without parsing them. Call only on
@@ -46,10 +48,10 @@ const MAX_HEAD = SEQ_HEAD.length + 17;
  * once, so the string is flat: `'{"seq":N,' + rest` made a rope (a ConsString), which every
  * reader of it by `charCodeAt` (the direct protobuf and MessagePack encoders) paid for per char.
  */
-export function storedJsonWithSeq(bytes: Uint8Array, seq: number): string {
+export function storedJsonWithSeq(bytes: Uint8Array, seq: number, own = false): string {
   if (bytes.length === 2) {
     lastJson = null;
-    return `{"seq":${seq}}`;
+    return own ? `{"seq":${seq},"own":true}` : `{"seq":${seq}}`;
   }
   const need = MAX_HEAD + bytes.length;
   if (scratch.length < need) scratch = Buffer.allocUnsafe(Math.max(need, scratch.length * 2)) as RawBuffer;
@@ -57,6 +59,7 @@ export function storedJsonWithSeq(bytes: Uint8Array, seq: number): string {
   SEQ_HEAD.copy(b, 0);
   let at = SEQ_HEAD.length + b.write(String(seq), SEQ_HEAD.length, 'latin1');
   b[at++] = 0x2c; // ,
+  if (own) at += OWN_MARK.copy(b, at);
   b.set(bytes.subarray(1), at);
   // Buffer's own UTF-8 slice costs less than TextDecoder's on event-sized input; both replace
   // invalid UTF-8 alike. Called directly: `toString` checks its arguments and looks up the encoding.

@@ -28,6 +28,8 @@ export const PositionNotice = z.object({
   /** The stream's oldest and newest retained sequences when the position was resolved. */
   first_seq: z.number().int().nonnegative(),
   last_seq: z.number().int().nonnegative(),
+  /** `own`: the position is the account's own events' (`OWN` sequences); absent: the stream's. */
+  feed: z.literal('own').optional(),
 });
 export type PositionNotice = z.infer<typeof PositionNotice>;
 

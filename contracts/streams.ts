@@ -1,9 +1,16 @@
 /**
  * JetStream streams and KV buckets: names, subjects and retention. Spelled here and nowhere else.
  */
-import { CACHE_STREAM_MAX_AGE_S, CACHE_STREAM_MAX_BYTES, CACHE_STREAM_MAX_MSGS } from './base-url-limits.ts';
+import {
+  CACHE_STREAM_MAX_AGE_S,
+  CACHE_STREAM_MAX_BYTES,
+  CACHE_STREAM_MAX_MSGS,
+  OWN_STREAM_MAX_AGE_S,
+  OWN_STREAM_MAX_BYTES,
+  OWN_STREAM_MAX_MSGS,
+} from './base-url-limits.ts';
 import { ERROR_LOG_ALL, ERROR_LOG_RETENTION_S, STATUS_EVENTS_ALL } from './status.ts';
-import { DERIVED_ALL, MD_ALL } from './subjects.ts';
+import { DERIVED_ALL, MD_ALL, OWN_ALL } from './subjects.ts';
 
 export const STREAMS = {
   MD: 'MD',
@@ -17,6 +24,8 @@ export const STREAMS = {
   ERRORS: 'ERRORS',
   /** Bars and book snapshots built from `MD` (contracts/derived.ts); retention as `MD`. */
   DERIVED: 'DERIVED',
+  /** What accounts publish with `stream: true`: retention and bounds of its own, never `MD`'s window. */
+  OWN: 'OWN',
 } as const;
 
 export const KV_BUCKETS = {
@@ -40,7 +49,7 @@ export const KV_BUCKETS = {
   simSessions: 'sim_sessions',
   /** `<key_id>` → the one disk-sync connection of the key, all gateways: `{holder, expires_ms}` (gateways/disksync/lease.ts). */
   disksyncLeases: 'disksync_leases',
-  /** `<account_id>.<batch_id>` → the state of a `stream: true` publish (written once, kept). */
+  /** `<account_id>.<batch_id>` → the state of a `stream: true` publish (expires with `OWN`'s max age). */
   publishedBatches: 'published_batches',
   /** `<account_id>.<yyyymmdd>` → the events and bytes the account published with `stream: true` that day (producers/publish-quota.ts). */
   publishQuota: 'publish_quota',
@@ -65,6 +74,10 @@ export type RetentionLimits = {
   /** `CACHE` bounds (defaults: contracts/base-url-limits.ts). */
   cacheMaxBytes?: number;
   cacheMaxAgeSeconds?: number;
+  /** `OWN` bounds, all accounts together (defaults: contracts/base-url-limits.ts). */
+  ownMaxBytes?: number;
+  ownMaxAgeSeconds?: number;
+  ownMaxMsgs?: number;
 };
 
 /** The subset of a JetStream stream config this platform sets. Durations in seconds here. */
@@ -105,6 +118,17 @@ export function streamDefinitions(limits: RetentionLimits): StreamDefinition[] {
     // Derived from `MD`, kept as long: a bar outlives neither the events it was built from nor
     // the window a restarted producer re-reads them in.
     { ...KEEP_ALL, ...md, name: STREAMS.DERIVED, subjects: [DERIVED_ALL], replicas },
+    {
+      // Accounts' own events: bounded apart from `MD`, so a tenant fills this window at most, and
+      // each account at most its daily publish quota per day of it (producers/publish-quota.ts).
+      ...KEEP_ALL,
+      name: STREAMS.OWN,
+      subjects: [OWN_ALL],
+      maxAgeSeconds: limits.ownMaxAgeSeconds ?? OWN_STREAM_MAX_AGE_S,
+      maxBytes: limits.ownMaxBytes ?? OWN_STREAM_MAX_BYTES,
+      maxMsgs: limits.ownMaxMsgs ?? OWN_STREAM_MAX_MSGS,
+      replicas,
+    },
     {
       ...KEEP_ALL,
       name: STREAMS.SIM,

@@ -1,17 +1,13 @@
 /**
  * Subject builders and parsers. Subjects are built here and nowhere else.
  *
- * `md.<source>.<symbol>.<event_type>` carries the platform's canonical market events: only the
- * platform's producers publish there. `md.<source>.<symbol>.<event_type>.<account_id>` is an
- * account's own subject space: events a caller normalizes with `stream: true`. Both live in the
- * `MD` stream (one sequence space, so resuming by sequence works across both).
- *
- * Why the account id is the last token rather than a prefix: nats-server 2.9 allows one filter
- * per consumer, and a resuming client must read the platform's events and its account's own in
- * one ordered pass. `md.<source>.<symbol>.>` covers both and stays as narrow (by source and coin)
- * as the platform-only filter; with an account prefix the only common filter is the whole stream.
- * Readers that ask for four tokens (`md.*.*.*`, `parseMdSubject`) never see account events: the
- * safe default for anything that does not know about accounts.
+ * `md.<source>.<symbol>.<event_type>` carries the platform's canonical market events on `MD`: only
+ * the platform's producers publish there, and `MD` takes no other subject. What an account
+ * publishes with `stream: true` lives on a stream of its own, `OWN`, as
+ * `own.<account_id>.<source>.<symbol>.<event_type>`: its own retention and per-account caps, so no
+ * tenant can push the platform's history out of `MD`'s window. A stream that shows an account its
+ * own events beside the platform's reads both, each by its own sequence (gateways/core/own-feed.ts).
+ * The account id leads the own subject so one filter (`own.<account_id>.>`) reads one account.
  */
 import type { EventType, Source } from './events.ts';
 
@@ -28,22 +24,25 @@ export function accountToken(accountId: string): string {
   return accountId;
 }
 
-/** An account's own event: `md.<source>.<symbol>.<event_type>.<account_id>`. */
-export function accountMdSubject(
-  accountId: string,
-  source: Source,
-  symbol: string,
-  eventType: EventType,
-): string {
-  return `${mdSubject(source, symbol, eventType)}.${accountToken(accountId)}`;
+export const OWN_PREFIX = 'own';
+
+/** An account's own event: `own.<account_id>.<source>.<symbol>.<event_type>` on `OWN`. */
+export function ownSubject(accountId: string, source: Source, symbol: string, eventType: EventType): string {
+  return `${OWN_PREFIX}.${accountToken(accountId)}.${source}.${symbol}.${eventType}`;
 }
 
-/** Every event of one account's subject space (one filter: usable by a 2.9 consumer). */
-export const accountMdFilter = (accountId: string): string => `${MD_PREFIX}.*.*.*.${accountToken(accountId)}`;
+/** Every own event of one account (one filter: usable by a 2.9 consumer). */
+export const ownAccountFilter = (accountId: string): string => `${OWN_PREFIX}.${accountToken(accountId)}.>`;
 
-/** One coin (a symbol token) of one account's subject space. */
-export const accountCoinFilter = (accountId: string, symbol: string): string =>
-  `${MD_PREFIX}.*.${symbol}.*.${accountToken(accountId)}`;
+/** One coin (a symbol token) of one account's own events. */
+export const ownCoinFilter = (accountId: string, symbol: string): string =>
+  `${OWN_PREFIX}.${accountToken(accountId)}.*.${symbol}.*`;
+
+/** Whether a subject is an account's own event (on `OWN`): its `seq` is `OWN`'s, marked `"own":true`. */
+export const isOwnSubject = (subject: string): boolean => subject.startsWith(`${OWN_PREFIX}.`);
+
+/** Every subject of the `OWN` stream (all accounts). */
+export const OWN_ALL = `${OWN_PREFIX}.>`;
 
 export type MdSubjectParts = { source: string; symbol: string; eventType: string };
 
@@ -58,20 +57,25 @@ export function parseMdSubject(subject: string): MdSubjectParts | null {
   return { source, symbol, eventType };
 }
 
-/** Parses a platform or an account subject; null for anything else. */
+/**
+ * Parses a platform subject (`md.…`, owner null) or an account's own (`own.<account_id>.…`);
+ * null for anything else.
+ */
 export function parseFeedSubject(subject: string): FeedSubjectParts | null {
   const parts = subject.split('.');
-  if ((parts.length !== 4 && parts.length !== 5) || parts[0] !== MD_PREFIX) return null;
-  const [, source, symbol, eventType, owner] = parts as [string, string, string, string, string?];
-  if (owner === '') return null;
-  return { source, symbol, eventType, owner: owner ?? null };
+  if (parts.length === 4 && parts[0] === MD_PREFIX) {
+    const [, source, symbol, eventType] = parts as [string, string, string, string];
+    return { source, symbol, eventType, owner: null };
+  }
+  if (parts.length !== 5 || parts[0] !== OWN_PREFIX || parts[1] === '') return null;
+  const [, owner, source, symbol, eventType] = parts as [string, string, string, string, string];
+  return { source, symbol, eventType, owner };
 }
 
 /**
  * The narrowest single filter subject covering a selection (nats-server 2.9 allows one filter
  * per consumer): a token is fixed when exactly one value is selected, `*` otherwise. With
- * `withAccounts`, the filter also covers account subjects (`md.<source>.<symbol>.>`; the reader
- * keeps only the viewer's own).
+ * `owner`, the same over that account's own events on `OWN`.
  */
 export function mdFilter(
   sel: {
@@ -79,18 +83,15 @@ export function mdFilter(
     symbols?: readonly string[];
     eventTypes?: readonly string[];
   },
-  withAccounts = false,
+  owner?: string,
 ): string {
   const one = (values?: readonly string[]) => (values && values.length === 1 ? values[0] : '*');
-  const head = `${MD_PREFIX}.${one(sel.sources)}.${one(sel.symbols)}`;
-  return withAccounts ? `${head}.>` : `${head}.${one(sel.eventTypes)}`;
+  const tail = `${one(sel.sources)}.${one(sel.symbols)}.${one(sel.eventTypes)}`;
+  return owner ? `${OWN_PREFIX}.${accountToken(owner)}.${tail}` : `${MD_PREFIX}.${tail}`;
 }
 
-/** Every subject of the `MD` stream: the platform's feed and every account's own events. */
-export const MD_ALL = `${MD_PREFIX}.>`;
-
-/** The platform's feed only (the coins it knows, its stale reports). */
-export const MD_PLATFORM = `${MD_PREFIX}.*.*.*`;
+/** Every subject of the `MD` stream: the platform's feed, nothing else. */
+export const MD_ALL = `${MD_PREFIX}.*.*.*`;
 
 export const SIM_PREFIX = 'sim';
 

@@ -27,6 +27,21 @@ export const StreamPositionText = z
   .transform(Number)
   .pipe(StreamPosition);
 
+/**
+ * A stream's position as an SSE id: `N` (the `MD` sequence), or `N:K` once the stream has delivered
+ * an account's own event (K its `OWN` sequence).
+ */
+export const FeedPositionText = z
+  .string()
+  .regex(
+    /^\d{1,16}(:\d{1,16})?$/,
+    'must be the id of the last event received: a stream sequence N, or N:K with an own sequence',
+  )
+  .transform((s) => s.split(':').map(Number))
+  .pipe(z.tuple([StreamPosition, StreamPosition]).or(z.tuple([StreamPosition])))
+  .transform(([md, own]) => ({ last_event_id: md, ...(own !== undefined ? { last_own_seq: own } : {}) }));
+export type FeedPositionText = z.infer<typeof FeedPositionText>;
+
 const AT_LEAST_ONE = 'give at least one value';
 export const CoinList = z
   .array(SymbolName)
@@ -101,6 +116,13 @@ export const Subscription = z
     sources: SourceList.optional(),
     /** Resume after this stream sequence; absent: live events only. Wins over `from_ms`. */
     last_event_id: StreamPosition.optional(),
+    /**
+     * Resume the account's own events (`OWN`, events marked `"own":true`) after this `OWN`
+     * sequence. Absent: after the last own event stored by the time of the platform event
+     * `last_event_id` names (gateways/core/own-feed.ts). Alone (a stream whose only events so far
+     * were own ones), the platform's feed starts live.
+     */
+    last_own_seq: StreamPosition.optional(),
     /** Replay from the first event the stream stored at or after this instant. */
     from_ms: TimeMs.optional(),
     /** End after the last event the stream stored at or before this instant (`replay_complete`). */

@@ -12,6 +12,9 @@ import {
   CACHE_STREAM_MAX_BYTES,
   LIVE_SESSIONS_PER_ACCOUNT,
   LIVE_SESSIONS_PER_PROCESS,
+  OWN_STREAM_MAX_AGE_S,
+  OWN_STREAM_MAX_BYTES,
+  OWN_STREAM_MAX_MSGS,
   PUBLISH_BYTES_PER_DAY,
   PUBLISH_EVENTS_PER_DAY,
 } from '../contracts/base-url-limits.ts';
@@ -237,6 +240,12 @@ export const ConfigSchema = z.object({
   MD_MAX_MSGS: int(50_000_000, 1),
   /** `MD` stream retention: bytes kept. */
   MD_MAX_BYTES: int(8 * 1024 ** 3, 1024),
+  /** `OWN` stream (accounts' `stream: true` events) bytes, all accounts together; full, its oldest go. */
+  OWN_MAX_BYTES: int(OWN_STREAM_MAX_BYTES, 1024),
+  /** `OWN` stream retention, seconds; `published_batches` records expire with it. */
+  OWN_MAX_AGE_S: int(OWN_STREAM_MAX_AGE_S, 60),
+  /** `OWN` stream retention: events kept, all accounts together. */
+  OWN_MAX_MSGS: int(OWN_STREAM_MAX_MSGS, 1),
   /** `CACHE` stream bytes, all accounts together (contracts/base-url-limits.ts); a full stream refuses new caches (503). */
   CACHE_MAX_BYTES: int(CACHE_STREAM_MAX_BYTES, 1024),
   /** `CACHE` stream retention, seconds; manifests expire with it. */

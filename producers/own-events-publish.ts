@@ -1,7 +1,7 @@
 /**
- * Publishes the events a caller normalized with `stream: true` into its account's own subject
- * space (`md.<source>.<symbol>.<event_type>.<account_id>`, never the platform's `md.*.*.*`), once
- * per content at any distance in time.
+ * Publishes the events a caller normalized with `stream: true` into its account's own subjects on
+ * the `OWN` stream (`own.<account_id>.<source>.<symbol>.<event_type>`, never the platform's `MD`),
+ * once per content at any distance in time.
  *
  * Why a KV record and not only `Nats-Msg-Id`: JetStream drops a repeated message id only within
  * the stream's duplicate window (2 minutes), so a request repeated later would publish again. The
@@ -17,7 +17,7 @@
  *   `published`. A concurrent request storing the same events at that moment uses the same ids and
  *   JetStream's duplicate window drops the second copy; a request that died long ago left its
  *   messages in the stream, where the scan finds them.
- * Records expire with `MD`'s max age (`batchTtlMs`): past it the batch's events have left the stream
+ * Records expire with `OWN`'s max age (`batchTtlMs`): past it the batch's events have left the stream
  * too, so a repeat stores what is no longer there. A new batch is counted against the account's
  * daily quota (publish-quota.ts) before anything is published; a refused one leaves no record.
  */
@@ -28,7 +28,7 @@ import { ApiError } from '../contracts/errors.ts';
 import type { MarketEvent } from '../contracts/events.ts';
 import { ownBatchMsgIdPrefix } from '../contracts/message-ids.ts';
 import { KV_BUCKETS, STREAMS } from '../contracts/streams.ts';
-import { accountMdFilter, accountMdSubject, accountToken } from '../contracts/subjects.ts';
+import { accountToken, ownAccountFilter, ownSubject } from '../contracts/subjects.ts';
 import { type Bucket, openBucket } from '../platform/kv.ts';
 import type { Logger } from '../platform/logger.ts';
 import { decode, encode } from '../platform/msgpack.ts';
@@ -71,7 +71,7 @@ export class AccountPublisher {
     const batchId = contentHash(events).slice('sha256:'.length, 'sha256:'.length + 32);
     const key = `${accountToken(accountId)}.${batchId}`;
     const idPrefix = ownBatchMsgIdPrefix(accountId, batchId);
-    const fromSeq = (await this.nats.jsm.streams.info(STREAMS.MD)).state.last_seq + 1;
+    const fromSeq = (await this.nats.jsm.streams.info(STREAMS.OWN)).state.last_seq + 1;
     const pending: BatchRecord = { state: 'pending', from_seq: fromSeq, at: Date.now() };
     let skip = new Set<number>();
     try {
@@ -94,7 +94,7 @@ export class AccountPublisher {
     const batch: Outgoing[] = [];
     events.forEach((event, i) => {
       if (skip.has(i)) return;
-      const subject = accountMdSubject(accountId, event.source, event.symbol, event.event_type);
+      const subject = ownSubject(accountId, event.source, event.symbol, event.event_type);
       batch.push({ event, id: `${idPrefix}${i}`, ingestUs: at, subject });
     });
     const published = batch.length > 0 ? await publishEvents(this.nats.js, batch, this.log) : 0;
@@ -106,8 +106,8 @@ export class AccountPublisher {
   /** Indexes of the batch already stored on the account's subjects from `fromSeq` on. */
   private async storedIndexes(accountId: string, idPrefix: string, fromSeq: number): Promise<Set<number>> {
     const found = new Set<number>();
-    const info = await this.nats.jsm.consumers.add(STREAMS.MD, {
-      filter_subject: accountMdFilter(accountId),
+    const info = await this.nats.jsm.consumers.add(STREAMS.OWN, {
+      filter_subject: ownAccountFilter(accountId),
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: Math.max(1, fromSeq),
       ack_policy: AckPolicy.None,
@@ -115,7 +115,7 @@ export class AccountPublisher {
       mem_storage: true,
     });
     try {
-      const consumer = await this.nats.js.consumers.get(STREAMS.MD, info.name);
+      const consumer = await this.nats.js.consumers.get(STREAMS.OWN, info.name);
       let left = info.num_pending;
       while (left > 0) {
         const want = Math.min(left, SCAN_BATCH);
@@ -129,7 +129,7 @@ export class AccountPublisher {
         left -= got;
       }
     } finally {
-      await this.nats.jsm.consumers.delete(STREAMS.MD, info.name).catch(() => {});
+      await this.nats.jsm.consumers.delete(STREAMS.OWN, info.name).catch(() => {});
     }
     return found;
   }

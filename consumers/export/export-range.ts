@@ -1,14 +1,19 @@
 /**
- * Stored events of a range → a Parquet or CSV file, with DuckDB. Events are read from `MD` in
- * stream order by one pull consumer (range-reader.ts: `first_seq` … `last_seq`, the narrowest
- * subject filter of the selection), kept when they match it (coin, source, event type, and
- * owner: the platform's feed or the exporting account's own events, never another account's),
- * and written as NDJSON, each stored event's bytes as they are with `seq`, `stored_ms` (the
+ * Stored events of a range → a Parquet or CSV file, with DuckDB. The platform's events are read
+ * from `MD` (`first_seq` … `last_seq`) and, for an export by an account, that account's own events
+ * from `OWN` (the events `OWN` stored within the same instants [`from`, `to`]: `own_first_seq` …
+ * `own_last_seq`), each by one pull consumer in stream order (range-reader.ts, the narrowest
+ * subject filter of the selection: `md.…`, and `own.<account_id>.…`). Events are kept when they
+ * match the selection (coin, source, event type, and owner: the platform's feed or the exporting
+ * account's own events, never another account's) and written as NDJSON, each stored event's bytes
+ * as they are with `seq` (its stream's sequence: `OWN`'s for an own event), `stored_ms` (the
  * stream's stored time) and `owner` put in front (no parse, no re-encode), into a temporary file
- * (or, with `pipe`, a named pipe that DuckDB reads at the same time). DuckDB writes the file with
- * the fixed columns of contracts/export.ts, in the order read, on one thread: row order = stream
- * sequence, row groups always cut at the same rows. Nothing of the export itself (time, job id,
- * host) goes into the file, so the same stored events give the same bytes.
+ * (or, with `pipe`, a named pipe that DuckDB reads at the same time). The two streams are merged
+ * as they are read: rows by stored time, `MD`'s before `OWN`'s on the same millisecond, each
+ * stream in its sequence order (a bounded queue per stream; a stream ahead pauses). DuckDB writes
+ * the file with the fixed columns of contracts/export.ts, in the order written, on one thread: row
+ * groups always cut at the same rows. Nothing of the export itself (time, job id, host) goes into
+ * the file, so the same stored events give the same bytes.
  */
 import { execFileSync } from 'node:child_process';
 import { constants, createReadStream, createWriteStream, openSync } from 'node:fs';
@@ -25,15 +30,26 @@ import {
   type ExportFormat,
   type ExportSelection,
 } from '../../contracts/export.ts';
+import { STREAMS } from '../../contracts/streams.ts';
 import { mdFilter, parseFeedSubject } from '../../contracts/subjects.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { seqAtOrBefore, seqBefore } from '../../platform/stream-time.ts';
 import { type OnStored, type RangeRead, readStoredRange } from './range-reader.ts';
 
 export type ExportRangeOptions = {
   selection: ExportSelection;
   format: ExportFormat;
+  /** The range on `MD` (`firstSeq > lastSeq`: nothing stored in it). */
   firstSeq: number;
   lastSeq: number;
+  /**
+   * The range's instants (Unix ms, both included): with an account in the selection, its own
+   * events `OWN` stored within them are exported too (`ownRange`). Without them, `MD`'s only.
+   */
+  fromMs?: number;
+  toMs?: number;
+  /** The range on `OWN` when already resolved (else from `fromMs`/`toMs`). */
+  own?: OwnRange | null;
   /** Where the file is written (a local path). */
   out: string;
   /** Directory of the temporary NDJSON (default: the OS's). */
@@ -55,6 +71,27 @@ export type ExportRangeOptions = {
 };
 
 export class ExportError extends Error {}
+
+/** The first and last `OWN` sequence of an export's range (`firstSeq > lastSeq`: empty). */
+export type OwnRange = { firstSeq: number; lastSeq: number };
+
+/**
+ * The `OWN` positions of the instants [`fromMs`, `toMs`], as `MD`'s are resolved (the stream's own
+ * stored times): after the last own event stored before `fromMs`, up to the last stored at or
+ * before `toMs`. Null without an account (nothing of `OWN` is read) or without the instants.
+ */
+export async function ownRange(
+  nats: Nats,
+  opts: Pick<ExportRangeOptions, 'selection' | 'fromMs' | 'toMs' | 'own'>,
+): Promise<OwnRange | null> {
+  if (opts.own !== undefined) return opts.own;
+  if (!opts.selection.account_id || opts.fromMs === undefined || opts.toMs === undefined) return null;
+  const [before, last] = await Promise.all([
+    seqBefore(nats, STREAMS.OWN, opts.fromMs),
+    seqAtOrBefore(nats, STREAMS.OWN, opts.toMs),
+  ]);
+  return { firstSeq: before + 1, lastSeq: last };
+}
 
 const sql = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
@@ -99,11 +136,16 @@ export async function runDuckdbCopy(statement: string, threads = 1): Promise<voi
   }
 }
 
-/** The Parquet key-value metadata of an export: what was asked and what was read, nothing else. */
+/**
+ * The Parquet key-value metadata of an export: what was asked and what was read, nothing else.
+ * `first_seq`/`last_seq` are the range on `MD` (the platform's feed); an export by an account also
+ * says the range it read on `OWN` (`own_first_seq`/`own_last_seq`).
+ */
 export function exportMetadata(
   sel: ExportSelection,
   firstSeq: number,
   lastSeq: number,
+  own: OwnRange | null = null,
 ): Record<string, string> {
   return {
     export_layout: EXPORT_LAYOUT_VERSION,
@@ -112,6 +154,7 @@ export function exportMetadata(
     event_types: sel.event_types?.join(',') ?? '*',
     first_seq: String(firstSeq),
     last_seq: String(lastSeq),
+    ...(own ? { own_first_seq: String(own.firstSeq), own_last_seq: String(own.lastSeq) } : {}),
   };
 }
 
@@ -139,27 +182,42 @@ export function selectionMatcher(sel: ExportSelection): (subject: string) => str
   };
 }
 
-/** The subject filter of one consumer covering the selection (one filter: nats-server 2.9). */
-export const selectionFilter = (sel: ExportSelection): string =>
+/**
+ * The subject filter of one consumer covering the selection (one filter: nats-server 2.9): on
+ * `MD`, or with `owner` on that account's own events (`OWN`).
+ */
+export const selectionFilter = (sel: ExportSelection, owner?: string): string =>
   mdFilter(
-    { symbols: sel.coins, ...(sel.sources ? { sources: sel.sources } : {}) },
-    true, // 4 and 5 tokens: the account's own events too (filtered above)
+    {
+      symbols: sel.coins,
+      ...(sel.sources ? { sources: sel.sources } : {}),
+      ...(sel.event_types ? { eventTypes: sel.event_types } : {}),
+    },
+    owner,
   );
+
+/** Matching events a stream may hold queued while the other is behind (it pauses beyond). */
+const QUEUE_MAX = 10_000;
+
+type QueuedRow = { owner: string; data: Uint8Array; seq: number; ms: number };
 
 /** Bytes gathered before one write to the NDJSON (a write per event costs more than the event). */
 const BATCH_BYTES = 1 << 20;
 
 /**
- * Writes the selection's events of [`firstSeq`, `lastSeq`] as NDJSON to `sink` (ended when done,
- * or destroyed on failure); resolves with the rows written. Lines are gathered into 1 MiB
- * batches; the read pauses while the sink is full.
+ * Writes the selection's events of [`firstSeq`, `lastSeq`] on `MD` (and of `opts.own` on `OWN`,
+ * merged: see the file's comment) as NDJSON to `sink` (ended when done, or destroyed on
+ * failure); resolves with the rows written. Lines are gathered into 1 MiB batches; the reads
+ * pause while the sink is full.
  */
 export async function writeRangeNdjson(
   nats: Nats,
-  opts: Omit<ExportRangeOptions, 'out' | 'format'>,
+  opts: Omit<ExportRangeOptions, 'out' | 'format' | 'fromMs' | 'toMs'>,
   sink: Writable,
 ): Promise<number> {
   const { selection, firstSeq, lastSeq, signal } = opts;
+  const account = selection.account_id;
+  const own = account && opts.own && opts.own.firstSeq <= opts.own.lastSeq ? opts.own : null;
   const maxRows = opts.maxRows ?? EXPORT_MAX_ROWS;
   const finished = new Promise<void>((resolve, reject) => {
     sink.once('close', resolve);
@@ -171,20 +229,38 @@ export async function writeRangeNdjson(
   let rows = 0;
   let scanned = 0;
   let estimate = 0;
-  let read: RangeRead | null = null;
-  /** Hands the batch to the sink; false when the sink is full (the read pauses until it drains). */
+  /** The sink is full: the reads pause until it drains. */
+  let full = false;
+  /** `MD`'s read and `OWN`'s. */
+  const reads: [RangeRead | null, RangeRead | null] = [null, null];
+  /** Merging: each stream's matching rows not yet written (from `heads[i]` on), and whether it has ended. */
+  const queues: [QueuedRow[], QueuedRow[]] = [[], []];
+  const heads: [number, number] = [0, 0];
+  const ended: [boolean, boolean] = [firstSeq > lastSeq, own === null];
+  const queued = (i: 0 | 1) => queues[i].length - heads[i];
+  /** Resumes each read that may go on (sink not full, its queue not full). */
+  const resume = () => {
+    if (full) return;
+    if (own === null) reads[0]?.resume();
+    else for (const i of [0, 1] as const) if (queued(i) < QUEUE_MAX / 2) reads[i]?.resume();
+  };
+  /** Hands the batch to the sink; false when the sink is full (the reads pause until it drains). */
   const flush = (): boolean => {
     if (used === 0) return true;
     const room = sink.write(batch.subarray(0, used));
     batch = Buffer.allocUnsafe(BATCH_BYTES);
     used = 0;
-    if (!room) sink.once('drain', () => read?.resume());
+    if (!room && !full) {
+      full = true;
+      sink.once('drain', () => {
+        full = false;
+        resume();
+      });
+    }
     return room;
   };
-  const onStored: OnStored = (subject, data, seq, storedMs) => {
-    scanned++;
-    const owner = match(subject);
-    if (owner === false || !isStoredEvent(data) || data.length <= 2) return true;
+  /** Writes one row; false when the sink is full. */
+  const write = (owner: string, data: Uint8Array, seq: number, storedMs: number): boolean => {
     if (++rows > maxRows)
       throw new ExportError(
         `the range holds more than ${maxRows.toLocaleString('en-US')} events of the selection: export a shorter range or fewer coins`,
@@ -201,29 +277,90 @@ export async function writeRangeNdjson(
     used += data.length - 1;
     batch[used++] = 0x0a; // \n
     if ((rows & 0x3fff) === 0) opts.onProgress?.(rows, Math.max(rows, estimate - scanned + rows));
-    return room;
+    return room && !full;
   };
-  try {
-    if (firstSeq <= lastSeq) {
-      const filter = selectionFilter(selection);
-      read = await readStoredRange(
-        nats,
-        { filter, firstSeq, lastSeq, ...(signal ? { signal } : {}) },
-        onStored,
-      );
-      estimate = Math.min(read.pending, lastSeq - firstSeq + 1);
-      opts.onProgress?.(0, estimate);
-      await read.done;
+  /** Writes the queued rows in order while the next one is known: by stored time, `MD` first on a tie. */
+  const pump = () => {
+    for (;;) {
+      const a = queues[0][heads[0]];
+      const b = queues[1][heads[1]];
+      let next: QueuedRow;
+      if (a && (b ? a.ms <= b.ms : ended[1])) {
+        next = a;
+        heads[0]++;
+      } else if (b && (a || ended[0])) {
+        next = b;
+        heads[1]++;
+      } else break;
+      write(next.owner, next.data, next.seq, next.ms);
     }
+    for (const i of [0, 1] as const)
+      if (heads[i] >= 4_096) {
+        queues[i].splice(0, heads[i]);
+        heads[i] = 0;
+      }
+    resume();
+  };
+  const onStored =
+    (i: 0 | 1): OnStored =>
+    (subject, data, seq, storedMs) => {
+      scanned++;
+      const owner = match(subject);
+      if (owner === false || !isStoredEvent(data) || data.length <= 2) return true;
+      if (own === null) return write(owner, data, seq, storedMs);
+      // Kept past this callback: a copy (the message's bytes are the connection's read buffer).
+      queues[i].push({ owner, data: data.slice(), seq, ms: storedMs });
+      pump();
+      return !full && queued(i) < QUEUE_MAX;
+    };
+  // Both reads stop when either fails (or the caller aborts).
+  const stop = new AbortController();
+  const abort = () => stop.abort(signal?.reason);
+  signal?.addEventListener('abort', abort, { once: true });
+  if (signal?.aborted) abort();
+  try {
+    if (firstSeq <= lastSeq)
+      reads[0] = await readStoredRange(
+        nats,
+        { filter: selectionFilter(selection), firstSeq, lastSeq, signal: stop.signal },
+        onStored(0),
+      );
+    // Failures are awaited below; none is left unhandled while `OWN`'s read starts.
+    reads[0]?.done.catch(() => {});
+    if (own && account)
+      reads[1] = await readStoredRange(
+        nats,
+        {
+          stream: STREAMS.OWN,
+          filter: selectionFilter(selection, account),
+          firstSeq: own.firstSeq,
+          lastSeq: own.lastSeq,
+          signal: stop.signal,
+        },
+        onStored(1),
+      );
+    estimate =
+      Math.min(reads[0]?.pending ?? 0, Math.max(0, lastSeq - firstSeq + 1)) +
+      (own ? Math.min(reads[1]?.pending ?? 0, own.lastSeq - own.firstSeq + 1) : 0);
+    opts.onProgress?.(0, estimate);
+    const untilEnd = (i: 0 | 1) =>
+      (reads[i]?.done ?? Promise.resolve()).then(() => {
+        ended[i] = true;
+        if (own !== null) pump();
+      });
+    await Promise.all([untilEnd(0), untilEnd(1)]);
     signal?.throwIfAborted();
     flush();
     sink.end();
     await finished;
     return rows;
   } catch (err) {
+    stop.abort(err);
     sink.destroy();
     await finished.catch(() => {});
     throw err;
+  } finally {
+    signal?.removeEventListener('abort', abort);
   }
 }
 
@@ -249,7 +386,8 @@ export async function exportRange(
   const dir = await mkdtemp(join(opts.tmpDir ?? tmpdir(), 'export-'));
   try {
     const ndjson = join(dir, 'events.ndjson');
-    const meta = exportMetadata(opts.selection, opts.firstSeq, opts.lastSeq);
+    const own = await ownRange(nats, opts);
+    const meta = exportMetadata(opts.selection, opts.firstSeq, opts.lastSeq, own);
     const copy = copySql(ndjson, opts.out, opts.format, meta);
     const threads = opts.threads ?? 1;
     let rows: number;
@@ -276,7 +414,7 @@ export async function exportRange(
       const sink = createWriteStream('', { fd: handle, highWaterMark: 4 << 20 });
       try {
         if (copyFailed) throw new Error('the DuckDB copy failed');
-        rows = await writeRangeNdjson(nats, opts, sink);
+        rows = await writeRangeNdjson(nats, { ...opts, own }, sink);
       } catch (err) {
         sink.destroy();
         await copying.catch(() => {});
@@ -284,7 +422,11 @@ export async function exportRange(
       }
       await copying;
     } else {
-      rows = await writeRangeNdjson(nats, opts, createWriteStream(ndjson, { highWaterMark: 1 << 20 }));
+      rows = await writeRangeNdjson(
+        nats,
+        { ...opts, own },
+        createWriteStream(ndjson, { highWaterMark: 1 << 20 }),
+      );
       opts.signal?.throwIfAborted();
       await runDuckdbCopy(copy, threads);
     }

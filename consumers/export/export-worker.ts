@@ -120,6 +120,9 @@ async function runExport(
       format: job.format,
       firstSeq: job.first_seq,
       lastSeq: job.last_seq,
+      // The account's own events stored within the same instants (on `OWN`).
+      fromMs: job.from_ms,
+      toMs: job.to_ms,
       out: local,
       tmpDir: dir,
       signal,

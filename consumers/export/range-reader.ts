@@ -1,11 +1,12 @@
 /**
- * Reads a bounded range of `MD` in stream order, fast: one ephemeral pull consumer (no acks,
- * memory storage, one replica) positioned at the first sequence, read by explicit pulls over a
- * plain subscription (nats.js's consumer wraps every message in a JsMsg and runs an async
- * iterator: most of an export's time at a million events). Each message's stream sequence,
- * delivery sequence, stored time (exact nanoseconds, cut to ms) and pending count are read off
- * its reply subject. It ends at `lastSeq`, or when nothing matching is left (pending 0): every
- * event up to `lastSeq` was stored before the read began, so pending 0 means none is missing.
+ * Reads a bounded range of a stream (`MD` unless told: an export also reads `OWN`) in stream
+ * order, fast: one ephemeral pull consumer (no acks, memory storage, one replica) positioned at
+ * the first sequence, read by explicit pulls over a plain subscription (nats.js's consumer wraps
+ * every message in a JsMsg and runs an async iterator: most of an export's time at a million
+ * events). Each message's stream sequence, delivery sequence, stored time (exact nanoseconds,
+ * cut to ms) and pending count are read off its reply subject. It ends at `lastSeq`, or when
+ * nothing matching is left (pending 0): every event up to `lastSeq` was stored before the read
+ * began, so pending 0 means none is missing.
  *
  * Pulls of half a batch, two outstanding, the next asked as one is delivered unless the reader is
  * paused (backpressure: `onMessage` returns false; `resume()` asks again). A gap in delivery
@@ -18,6 +19,8 @@ import { STREAMS } from '../../contracts/streams.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 export type RangeReadOptions = {
+  /** The stream read (default `MD`). */
+  stream?: string;
   filter: string;
   firstSeq: number;
   lastSeq: number;
@@ -63,9 +66,10 @@ export async function readStoredRange(
   onMessage: OnStored,
 ): Promise<RangeRead> {
   const { firstSeq, lastSeq, signal } = opts;
+  const stream = opts.stream ?? STREAMS.MD;
   signal?.throwIfAborted();
   const name = `export_${nuid.next()}`;
-  const info = await nats.jsm.consumers.add(STREAMS.MD, {
+  const info = await nats.jsm.consumers.add(stream, {
     name,
     deliver_policy: DeliverPolicy.StartSequence,
     opt_start_seq: firstSeq,
@@ -75,7 +79,7 @@ export async function readStoredRange(
     mem_storage: true,
     num_replicas: 1,
   });
-  const remove = () => nats.jsm.consumers.delete(STREAMS.MD, name).catch(() => false);
+  const remove = () => nats.jsm.consumers.delete(stream, name).catch(() => false);
   if (info.num_pending === 0 || firstSeq > lastSeq) {
     await remove();
     return { done: Promise.resolve(), resume() {}, pending: 0 };
@@ -83,7 +87,7 @@ export async function readStoredRange(
   const half = opts.pull ?? 5_000;
   const nc = nats.nc;
   const inbox = createInbox();
-  const next = `$JS.API.CONSUMER.MSG.NEXT.${STREAMS.MD}.${name}`;
+  const next = `$JS.API.CONSUMER.MSG.NEXT.${stream}.${name}`;
   const request = JSON.stringify({ batch: half, expires: nanos(PULL_EXPIRES_MS) });
   let settle: { resolve(): void; reject(err: unknown): void } | null = null;
   const done = new Promise<void>((resolve, reject) => {

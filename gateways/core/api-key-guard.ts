@@ -8,6 +8,8 @@
  * revocation arriving during the later awaits is seen: as 401 here, or by the caller's signal.
  * A key past its `expires_at` answers as a revoked one with the reason `key_expired`, and the
  * signal of a request of an expiring key aborts at its expiry too (key-expiry.ts).
+ * An address that keeps being refused (401, 403, 429) gets its later refusals slowly
+ * (refusal-pacer.ts), so a client looping on a refusal cannot take the process from everyone else.
  */
 import type { KeyRecord } from '../../contracts/accounts.ts';
 import { SESSION_TOKEN_PREFIX } from '../../contracts/accounts.ts';
@@ -27,6 +29,7 @@ import {
 import { assertNotExpired, revocationError, untilExpiry } from './key-expiry.ts';
 import { KeyFailureLimit } from './key-failure-limit.ts';
 import type { KeyStore } from './key-store.ts';
+import { RefusalPacer } from './refusal-pacer.ts';
 import { createLocalStreamSlots, type StreamSlots } from './stream-slots.ts';
 
 export type RateLimiterPort = { check(keyId: string, tier: Tier): Promise<RateDecision> };
@@ -38,6 +41,7 @@ export type RateLimiterPort = { check(keyId: string, tier: Tier): Promise<RateDe
  * `onIdentified`: told which account a request's key belongs to, once known (the error log).
  * `streamSlots`: where the concurrent-stream cap is counted (stream-slots.ts: across every process
  * on NATS KV; this process only when absent).
+ * `refusals`: when a refusal is answered (refusal-pacer.ts; a fresh one when absent).
  */
 export type ApiKeyGuardDeps = {
   keys: KeyStore;
@@ -46,11 +50,13 @@ export type ApiKeyGuardDeps = {
   maintenance?: { admit(req: GuardRequest): void };
   onIdentified?: (requestId: string, accountId: string) => void;
   streamSlots?: StreamSlots;
+  refusals?: RefusalPacer;
 };
 
 export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(keyId: string): number } {
   const slots = deps.streamSlots ?? createLocalStreamSlots();
   const keyFailures = deps.keyFailures ?? new KeyFailureLimit();
+  const refusals = deps.refusals ?? new RefusalPacer();
   return {
     openStreams: (keyId) => slots.held(keyId),
     async admit(req: GuardRequest): Promise<Principal> {
@@ -65,6 +71,10 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
         if (err instanceof RateLimitedError) rateLimitRejections.inc({ tier: err.tier });
         else if (err instanceof ApiError && (err.row.http === 401 || err.row.http === 403))
           authFailures.inc({ code: err.code });
+        if (err instanceof ApiError && [401, 403, 429].includes(err.row.http)) {
+          const held = refusals.pace(req.clientIp);
+          if (held) await held;
+        }
         throw err;
       }
     },

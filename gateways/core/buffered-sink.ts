@@ -180,7 +180,7 @@ export class BufferedSink implements FeedSink {
 
   flush(): void {
     if (this.closed || this.blocked || !this.opened || this.queue.length === 0) return;
-    const signature = this.shareKey === undefined ? null : this.queue.signature();
+    const signature = this.shareKey === undefined || this.framer.personal?.() ? null : this.queue.signature();
     const chunk =
       signature === null
         ? this.queue.drain(this.framer)

@@ -11,10 +11,9 @@
 import { isDerivedKind } from '../../contracts/derived.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { DERIVED_ALL, DERIVED_PREFIX, parseDerivedSubject } from '../../contracts/subjects.ts';
-import type { Logger } from '../../platform/logger.ts';
-import type { Nats } from '../../platform/nats.ts';
-import { type FeedSpec, LiveTail } from './live-tail.ts';
+import type { FeedSpec } from './live-tail.ts';
 import type { Selection } from './selection.ts';
+import { sideTail } from './side-tail.ts';
 
 const one = (values: ReadonlySet<string> | null) => (values && values.size === 1 ? [...values][0] : '*');
 
@@ -31,26 +30,8 @@ export const DERIVED_FEED: FeedSpec = {
 
 /** Events the derived tail keeps for resumes (bars are few: a day of 1 s bars of one coin is 86,400). */
 const DERIVED_RING = 16_384;
-/** Longer than any series is quiet: the derived tail never reports a feed stale. */
-const NEVER_STALE_MS = 7 * 24 * 3_600_000;
-
-const tails = new WeakMap<Nats, Promise<LiveTail>>();
-
-/** The process's derived tail on `nats`, started on first use (a failed start is not kept). */
-export function derivedTail(nats: Nats, log: Logger): Promise<LiveTail> {
-  let tail = tails.get(nats);
-  if (!tail) {
-    tail = LiveTail.start(nats, log, {
-      ringSize: DERIVED_RING,
-      staleAfterMs: NEVER_STALE_MS,
-      expectedCoins: [],
-      feed: DERIVED_FEED,
-    });
-    tails.set(nats, tail);
-    tail.catch(() => tails.delete(nats));
-  }
-  return tail;
-}
+/** The process's derived tail on `nats`, started on first use (side-tail.ts). */
+export const derivedTail = sideTail(DERIVED_FEED, DERIVED_RING, (tail) => tail);
 
 /** Whether a selection reads the derived series (it names derived kinds only). */
 export const isDerivedSelection = (sel: Selection): boolean =>

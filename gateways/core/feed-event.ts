@@ -11,7 +11,12 @@
  */
 import type { JsMsg } from '@nats-io/jetstream';
 import { isStoredEvent, storedJsonWithSeq } from '../../contracts/event-wire.ts';
-import { type FeedSubjectParts, type MdSubjectParts, parseFeedSubject } from '../../contracts/subjects.ts';
+import {
+  type FeedSubjectParts,
+  isOwnSubject,
+  type MdSubjectParts,
+  parseFeedSubject,
+} from '../../contracts/subjects.ts';
 
 /** Per-transport encodings of one event, each made once per process by the transport that needs it. */
 export type FeedEventWire = {
@@ -21,12 +26,12 @@ export type FeedEventWire = {
 };
 
 export type FeedEvent = {
-  /** JetStream stream sequence: the event id on every transport. */
+  /** JetStream stream sequence: the event id on every transport (`OWN`'s for an own event). */
   readonly seq: number;
   readonly source: string;
   readonly symbol: string;
   readonly eventType: string;
-  /** The account whose own event this is; null for the platform's feed. See `visibility.ts`. */
+  /** The account whose own event (read from `OWN`) this is; null for the platform's feed (`MD`). See `visibility.ts`. */
   readonly owner: string | null;
   /** The event JSON with `seq` first: what SSE, JSON-RPC and WebSocket clients receive. */
   readonly json: string;
@@ -99,7 +104,7 @@ export function decodeFeedEvent(
     symbol: parts.symbol,
     eventType: parts.eventType,
     owner: 'owner' in parts ? parts.owner : null,
-    json: storedJsonWithSeq(msg.data, seq),
+    json: storedJsonWithSeq(msg.data, seq, isOwnSubject(msg.subject)),
     receivedAtNs,
     wire: {},
   };

@@ -15,7 +15,7 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { BookLevel } from '../../contracts/events.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { MD_PLATFORM } from '../../contracts/subjects.ts';
+import { MD_ALL } from '../../contracts/subjects.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
@@ -122,7 +122,7 @@ export class LatestState {
   /** The last stored message of every platform subject (one ordered consumer, last per subject). */
   private async warm(): Promise<void> {
     const consumer = await this.nats.js.consumers.get(STREAMS.MD, {
-      filter_subjects: MD_PLATFORM,
+      filter_subjects: MD_ALL,
       deliver_policy: DeliverPolicy.LastPerSubject,
     });
     if ((await consumer.info()).num_pending === 0) return;

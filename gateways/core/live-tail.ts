@@ -2,15 +2,15 @@
  * The one live JetStream subscription of a gateway process: an ordered consumer on every market
  * subject, fanned out in-process to all attached clients, with a ring of recent events for
  * resumes. Clients are indexed by coin so an event touches only the clients that want it.
- * Accounts' own events (`stream: true`) travel in the same stream and ring, reach only their
- * account's subscribers (`matches` → `visibility.ts`), and never count for feed health: the
- * platform's known coins and stale reports are the platform's feed alone.
+ * Accounts' own events (`stream: true`) are on `OWN`, followed by a tail of their own
+ * (own-feed.ts); there they reach only their account's subscribers (`matches` → `visibility.ts`)
+ * and never count for feed health: the platform's known coins and stale reports are the platform's
+ * feed alone.
  */
 import { STREAMS } from '../../contracts/streams.ts';
 import {
   type FeedSubjectParts,
   MD_ALL,
-  MD_PLATFORM,
   type MdSubjectParts,
   parseFeedSubject,
 } from '../../contracts/subjects.ts';
@@ -39,8 +39,8 @@ export type FeedSpec = {
   filter: string;
   /** The narrowest filter for a resuming client's history read (default: `filter`). */
   historyFilter?: (sel: Selection) => string;
-  /** The platform's own subjects within `filter` (default: all of it): the coins known at start. */
-  platformFilter?: string;
+  /** The platform's subjects within `filter` (default: all of it): the coins known at start; null: none (`OWN`). */
+  platformFilter?: string | null;
   parse: (subject: string) => MdSubjectParts | FeedSubjectParts | null;
   coinToken: number;
 };
@@ -48,7 +48,6 @@ export type FeedSpec = {
 export const MD_FEED: FeedSpec = {
   stream: STREAMS.MD,
   filter: MD_ALL,
-  platformFilter: MD_PLATFORM,
   historyFilter: filterSubject,
   parse: parseFeedSubject,
   coinToken: 2,
@@ -101,9 +100,8 @@ export class LiveTail {
   /** Starts tailing from the stream's current end; coins already in the stream are known at once. */
   static async start(nats: Nats, log: Logger, opts: LiveTailOptions): Promise<LiveTail> {
     const feed = opts.feed ?? MD_FEED;
-    const info = await nats.jsm.streams.info(feed.stream, {
-      subjects_filter: feed.platformFilter ?? feed.filter,
-    });
+    const platform = feed.platformFilter === undefined ? feed.filter : feed.platformFilter;
+    const info = await nats.jsm.streams.info(feed.stream, platform ? { subjects_filter: platform } : {});
     const feeds: { coin: string; source: string }[] = [];
     for (const subject of Object.keys(info.state.subjects ?? {})) {
       const parts = feed.parse(subject);

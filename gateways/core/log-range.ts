@@ -8,7 +8,9 @@
  * - `eventsStoredBetween`: the events stored within a window of time (JetStream's own timestamps),
  *   in stream order, until the visitor says stop.
  * Both read through `decodeFeedEvent` and keep only what the selection matches (visibility
- * included), and both stop when `signal` aborts.
+ * included), and both stop when `signal` aborts. Both read `MD` unless given another feed: an
+ * account's own events are read from `OWN` the same way (`OWN_FEED` and the `OWN` tail,
+ * own-feed.ts), each stream by its own sequence.
  */
 import {
   type ConsumerMessages,
@@ -16,7 +18,6 @@ import {
   type JsMsg,
   type OrderedConsumerOptions,
 } from '@nats-io/jetstream';
-import { STREAMS } from '../../contracts/streams.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
 import { type FeedSpec, type LiveTail, MD_FEED } from './live-tail.ts';
@@ -35,6 +36,7 @@ export async function eventsAfter(
   afterSeq: number,
   limit: number,
   signal: AbortSignal,
+  feed: Pick<FeedSpec, 'stream' | 'historyFilter' | 'parse'> = MD_FEED,
 ): Promise<{ events: FeedEvent[]; reached: number }> {
   const { tail } = deps;
   const events: FeedEvent[] = [];
@@ -44,6 +46,7 @@ export async function eventsAfter(
     if (after + 1 < tail.coveredFrom) {
       after = await fromStream(
         deps.nats,
+        feed,
         selection,
         after,
         tail.coveredFrom - 1,
@@ -69,6 +72,7 @@ export async function eventsAfter(
  */
 async function fromStream(
   nats: Nats,
+  feed: Pick<FeedSpec, 'stream' | 'historyFilter' | 'parse'>,
   selection: Selection,
   after: number,
   bound: number,
@@ -80,16 +84,16 @@ async function fromStream(
   let added = 0;
   await visitStored(
     nats,
-    STREAMS.MD,
+    feed.stream,
     {
-      filter_subjects: filterSubject(selection),
+      filter_subjects: (feed.historyFilter ?? filterSubject)(selection),
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: after + 1,
     },
     (msg) => {
       const seq = msg.info.streamSequence;
       if (seq > bound) return false;
-      const ev = decodeFeedEvent(msg, seq);
+      const ev = decodeFeedEvent(msg, seq, undefined, feed.parse);
       if (ev && matches(selection, ev)) {
         into.push(ev);
         if (++added >= room) {
@@ -106,14 +110,14 @@ async function fromStream(
 
 /**
  * Visits, in stream order, the matching events stored from `fromMs` until one stored after `toMs`
- * (store time, Unix ms), or until `visit` returns false.
+ * (store time, Unix ms, given to `visit` beside the event), or until `visit` returns false.
  */
 export async function eventsStoredBetween(
   nats: Nats,
   selection: Selection,
   fromMs: number,
   toMs: number,
-  visit: (ev: FeedEvent) => boolean,
+  visit: (ev: FeedEvent, storedMs: number) => boolean,
   signal: AbortSignal,
   feed: Pick<FeedSpec, 'stream' | 'historyFilter' | 'parse'> = MD_FEED,
 ): Promise<void> {
@@ -126,9 +130,10 @@ export async function eventsStoredBetween(
       opt_start_time: new Date(fromMs).toISOString(),
     },
     (msg) => {
+      const storedMs = Math.floor(msg.info.timestampNanos / 1e6);
       if (msg.info.timestampNanos / 1e6 > toMs) return false;
       const ev = decodeFeedEvent(msg, msg.info.streamSequence, undefined, feed.parse);
-      return ev && matches(selection, ev) ? visit(ev) : true;
+      return ev && matches(selection, ev) ? visit(ev, storedMs) : true;
     },
     signal,
   );

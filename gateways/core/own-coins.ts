@@ -1,14 +1,14 @@
 /**
  * Coins a viewer may name in a coin filter besides the platform's known ones: those its own
- * account has published (`stream: true`). Read from the stream's subject index with ONE
- * `STREAM.INFO` for the whole account (`md.*.*.*.<account>`), whatever the number of coins asked
+ * account has published (`stream: true`). Read from `OWN`'s subject index with ONE
+ * `STREAM.INFO` for the whole account (`own.<account>.*.*.*`), whatever the number of coins asked
  * about, and only when some coin is not the platform's: no per-account state is held in memory
  * between subscriptions. Another account's coins stay unknown (coin_not_found), exactly as if
  * they did not exist. A caller that has gone (its signal aborted) stops before the request and
  * gets the abort as the error.
  */
 import { STREAMS } from '../../contracts/streams.ts';
-import { accountCoinFilter } from '../../contracts/subjects.ts';
+import { ownCoinFilter } from '../../contracts/subjects.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 /** The symbols the viewer's own account has events under (empty without a viewer). */
@@ -19,12 +19,12 @@ export async function ownCoins(
 ): Promise<ReadonlySet<string>> {
   if (!viewer) return new Set();
   signal?.throwIfAborted();
-  const info = await nats.jsm.streams.info(STREAMS.MD, { subjects_filter: accountCoinFilter(viewer, '*') });
+  const info = await nats.jsm.streams.info(STREAMS.OWN, { subjects_filter: ownCoinFilter(viewer, '*') });
   signal?.throwIfAborted();
   const coins = new Set<string>();
-  // md.<source>.<symbol>.<event_type>.<account>
+  // own.<account>.<source>.<symbol>.<event_type>
   for (const subject of Object.keys(info.state.subjects ?? {})) {
-    const symbol = subject.split('.')[2];
+    const symbol = subject.split('.')[3];
     if (symbol) coins.add(symbol);
   }
   return coins;

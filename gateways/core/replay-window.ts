@@ -13,6 +13,7 @@
  * Every event keeps its `seq`, so a cut replay resumes exactly by position.
  */
 import { type ReplayCompleteNotice, replayComplete } from '../../contracts/notices.ts';
+import { seqAtOrBefore } from '../../platform/stream-time.ts';
 import { ReplaySink, type ReplaySinkTarget } from './replay-sink.ts';
 import {
   type FeedDeps,
@@ -22,7 +23,7 @@ import {
   openFeed,
 } from './replay-source.ts';
 import type { ReplayWindow, Subscribed } from './subscribe.ts';
-import { seqAtOrBefore, startAtTime } from './time-position.ts';
+import { startAtTime } from './time-position.ts';
 
 /** Wait (ms) before the end of a replay is looked up again after a failure. */
 const END_RETRY_MS = 1_000;

@@ -27,14 +27,14 @@ export function matches(sel: Selection, ev: FeedEvent): boolean {
 }
 
 /**
- * The narrowest JetStream filter subject covering the selection; for a viewer it also covers
- * account subjects (others' are dropped by `matches`).
+ * The narrowest JetStream filter subject covering the selection on `MD`, or with `owner` on that
+ * account's own events (`OWN`).
  */
-export function filterSubject(sel: Selection): string {
+export function filterSubject(sel: Selection, owner?: string): string {
   const list = (s: ReadonlySet<string> | null) => (s ? [...s] : undefined);
   return mdFilter(
     { sources: list(sel.sources), symbols: list(sel.coins), eventTypes: list(sel.eventTypes) },
-    sel.viewer != null,
+    owner,
   );
 }
 

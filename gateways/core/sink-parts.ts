@@ -24,6 +24,8 @@ export type Framer = {
   preamble(): string;
   /** An event; memoise it in `ev.wire` so every client of the process shares one encoding. */
   event(ev: FeedEvent): Frame;
+  /** True while this client's event frames are its own (an SSE id with an own position): never shared. */
+  personal?(): boolean;
   /** A non-terminal notice (`position_not_retained`, `feed_recovered`, ...). */
   notice(n: Record<string, unknown>): Frame;
   /** A non-terminal error (`coin_not_found`, `feed_stale`, `upstream_lag`). */

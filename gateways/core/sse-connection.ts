@@ -22,14 +22,30 @@ function errorMessage(
   return `event: error\ndata: ${JSON.stringify({ ...sseErrorData(new ApiError(code, message), requestId), ...extra })}\n\n`;
 }
 
-/** SSE frames, all text; a shared chunk is encoded to UTF-8 once for every socket it goes to. */
-export function sseFramer(requestId: string, retryMs: number): Framer {
+/**
+ * A stream's position as its SSE ids say it (own-feed.ts): `md` the last platform sequence (or the
+ * start), `own` the last own sequence once one is known (delivered, or resumed from), else null.
+ */
+export type SsePosition = { md: number; own: number | null };
+
+/**
+ * SSE frames, all text; a shared chunk is encoded to UTF-8 once for every socket it goes to. An
+ * event's id is its `seq`, shared by every client, until the stream has an own position: from then
+ * on `N:K`, this client's alone.
+ */
+export function sseFramer(requestId: string, retryMs: number, pos: SsePosition | null = null): Framer {
   return {
     preamble: () => `retry: ${retryMs}\n\n`,
     event(ev: FeedEvent): string {
+      if (pos !== null) {
+        if (ev.owner !== null) pos.own = ev.seq;
+        else pos.md = ev.seq;
+        if (pos.own !== null) return `id: ${pos.md}:${pos.own}\ndata: ${ev.json}\n\n`;
+      }
       if (ev.wire.sse === undefined) ev.wire.sse = `id: ${ev.seq}\ndata: ${ev.json}\n\n`;
       return ev.wire.sse;
     },
+    personal: () => pos?.own != null,
     notice: (n) => `event: notice\ndata: ${JSON.stringify(n)}\n\n`,
     warning: (code, message, extra) => errorMessage(requestId, code, message, extra),
     heartbeat: () => ': hb\n\n',
@@ -80,12 +96,17 @@ export function httpResponseWire(
   };
 }
 
-/** One SSE client. */
+/** One SSE client; `position` when it may see its account's own events (its ids then follow it). */
 export class SseConnection extends BufferedSink {
-  constructor(res: ServerResponse, opts: SseConnectionOptions, flusher: Flusher) {
+  constructor(
+    res: ServerResponse,
+    opts: SseConnectionOptions,
+    flusher: Flusher,
+    readonly position: SsePosition | null = null,
+  ) {
     const wire = httpResponseWire(res, opts.requestId, 'text/event-stream; charset=utf-8', (t) =>
       errorMessage(opts.requestId, t.code, t.message, {}),
     );
-    super(sseFramer(opts.requestId, opts.retryMs), wire, flusher, opts);
+    super(sseFramer(opts.requestId, opts.retryMs, position), wire, flusher, opts);
   }
 }

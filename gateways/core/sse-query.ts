@@ -9,6 +9,7 @@ import { z } from 'zod';
 import {
   CoinList,
   EventTypeList,
+  FeedPositionText,
   ReplaySpeedText,
   SourceList,
   StreamPositionText,
@@ -34,7 +35,7 @@ export const SseSubscriptionQuery = z
     coin: commaList(CoinList).optional(),
     event_type: commaList(EventTypeList).optional(),
     source: commaList(SourceList).optional(),
-    last_event_id: StreamPositionText.optional(),
+    last_event_id: z.string().optional(),
     /** A replay by time: ISO 8601 or Unix ms. */
     from: TimeText.optional(),
     to: TimeText.optional(),
@@ -53,20 +54,35 @@ export function lastEventIdOf(
   return parseWith(StreamPositionText, value.trim(), 'text', 'Last-Event-ID');
 }
 
+/**
+ * The unified stream's resume position (`N`, or `N:K` with an own position: own-feed.ts): the
+ * `Last-Event-ID` header wins over the query value.
+ */
+function feedPositionOf(
+  header: string | string[] | undefined,
+  fromQuery: string | undefined,
+): FeedPositionText | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (value) return parseWith(FeedPositionText, value, 'text', 'Last-Event-ID');
+  return fromQuery === undefined
+    ? undefined
+    : parseWith(FeedPositionText, fromQuery.trim(), 'text', 'last_event_id');
+}
+
 /** A Subscription from an SSE request's query and `Last-Event-ID` header. */
 export function parseSseSubscription(
   query: unknown,
   lastEventIdHeader: string | string[] | undefined,
 ): Subscription {
   const q = parseWith(SseSubscriptionQuery, query ?? {}, 'text');
-  const lastEventId = lastEventIdOf(lastEventIdHeader, q.last_event_id);
+  const position = feedPositionOf(lastEventIdHeader, q.last_event_id);
   return parseWith(
     Subscription,
     {
       ...(q.coin ? { coins: [...new Set(q.coin)] } : {}),
       ...(q.event_type ? { event_types: q.event_type } : {}),
       ...(q.source ? { sources: q.source } : {}),
-      ...(lastEventId !== undefined ? { last_event_id: lastEventId } : {}),
+      ...position,
       ...(q.from !== undefined ? { from_ms: q.from } : {}),
       ...(q.to !== undefined ? { to_ms: q.to } : {}),
       ...(q.speed !== undefined ? { speed: q.speed } : {}),

@@ -27,6 +27,8 @@ export type Subscribed = {
   warnings: SubscribeWarning[];
   /** Resume after this stream sequence; null: live only (or from `window.fromMs`). */
   lastEventId: number | null;
+  /** With a viewer: resume its own events (`OWN`) after this sequence; null: as own-feed.ts says. */
+  lastOwnSeq: number | null;
   /** A replay by time (`from`, `to`, `speed`); null: none asked. */
   window: ReplayWindow | null;
 };
@@ -121,6 +123,7 @@ function subscribed(
       coin,
     })),
     lastEventId: request.last_event_id ?? null,
+    lastOwnSeq: request.last_own_seq ?? null,
     window: windowOf(request),
   };
 }

@@ -57,7 +57,8 @@ export const controlFrame = (m: Record<string, unknown>): string => JSON.stringi
  * no market data: the copy loses nothing by going past it, whereas ending the connection (1011)
  * would end every resume at the same record, so one bad write would stop every client of that coin
  * until an operator deleted it. It is skipped, never silently: this message takes its place, in
- * order: the `record_skipped` notice (as on gRPC), its sequence as `resumed_after`, with its subject.
+ * order: the `record_skipped` notice (as on gRPC), its sequence as `resumed_after`, with its subject
+ * (`feed: "own"` when it is on the account's own stream, `OWN`).
  */
 function skippedFrame(ev: FeedEvent): string {
   return controlFrame({
@@ -67,6 +68,7 @@ function skippedFrame(ev: FeedEvent): string {
     coin: ev.symbol,
     source: ev.source,
     event_type: ev.eventType,
+    ...(ev.owner !== null ? { feed: 'own' } : {}),
     message: `stored record ${ev.seq} is not a valid event; skipped`,
   });
 }

@@ -78,19 +78,31 @@ class BidiSession {
   private lists: Lists = {};
   private feed: FeedSubscription | null = null;
   private position = 0;
+  /** The last own event's `OWN` sequence (own-feed.ts), once one is known. */
+  private ownPosition: number | null = null;
   private chain: Promise<void> = Promise.resolve();
   /** Control messages received and not yet applied. */
   private pending = 0;
   private resolving: SubscribeOptions = {};
   /** What feeds write into: the sink, with the position recorded. */
   private readonly tracking: WarnableSink = {
+    // Two positions: the platform's (`MD`) and the account's own events' (`OWN`), never mixed.
     event: (ev: FeedEvent) => {
-      if (ev.seq <= this.position) return;
-      this.position = ev.seq;
+      if (ev.owner !== null) {
+        if (this.ownPosition !== null && ev.seq <= this.ownPosition) return;
+        this.ownPosition = ev.seq;
+      } else {
+        if (ev.seq <= this.position) return;
+        this.position = ev.seq;
+      }
       this.sink.event(ev);
     },
     notice: (n: FeedNotice) => {
-      if ('resumed_after' in n) this.position = Math.max(this.position, n.resumed_after);
+      if ('resumed_after' in n) {
+        if ('feed' in n && n.feed === 'own')
+          this.ownPosition = Math.max(this.ownPosition ?? 0, n.resumed_after);
+        else this.position = Math.max(this.position, n.resumed_after);
+      }
       this.sink.notice(n);
     },
     feedStale: (coin, ms) => this.sink.feedStale(coin, ms),
@@ -119,6 +131,8 @@ class BidiSession {
     refuseWindow(request);
     for (const k of LIST_KEYS) if (request[k]) this.lists[k] = request[k] as never;
     this.position = request.last_event_id ?? this.deps.tail.lastSeq;
+    this.ownPosition = request.last_own_seq ?? null;
+    // Where own events start is kept, so a change of subscription never looks it up again.
     const { feed, staleFeeds } = await feedInto(
       this.deps,
       this.tracking,
@@ -126,6 +140,9 @@ class BidiSession {
       principal,
       undefined,
       this.resolving,
+      (after) => {
+        this.ownPosition ??= after;
+      },
     );
     this.feed = feed;
     return { close: () => this.close(), stale: staleFeeds() };
@@ -190,7 +207,11 @@ class BidiSession {
     const { feed } = await feedInto(
       this.deps,
       this.tracking,
-      { ...lists, last_event_id: this.position },
+      {
+        ...lists,
+        last_event_id: this.position,
+        ...(this.ownPosition !== null ? { last_own_seq: this.ownPosition } : {}),
+      },
       this.principal,
       undefined,
       this.resolving,

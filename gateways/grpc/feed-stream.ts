@@ -48,10 +48,12 @@ export async function feedInto(
   principal: Principal,
   check?: (s: Subscribed) => void,
   options: SubscribeOptions = {},
+  onOwnPositioned?: (after: number) => void,
 ): Promise<AttachedFeed & { subscribed: Subscribed }> {
   const subscribed = await subscribe(deps, request, principal, options);
   check?.(subscribed);
-  return { ...(await attachFeed(deps, subscribed, sink, { what: 'grpc stream' })), subscribed };
+  const opts = { what: 'grpc stream', ...(onOwnPositioned ? { onOwnPositioned } : {}) };
+  return { ...(await attachFeed(deps, subscribed, sink, opts)), subscribed };
 }
 
 /**

@@ -46,6 +46,7 @@ export class GrpcSink extends BufferedSink {
       message: `stored record ${ev.seq} (${ev.source} ${ev.symbol} ${ev.eventType}) is not a valid event; skipped`,
       resumed_after: ev.seq,
       coin: ev.symbol,
+      ...(ev.owner !== null ? { feed: 'own' } : {}),
     });
   }
 }

@@ -168,7 +168,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
         caches,
         log: deps.log,
         publish: {
-          batchTtlMs: config.MD_MAX_AGE_S * 1_000,
+          batchTtlMs: config.OWN_MAX_AGE_S * 1_000,
           quota: { eventsPerDay: config.PUBLISH_EVENTS_PER_DAY, bytesPerDay: config.PUBLISH_BYTES_PER_DAY },
         },
       }),

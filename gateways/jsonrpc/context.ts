@@ -1,9 +1,11 @@
 /**
  * What every JSON-RPC method is given: the process's market data (live tail, latest-state view,
- * filter store), the edge's settings, and per call the caller's principal and a signal that aborts
+ * filter store; the `OWN` tail of accounts' own events, started on first use by a caller with an
+ * account), the edge's settings, and per call the caller's principal and a signal that aborts
  * when the call must end (key revoked, deadline passed, client gone).
  */
 
+import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { Principal } from '../core/guard.ts';
 import type { LatestState } from '../core/latest-state.ts';
@@ -27,6 +29,8 @@ export type EdgeDeps = {
   latest: LatestState;
   filters: FilterStore;
   settings: JsonRpcSettings;
+  /** The `OWN` tail (own-feed.ts `ownTail`) logs through it; started only by a call with a viewer. */
+  log: Logger;
 };
 
 export type CallContext = {

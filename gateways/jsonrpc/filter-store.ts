@@ -1,7 +1,10 @@
 /**
  * Polling filters in NATS KV (bucket `jsonrpc_filters`), so that any replica answers the next poll.
  * One entry per live filter under `<key_id>.<slot>`: what it selects, whose events it may see, and
- * its cursor (the last stream sequence a poll has examined).
+ * its cursors: the last `MD` sequence a poll has examined and, for a filter with a viewer, the last
+ * `OWN` sequence (the viewer's own events are read from `OWN`, by its own sequence). An entry is a
+ * few fields and two numbers: bounded whatever the filter has seen. An entry written before own
+ * cursors existed has none: its first poll starts own events at `OWN`'s end (ReadAfter decides).
  *
  * Invariants:
  * - A key has at most `cap` live filters across every replica: a filter takes a free slot in
@@ -49,14 +52,21 @@ export type StoredFilter = {
   event_types: string[] | null;
   sources: string[] | null;
   viewer: string | null;
-  /** Last stream sequence examined: the next poll returns events after it. */
+  /** Last `MD` sequence examined: the next poll returns platform events after it. */
   cursor: number;
+  /**
+   * With a viewer: the last `OWN` sequence examined (the viewer's own events after it come next).
+   * Absent without a viewer, and in entries written before own events left `MD`.
+   */
+  own_cursor?: number;
   /** Unix ms of the last poll (or of the install). */
   polled_at_ms: number;
 };
 
-/** Reads the events after a filter's cursor; `reached` is its next cursor. */
-export type ReadAfter<E> = (f: StoredFilter) => Promise<{ events: E[]; reached: number }>;
+/** Reads the events after a filter's cursors; `reached` (and `ownReached`) are its next cursors. */
+export type ReadAfter<E> = (
+  f: StoredFilter,
+) => Promise<{ events: E[]; reached: number; ownReached?: number | undefined }>;
 
 const MAX_POLL_ATTEMPTS = 8;
 const WRITE_TIMEOUT_MS = 5_000;
@@ -119,16 +129,17 @@ export class FilterStore {
     );
   }
 
-  /** The events after the filter's cursor, moving the cursor past them (see the invariants). */
+  /** The events after the filter's cursors, moving the cursors past them (see the invariants). */
   async poll<E>(keyId: string, id: string, read: ReadAfter<E>): Promise<E[]> {
     for (let attempt = 0; attempt < MAX_POLL_ATTEMPTS; attempt++) {
       const { filter, revision } = await this.get(keyId, id);
-      const { events, reached } = await read(filter);
+      const { events, reached, ownReached } = await read(filter);
       const next: StoredFilter = {
         ...filter,
         cursor: Math.max(filter.cursor, reached),
         polled_at_ms: this.now(),
       };
+      if (ownReached !== undefined) next.own_cursor = Math.max(filter.own_cursor ?? 0, ownReached);
       try {
         await this.cas.update(this.keyOf(keyId, id), encode(next), revision);
         return events;

@@ -50,14 +50,22 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
       throw err;
     }
     const { selection } = subscribed;
+    // A viewer's ids carry its own events' position once it has one (own-feed.ts).
+    const position = selection.viewer ? { md: 0, own: subscribed.lastOwnSeq } : null;
     const conn = new SseConnection(
       reply.raw,
       { ...deps.connection, requestId: req.id, selectionKey: selectionKey(selection) },
       deps.registry.flusher,
+      position,
     );
     let attached: AttachedFeed;
     try {
-      attached = await attachFeed(deps, subscribed, conn, { what: 'stream' });
+      attached = await attachFeed(deps, subscribed, conn, {
+        what: 'stream',
+        onPositioned: (after) => {
+          if (position) position.md = after;
+        },
+      });
     } catch (err) {
       principal.release();
       throw err;

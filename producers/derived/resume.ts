@@ -16,7 +16,7 @@ import {
   SNAPSHOT_KIND,
 } from '../../contracts/derived.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { DERIVED_ALL, derivedSubject, MD_PLATFORM, parseMdSubject } from '../../contracts/subjects.ts';
+import { DERIVED_ALL, derivedSubject, MD_ALL, parseMdSubject } from '../../contracts/subjects.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 export type ResumePoint = {
@@ -43,7 +43,7 @@ export async function readResumePoint(nats: Nats): Promise<ResumePoint> {
     floors.set(subject, derivedStartMs(event));
     fromSeq = Math.min(fromSeq, event.event_type === SNAPSHOT_KIND ? event.base_seq : event.first_seq);
   }
-  for (const subject of await subjectsOf(nats, STREAMS.MD, MD_PLATFORM)) {
+  for (const subject of await subjectsOf(nats, STREAMS.MD, MD_ALL)) {
     const parts = parseMdSubject(subject);
     if (!parts) continue;
     const fed: readonly DerivedKind[] =

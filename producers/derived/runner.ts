@@ -9,7 +9,7 @@ import { type DerivedEvent, derivedStartMs } from '../../contracts/derived.ts';
 import { parseStoredEvent } from '../../contracts/event-wire.ts';
 import { derivedMsgId } from '../../contracts/message-ids.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { derivedSubject, MD_PLATFORM, parseMdSubject } from '../../contracts/subjects.ts';
+import { derivedSubject, MD_ALL, parseMdSubject } from '../../contracts/subjects.ts';
 import { sleepBackoff } from '../../platform/backoff.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -76,7 +76,7 @@ export function startDerivedRunner(nats: Nats, log: Logger, opts: { batch?: numb
       nats,
       {
         stream: STREAMS.MD,
-        filter: MD_PLATFORM,
+        filter: MD_ALL,
         startSeq: resume.fromSeq,
         ...(opts.batch ? { batch: opts.batch } : {}),
       },

@@ -242,7 +242,7 @@ describe('NATS users per role', () => {
   it('lets only producers write the platform feed and only the accounts service write accounts', async () => {
     expect(await canPublish('producer', 'md.binance.BTC.trade')).toBe('stored');
     expect(await canPublish('producer', 'acct.acc_x.key_created')).toBe('violation');
-    expect(await canPublish('producer', 'md.binance.BTC.trade.acc_x')).toBe('violation');
+    expect(await canPublish('producer', 'own.acc_x.binance.BTC.trade')).toBe('violation');
     expect(await canPublish('gateway', 'md.binance.BTC.trade')).toBe('violation');
     expect(await canPublish('gateway', 'acct.acc_x.key_created')).toBe('violation');
     // JSON-RPC filters keep their cursors in KV: a gateway writes that bucket and no other account data.
@@ -259,7 +259,10 @@ describe('NATS users per role', () => {
     expect(await canPublish('gateway', '$KV.keys.x')).toBe('violation');
     expect(await canPublish('worker', 'acct.acc_x.key_created')).toBe('violation');
     expect(await canPublish('accounts', 'md.binance.BTC.trade')).toBe('violation');
-    expect(await canPublish('accounts', 'md.binance.BTC.trade.acc_x')).toBe('stored');
+    // Accounts' own events go to OWN, never MD.
+    expect(await canPublish('accounts', 'own.acc_x.binance.BTC.trade')).toBe('stored');
+    expect(await canPublish('accounts', 'md.binance.BTC.trade.acc_x')).toBe('violation');
+    expect(await canPublish('gateway', 'own.acc_x.binance.BTC.trade')).toBe('violation');
     expect(await canPublish('accounts', 'acct.acc_x.probe')).toBe('stored');
   });
 

@@ -1,10 +1,13 @@
 /**
- * Events a caller normalizes with `stream: true` are its account's own, on the unified stream:
- * delivered live, from the ring and from JetStream history to keys of that account only, never
- * to another account's key, and never counted among the platform's known coins (so never in a
- * stale-feed report). The issue's attack is the scenario: a forged Binance BTCUSDT print at 1.00.
+ * Events a caller normalizes with `stream: true` are its account's own, stored on `OWN` (never in
+ * the platform's `MD`), and on the unified stream: delivered live, from the ring and from
+ * JetStream history to keys of that account only, never to another account's key, and never
+ * counted among the platform's known coins (so never in a stale-feed report). The issue's attack
+ * is the scenario: a forged Binance BTCUSDT print at 1.00. A stream that delivered an own event
+ * has ids `N:K` (platform and own positions), and resumes from one exactly.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STREAMS } from '../../contracts/streams.ts';
 import { LiveTail } from '../../gateways/core/live-tail.ts';
 import { replayStats } from '../../gateways/core/replay-source.ts';
 import { createLogger } from '../../platform/logger.ts';
@@ -70,19 +73,22 @@ async function publishPlatform(n: number): Promise<string> {
   return `trd_BTC_${1_000_000 + sentinel}`;
 }
 
-type Reader = { got: Record<string, unknown>[]; stream: SseStream };
+type Reader = { got: Record<string, unknown>[]; ids: string[]; stream: SseStream };
 
-async function read(key: string, lastEventId?: number, query = ''): Promise<Reader> {
+async function read(key: string, lastEventId?: number | string, query = ''): Promise<Reader> {
   const got: Record<string, unknown>[] = [];
+  const ids: string[] = [];
   const stream = await openSse(
     `${gw.url}/api/v1/unified/stream${query}`,
     (m: SseMessage) => {
-      if (m.event === 'message') got.push(JSON.parse(m.data));
+      if (m.event !== 'message') return;
+      got.push(JSON.parse(m.data));
+      ids.push(m.id ?? '');
     },
     { 'x-api-key': key, ...(lastEventId === undefined ? {} : { 'last-event-id': String(lastEventId) }) },
   );
   expect(stream.status).toBe(200);
-  return { got, stream };
+  return { got, ids, stream };
 }
 
 /** Polls (no fixed sleep) until every reader has received the platform event `tradeId`. */
@@ -141,7 +147,65 @@ describe("an account's own events on the unified stream", () => {
     );
     theirsFiltered.stream.abort();
     expect(forgedIn(theirsFiltered)).toEqual([]);
-    expect(replayStats[via]).toBe(resumedBefore + 3);
+    // Each keyed reader positions the platform's feed (by `via`) and its own (`OWN`'s ring).
+    expect(replayStats[via]).toBe(resumedBefore + (via === 'fromRing' ? 6 : 3));
+  });
+
+  it('are stored on OWN under the account, and MD takes nothing but the platform feed', async () => {
+    await publishForged();
+    const own = await stack.nats.jsm.streams.info(STREAMS.OWN, { subjects_filter: '>' });
+    expect(Object.keys(own.state.subjects ?? {})).toContain(`own.${owner.accountId}.binance.BTCUSDT.trade`);
+    expect(own.config.subjects).toEqual(['own.>']);
+    expect(own.config.max_bytes).toBeGreaterThan(0);
+    expect(own.config.max_age).toBeGreaterThan(0);
+    const md = await stack.nats.jsm.streams.info(STREAMS.MD, { subjects_filter: '>' });
+    expect(Object.keys(md.state.subjects ?? {}).filter((s) => s.split('.').length !== 4)).toEqual([]);
+    expect(md.config.subjects).toEqual(['md.*.*.*']);
+    // The old account subject is no stream's: JetStream refuses it.
+    await expect(
+      stack.nats.js.publish(`md.binance.BTCUSDT.trade.${owner.accountId}`, '{}'),
+    ).rejects.toThrow();
+  });
+
+  it('carry both positions in the id once one is delivered, and a cut resumes exactly', async () => {
+    const mine = await read(owner.key);
+    await publishPlatform(2);
+    await publishForged();
+    const last = await publishPlatform(2);
+    await until([mine], last);
+    const at = mine.got.findIndex((e) => e.own === true);
+    expect(at).toBeGreaterThan(0);
+    // Before the own event: one number; from it on: N:K, K its OWN sequence.
+    expect(mine.ids[at - 1]).toMatch(/^\d+$/);
+    const [md, own] = (mine.ids[at] as string).split(':').map(Number);
+    expect(md).toBe(Number(mine.ids[at - 1]));
+    expect(own).toBe(mine.got[at]?.seq);
+    expect(mine.ids.slice(at + 1).every((id) => id.endsWith(`:${own}`))).toBe(true);
+
+    // Cut right after the own event: the platform events after it come, the own event not again.
+    const resumed = await read(owner.key, mine.ids[at]);
+    await publishForged();
+    const after = await publishPlatform(1);
+    await until([resumed], after);
+    const platformAfter = mine.got.slice(at + 1).map((e) => e.seq);
+    expect(
+      resumed.got
+        .filter((e) => e.own !== true)
+        .map((e) => e.seq)
+        .slice(0, 2),
+    ).toEqual(platformAfter);
+    const ownSeqs = resumed.got.filter((e) => e.own === true).map((e) => e.seq as number);
+    expect(ownSeqs).toHaveLength(1);
+    expect(ownSeqs[0]).toBeGreaterThan(own as number);
+
+    // A platform-only id from before the own event: own events stored after that event come.
+    const plain = await read(owner.key, mine.ids[at - 1]);
+    await until([plain], after);
+    expect(plain.got.filter((e) => e.own === true).map((e) => e.seq)).toEqual([own, ownSeqs[0]]);
+    // Another account's key never sees them, whatever id it sends.
+    const theirs = await read(otherKey, `${mine.ids[at - 1]}:0`);
+    await until([theirs], after);
+    expect(theirs.got.filter((e) => e.own === true)).toEqual([]);
   });
 
   it("never count among the platform's known coins, so never in a stale-feed report", async () => {

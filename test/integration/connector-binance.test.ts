@@ -54,7 +54,7 @@ const settings = (wsUrl: string) =>
 beforeAll(async () => {
   nats = await startTestNats();
   conn = await connectTestNats(nats.url, testConfig());
-  md = collectMd(conn, 'md.binance.>', log);
+  md = collectMd(conn, 'md.binance.*.*', log);
   snapshots = await startSnapshotServer(fx.snapshots ?? {});
   replay = await startVenueReplay({
     sessions: fx.sessions,

@@ -41,7 +41,7 @@ const settings = (wsUrl: string) => connectorSettings({ HYPERLIQUID_WS_URL: wsUr
 beforeAll(async () => {
   nats = await startTestNats();
   conn = await connectTestNats(nats.url, testConfig());
-  md = collectMd(conn, 'md.hyperliquid.>', log);
+  md = collectMd(conn, 'md.hyperliquid.*.*', log);
   replay = await startVenueReplay({ sessions: fx.sessions, subscriptions: 4 });
   connector = startConnector(conn, 'hyperliquid', COINS, settings(replay.url), log);
 });

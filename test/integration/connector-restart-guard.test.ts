@@ -77,7 +77,7 @@ describe.each<Case>([
 ])('$venue', ({ venue, fixture, symbols, subscriptions }) => {
   const fx: Scenario = loadScenario(fixture);
   const expectedCount = Object.values(fx.expected).reduce((n, list) => n + list.length, 0);
-  const filter = `md.${venue}.>`;
+  const filter = `md.${venue}.*.*`;
   let md: ReturnType<typeof collectMd>;
 
   beforeAll(() => {

@@ -93,8 +93,8 @@ function book(
 
 /**
  * A known history (~1 s between events by default): two sources, a busy and a quiet coin, full books (synthetic) and
- * diffs (binance), 6 % late events (up to 8 s back, past the grace for most), and account events
- * on 5-token subjects, which the producer must never read.
+ * diffs (binance), 6 % late events (up to 8 s back, past the grace for most), and an account's own
+ * events (on `OWN`, published in the same run), which the producer must never read.
  */
 function history(random: () => number, count: number, stepMs = 2_000): Item[] {
   const coins: [Source, string, number][] = [
@@ -127,7 +127,7 @@ function history(random: () => number, count: number, stepMs = 2_000): Item[] {
       );
       items.push({ subject: `md.${source}.${symbol}.trade`, event: e });
       if (random() < 0.02)
-        items.push({ subject: `md.${source}.${symbol}.trade.acc_other`, event: { ...e, price: 1 } });
+        items.push({ subject: `own.acc_other.${source}.${symbol}.trade`, event: { ...e, price: 1 } });
       return;
     }
     if (source === 'synthetic') {

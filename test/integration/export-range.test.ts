@@ -1,10 +1,12 @@
 /**
  * `POST /data/export` end to end with a real worker on the JOBS queue: a known set of events is
- * published to `MD` in three bursts (before, inside and after a time range), the range is exported
+ * published to `MD` (and accounts' own events to `OWN`) in three bursts (before, inside and after
+ * a time range), the range is exported
  * as Parquet and as CSV through the HTTP API, downloaded, read back with DuckDB and compared row by
- * row with the stored events of the range read from the stream itself (and nothing else: other
+ * row with the stored events of the range read from the streams themselves (and nothing else: other
  * coins, another account's own events and the events outside the range are absent, the exporting
- * account's own are there). The SHA-256 is the file's, exporting twice gives the same bytes, the
+ * account's own are there, from `OWN` with `OWN`'s seq), in the order by stored time, `MD`'s
+ * before `OWN`'s on a tie, then seq; the file's metadata names both ranges. The SHA-256 is the file's, exporting twice gives the same bytes, the
  * file is the owner's only and served with Range; bad input is a 4xx with the catalogue's code;
  * `export_range` through the official MCP SDK client answers the same job.
  */
@@ -21,7 +23,7 @@ import { exportRange } from '../../consumers/export/export-range.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { EXPORT_COLUMNS } from '../../contracts/export.ts';
 import { STREAMS } from '../../contracts/streams.ts';
-import { accountMdSubject, mdSubject, parseFeedSubject } from '../../contracts/subjects.ts';
+import { mdSubject, ownSubject, parseFeedSubject } from '../../contracts/subjects.ts';
 import { eventually } from '../support/eventually.ts';
 import { expectError } from '../support/http.ts';
 import { book, publishNow, trade } from '../support/publisher.ts';
@@ -47,9 +49,9 @@ async function burst(base: number): Promise<void> {
     const who = i % 5;
     const subject =
       who === 0 && coin === 'BTC'
-        ? accountMdSubject(owner.accountId, 'synthetic', coin, event.event_type)
+        ? ownSubject(owner.accountId, 'synthetic', coin, event.event_type)
         : who === 1 && coin === 'BTC'
-          ? accountMdSubject(other.accountId, 'synthetic', coin, event.event_type)
+          ? ownSubject(other.accountId, 'synthetic', coin, event.event_type)
           : mdSubject('synthetic', coin, event.event_type);
     events.push({ event, subject });
   }
@@ -64,10 +66,10 @@ async function burst(base: number): Promise<void> {
 
 type Stored = { seq: number; storedMs: number; subject: string; event: Record<string, unknown> };
 
-/** Every event stored on `MD`, in order, with its exact stored time (read by the test itself). */
-async function storedEvents(): Promise<Stored[]> {
+/** Every event stored on `stream`, in order, with its exact stored time (read by the test itself). */
+async function storedOn(stream: string, filter: string): Promise<Stored[]> {
   const out: Stored[] = [];
-  const consumer = await stack.nats.js.consumers.get(STREAMS.MD, { filter_subjects: 'md.>' });
+  const consumer = await stack.nats.js.consumers.get(stream, { filter_subjects: filter });
   const messages = await consumer.consume();
   for await (const m of messages) {
     out.push({
@@ -80,6 +82,19 @@ async function storedEvents(): Promise<Stored[]> {
   }
   messages.stop();
   return out;
+}
+
+/**
+ * Every event stored on `MD` and on `OWN`, in the export's order: by stored time, `MD`'s before
+ * `OWN`'s on the same millisecond, then by seq.
+ */
+async function storedEvents(): Promise<Stored[]> {
+  const md = await storedOn(STREAMS.MD, 'md.>');
+  const own = await storedOn(STREAMS.OWN, 'own.>');
+  const ownFirst = (x: Stored) => (x.subject.startsWith('own.') ? 1 : 0);
+  return [...md, ...own].sort(
+    (a, b) => a.storedMs - b.storedMs || ownFirst(a) - ownFirst(b) || a.seq - b.seq,
+  );
 }
 
 /** The rows an export of BTC and ETH by `owner` over [from, to] must hold, in order. */
@@ -99,6 +114,21 @@ function expectedRows(stored: Stored[]): Record<string, unknown>[] {
       row.owner = parseFeedSubject(s.subject)?.owner ?? null;
       return row;
     });
+}
+
+/** The Parquet file's key-value metadata. */
+async function metadataOf(path: string): Promise<Record<string, string>> {
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  try {
+    const reader = await conn.runAndReadAll(
+      `SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata('${path}')`,
+    );
+    return Object.fromEntries(reader.getRowObjects().map((r) => [String(r.k), String(r.v)]));
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+  }
 }
 
 /** The file's rows as JSON values, via DuckDB (Parquet as written; CSV with bids/asks parsed). */
@@ -229,7 +259,14 @@ describe('POST /data/export', () => {
       const rows = await rowsOf(path, format);
       expect(rows.length).toBe(result.row_count);
       expect(rows).toEqual(expected);
-      expect(rows.map((r) => r.seq)).toEqual([...rows.map((r) => r.seq as number)].sort((a, b) => a - b));
+      // Each stream in its own order; the owner's own events are OWN's, with OWN's sequence.
+      const mdRows = rows.filter((r) => r.owner === null).map((r) => r.seq as number);
+      const ownRows = rows.filter((r) => r.owner !== null).map((r) => r.seq as number);
+      expect(mdRows).toEqual([...mdRows].sort((a, b) => a - b));
+      expect(ownRows).toEqual([...ownRows].sort((a, b) => a - b));
+      const ownStored = await storedOn(STREAMS.OWN, `own.${owner.accountId}.>`);
+      const ownInRange = ownStored.filter((x) => x.storedMs >= from && x.storedMs <= to);
+      expect(ownRows).toEqual(ownInRange.map((x) => x.seq));
       expect(rows.some((r) => r.owner === other.accountId || r.symbol === 'SOL')).toBe(false);
       // Nothing outside the range: every row's time and event index are the middle bursts'.
       expect(rows.every((r) => (r.stored_ms as number) >= from && (r.stored_ms as number) <= to)).toBe(true);
@@ -253,10 +290,23 @@ describe('POST /data/export', () => {
         format,
         firstSeq: first_seq,
         lastSeq: last_seq,
+        fromMs: from,
+        toMs: to,
         out: viaPipe,
         pipe: true,
       });
       expect(readFileSync(viaPipe).equals(bytes)).toBe(true);
+      if (format === 'parquet') {
+        // `first_seq`/`last_seq`: the range on MD; `own_*`: the same instants on OWN.
+        const ownAll = await storedOn(STREAMS.OWN, 'own.>');
+        const ownIn = ownAll.filter((x) => x.storedMs >= from && x.storedMs <= to).map((x) => x.seq);
+        expect(await metadataOf(path)).toMatchObject({
+          first_seq: String(first_seq),
+          last_seq: String(last_seq),
+          own_first_seq: String(ownIn[0]),
+          own_last_seq: String(ownIn.at(-1)),
+        });
+      }
     }, 60_000);
   }
 

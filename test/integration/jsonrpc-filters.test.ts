@@ -3,15 +3,20 @@
  * bucket: events since the last poll with their `seq`, never a gap or a duplicate (polls alternating
  * between edges and racing each other, while events are published, and a cursor older than the
  * tail's ring read from JetStream), pages of `JSONRPC_FILTER_MAX_EVENTS`, the tier's cap (-32005),
- * uninstall, expiry after the TTL without a poll, and filters private to their key.
+ * uninstall, expiry after the TTL without a poll, and filters private to their key. An account's
+ * own events (on `OWN`) come to its keys' filters beside the platform's, each once, never to
+ * another account's: a filter keeps a cursor on each stream (resumed by `last_own_seq`, or by the
+ * stored time of `last_event_id`), and a filter stored before own cursors existed starts own events
+ * at `OWN`'s end.
  */
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MarketEvent } from '../../contracts/events.ts';
-import { KV_BUCKETS } from '../../contracts/streams.ts';
-import { accountMdSubject } from '../../contracts/subjects.ts';
+import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
+import { ownSubject } from '../../contracts/subjects.ts';
 import { FilterStore } from '../../gateways/jsonrpc/filter-store.ts';
-import type { Nats } from '../../platform/nats.ts';
+import { createLogger } from '../../platform/logger.ts';
+import { connectNats, type Nats } from '../../platform/nats.ts';
 import type { TestAccounts } from '../support/accounts.ts';
 import { testConfig } from '../support/gateway.ts';
 import { call, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
@@ -35,12 +40,16 @@ let a: TestJsonRpc;
 let b: TestJsonRpc;
 let key: string;
 
-type Event = { seq: number; symbol: string; event_type: string };
+type Event = { seq: number; symbol: string; event_type: string; own?: boolean };
 
 const publish = (events: MarketEvent[], subject?: (e: MarketEvent) => string) =>
   publishNow(nats.js, events, subject);
 
 const as = (k: string) => ({ 'x-api-key': k });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** An account's own events, published straight to `OWN`. */
+const ownOf = (accountId: string) => (e: MarketEvent) =>
+  ownSubject(accountId, e.source, e.symbol, e.event_type);
 const newFilter = async (url: string, spec: unknown, k = key) => call(url, 'md_newFilter', [spec], as(k));
 const changes = async (url: string, id: unknown, k = key) => call(url, 'md_getFilterChanges', [id], as(k));
 const poll = async (url: string, id: string, k = key): Promise<Event[]> => {
@@ -136,20 +145,149 @@ describe('a polling filter', () => {
     expect(got.map((e) => e.seq)).toEqual(expected);
   });
 
-  it('sees the key’s own account events and no other account’s', async () => {
+  it('sees the key’s own account events (from OWN, each once) and no other account’s', async () => {
     const owner = await accounts.key('pro');
     const other = await accounts.key('pro');
     const mine = (await newFilter(a.url, {}, owner.key)).result as string;
     const theirs = (await newFilter(a.url, {}, other.key)).result as string;
-    await publish([trade('OWNED', 1)], (e) =>
-      accountMdSubject(owner.accountId, e.source, e.symbol, e.event_type),
-    );
+    const mdAfter = await lastSeq(nats);
+    const ownAfter = await lastSeq(nats, STREAMS.OWN);
+    await publish([trade('OWNED', 1)], ownOf(owner.accountId));
     await publish([trade('BTC', 77)]);
     const ownerEvents = await drain(mine, 2, owner.key);
     expect(ownerEvents.map((e) => e.symbol).sort()).toEqual(['BTC', 'OWNED']);
+    const owned = ownerEvents.find((e) => e.symbol === 'OWNED') as Event;
+    // An own event: OWN's sequence, marked `own`.
+    expect(owned.own).toBe(true);
+    expect([owned.seq]).toEqual(await storedSeqsMatching(nats, STREAMS.OWN, { after: ownAfter }));
+    expect(ownerEvents.find((e) => e.symbol === 'BTC')?.own).toBeUndefined();
     const otherEvents = await drain(theirs, 1, other.key);
     expect(otherEvents.map((e) => e.symbol)).toEqual(['BTC']);
     expect((await newFilter(a.url, { coins: ['OWNED'] }, other.key)).error).toMatchObject({ code: -32003 });
+
+    // More of both than a page, over polls alternating between edges: every one once, nothing of
+    // the other account's, each stream in its order.
+    await publish(
+      Array.from({ length: 70 }, (_, i) => trade('OWNED', 100 + i)),
+      ownOf(owner.accountId),
+    );
+    await publish(
+      Array.from({ length: 70 }, (_, i) => trade('OWNED', 200 + i)),
+      ownOf(other.accountId),
+    );
+    await publish(Array.from({ length: 70 }, (_, i) => trade('BTC', 300 + i)));
+    const mdSeqs = await storedSeqsMatching(nats, STREAMS.MD, { after: mdAfter });
+    const ownSeqs = await storedSeqsMatching(nats, STREAMS.OWN, {
+      after: ownAfter,
+      matches: new RegExp(`^own\\.${owner.accountId}\\.`),
+    });
+    expect(ownSeqs).toHaveLength(71);
+    const all = [...ownerEvents, ...(await drain(mine, mdSeqs.length + ownSeqs.length - 2, owner.key))];
+    expect(all.filter((e) => !e.own).map((e) => e.seq)).toEqual(mdSeqs);
+    expect(all.filter((e) => e.own).map((e) => e.seq)).toEqual(ownSeqs);
+    expect(await poll(b.url, mine, owner.key)).toEqual([]);
+    const otherOwn = await storedSeqsMatching(nats, STREAMS.OWN, {
+      after: ownAfter,
+      matches: new RegExp(`^own\\.${other.accountId}\\.`),
+    });
+    expect(otherOwn).toHaveLength(70);
+    const otherAll = [
+      ...otherEvents,
+      ...(await drain(theirs, mdSeqs.length + otherOwn.length - 1, other.key)),
+    ];
+    expect(otherAll.filter((e) => !e.own).map((e) => e.seq)).toEqual(mdSeqs);
+    // Its own events only: none of the owner's.
+    expect(otherAll.filter((e) => e.own).map((e) => e.seq)).toEqual(otherOwn);
+    expect(await poll(a.url, theirs, other.key)).toEqual([]);
+  });
+
+  it('resumes own events after last_own_seq, or after what OWN stored by the time of last_event_id', async () => {
+    const owner = await accounts.key('pro');
+    const ownAfter = await lastSeq(nats, STREAMS.OWN);
+    await publish([trade('MINE', 1)], ownOf(owner.accountId));
+    await sleep(15);
+    await publish([trade('BTC', 2)]);
+    const cut = await lastSeq(nats);
+    await sleep(15);
+    await publish([trade('MINE', 3)], ownOf(owner.accountId));
+    await publish([trade('BTC', 4)]);
+    const [first, second] = await storedSeqsMatching(nats, STREAMS.OWN, {
+      after: ownAfter,
+      matches: new RegExp(`^own\\.${owner.accountId}\\.`),
+    });
+    const seqsOf = (events: Event[]) => events.map((e) => [e.symbol, e.seq, e.own ?? false]);
+    const [mdNext] = await storedSeqsMatching(nats, STREAMS.MD, { after: cut });
+    // No own position: the own event stored before the platform's `cut` is not sent again.
+    const byTime = (await newFilter(a.url, { coins: ['BTC', 'MINE'], last_event_id: cut }, owner.key))
+      .result as string;
+    expect(seqsOf(await drain(byTime, 2, owner.key)).sort()).toEqual(
+      [
+        ['BTC', mdNext, false],
+        ['MINE', second, true],
+      ].sort(),
+    );
+    // With one: exactly after it.
+    const exact = (
+      await newFilter(
+        a.url,
+        { coins: ['BTC', 'MINE'], last_event_id: cut, last_own_seq: (first as number) - 1 },
+        owner.key,
+      )
+    ).result as string;
+    const got = await drain(exact, 3, owner.key);
+    expect(got.filter((e) => e.own).map((e) => e.seq)).toEqual([first, second]);
+    expect(got.filter((e) => !e.own).map((e) => e.seq)).toEqual([mdNext]);
+    expect(await poll(b.url, exact, owner.key)).toEqual([]);
+  });
+
+  it('reads own events older than the OWN tail from JetStream, each once', async () => {
+    const owner = await accounts.key('pro');
+    const ownAfter = await lastSeq(nats, STREAMS.OWN);
+    const cut = await lastSeq(nats);
+    await sleep(15);
+    await publish(
+      Array.from({ length: 30 }, (_, i) => trade('OLDER', i)),
+      ownOf(owner.accountId),
+    );
+    await publish([trade('BTC', 5)]);
+    // An edge on its own connection: its OWN tail starts now, after those own events.
+    const conn = await connectNats(base.server.url, 'test', createLogger('error', 'test'));
+    const late = await startTestJsonRpc(conn, config, { guard: 'keys' });
+    try {
+      const id = (await newFilter(late.url, { coins: ['OLDER', 'BTC'], last_event_id: cut }, owner.key))
+        .result as string;
+      const own = await storedSeqsMatching(nats, STREAMS.OWN, { after: ownAfter });
+      const md = await storedSeqsMatching(nats, STREAMS.MD, { after: cut });
+      const got: Event[] = [];
+      for (let i = 0; got.length < own.length + md.length && i < 100; i++)
+        got.push(...(await poll(late.url, id, owner.key)));
+      expect(got.filter((e) => e.own).map((e) => e.seq)).toEqual(own);
+      expect(got.filter((e) => !e.own).map((e) => e.seq)).toEqual(md);
+      expect(await poll(late.url, id, owner.key)).toEqual([]);
+    } finally {
+      await late.close();
+      await conn.nc.close();
+    }
+  });
+
+  it('starts own events at OWN’s end for a filter stored without an own cursor', async () => {
+    const owner = await accounts.key('pro');
+    // A filter as an edge stored it before own cursors existed (no `own_cursor`).
+    const store = await FilterStore.open(nats, TTL_S * 1_000);
+    await publish([trade('OLD', 1)], ownOf(owner.accountId));
+    const id = await store.install(owner.keyId, 10, {
+      coins: null,
+      event_types: null,
+      sources: null,
+      viewer: owner.accountId,
+      cursor: await lastSeq(nats),
+    });
+    expect(await poll(a.url, id, owner.key)).toEqual([]);
+    await publish([trade('OLD', 2)], ownOf(owner.accountId));
+    const ownSeq = await lastSeq(nats, STREAMS.OWN);
+    const got = await drain(id, 1, owner.key);
+    expect(got.map((e) => [e.symbol, e.seq, e.own])).toEqual([['OLD', ownSeq, true]]);
+    expect(await poll(b.url, id, owner.key)).toEqual([]);
   });
 });
 

@@ -2,11 +2,13 @@
  * The market methods of the JSON-RPC edge against a real nats-server and the real guard:
  * `md_coins`, `md_midPrice` and `md_l2Book` from the latest-state view (fed live, warmed from the
  * log by an edge started later), `md_trades` from the log with its range rules, chain scopes, and
- * an account's own events visible to its keys only.
+ * an account's own events (on `OWN`) visible to its keys only, merged with the platform's by
+ * stored time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MarketEvent } from '../../contracts/events.ts';
-import { accountMdSubject } from '../../contracts/subjects.ts';
+import { STREAMS } from '../../contracts/streams.ts';
+import { ownSubject } from '../../contracts/subjects.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { TestAccounts } from '../support/accounts.ts';
 import { eventually } from '../support/eventually.ts';
@@ -14,6 +16,7 @@ import { testConfig } from '../support/gateway.ts';
 import { call, startTestJsonRpc, type TestJsonRpc } from '../support/jsonrpc.ts';
 import { book, publishNow, trade } from '../support/publisher.ts';
 import { type BaseStack, startBase } from '../support/stack.ts';
+import { lastSeq } from '../support/stored-seqs.ts';
 
 const config = testConfig({ JSONRPC_TRADES_MAX_RANGE_MS: '600000', MD_MAX_AGE_S: '3600' });
 let base: BaseStack;
@@ -28,6 +31,11 @@ const publish = (events: MarketEvent[], subject?: (e: MarketEvent) => string) =>
 
 /** A trade or book of `symbol` whose event time is `at`. */
 const at = <E extends MarketEvent>(e: E, ms: number): E => ({ ...e, timestamp_ms: ms, capture_time_ms: ms });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** An account's own events, published straight to `OWN`. */
+const ownOf = (accountId: string) => (e: MarketEvent) =>
+  ownSubject(accountId, e.source, e.symbol, e.event_type);
 
 const midOf = async (key: string, params: unknown, url = edge.url) =>
   call(url, 'md_midPrice', params, { 'x-api-key': key });
@@ -204,15 +212,52 @@ describe('md_trades', () => {
     const owner = await accounts.key('pro');
     const other = await accounts.key('pro');
     const ownStart = Date.now();
-    await publish([at(trade('MYCOIN', 1), ownStart)], (e) =>
-      accountMdSubject(owner.accountId, e.source, e.symbol, e.event_type),
-    );
+    await publish([at(trade('MYCOIN', 1), ownStart)], ownOf(owner.accountId));
     const mine = (await trades(owner.key, ['MYCOIN', ownStart - 10, ownStart + 10])).result as {
-      trades: unknown[];
+      trades: { seq: number; own?: boolean }[];
     };
     expect(mine.trades).toHaveLength(1);
+    // Read from OWN: its sequence there, marked `own`.
+    expect(mine.trades[0]).toMatchObject({ seq: await lastSeq(nats, STREAMS.OWN), own: true });
     expect((await trades(other.key, ['MYCOIN', ownStart - 10, ownStart + 10])).error).toMatchObject({
       code: -32003,
     });
+  });
+
+  it('merges an account’s own trades of a platform coin with the platform’s, by stored time', async () => {
+    const owner = await accounts.key('pro');
+    const other = await accounts.key('pro');
+    // After every HYPE trade published above (their times are `start` + up to 190 ms).
+    await sleep(250);
+    const t = Date.now();
+    await publish([at(trade('HYPE', 900), t)]);
+    await sleep(5);
+    await publish([at(trade('HYPE', 901), t + 1)], ownOf(owner.accountId));
+    await publish([at(trade('HYPE', 902), t + 1)], ownOf(other.accountId));
+    await sleep(5);
+    await publish([at(trade('HYPE', 903), t + 2)]);
+    type Answer = { truncated: boolean; trades: { trade_id: string; own?: boolean }[] };
+    const idsOf = (a: Answer) => a.trades.map((x) => [x.trade_id, x.own ?? false]);
+    const mine = (await trades(owner.key, ['HYPE', t, t + 2])).result as Answer;
+    expect(idsOf(mine)).toEqual([
+      [trade('HYPE', 900).trade_id, false],
+      [trade('HYPE', 901).trade_id, true],
+      [trade('HYPE', 903).trade_id, false],
+    ]);
+    expect(mine.truncated).toBe(false);
+    const page = (await trades(owner.key, ['HYPE', t, t + 2, 2])).result as Answer;
+    expect(idsOf(page)).toEqual(idsOf(mine).slice(0, 2));
+    expect(page.truncated).toBe(true);
+    const theirs = (await trades(other.key, ['HYPE', t, t + 2])).result as Answer;
+    expect(idsOf(theirs)).toEqual([
+      [trade('HYPE', 900).trade_id, false],
+      [trade('HYPE', 902).trade_id, true],
+      [trade('HYPE', 903).trade_id, false],
+    ]);
+    // A key with no own events in the range: the platform's only.
+    expect(idsOf((await trades(quant.key, ['HYPE', t, t + 2])).result as Answer)).toEqual([
+      [trade('HYPE', 900).trade_id, false],
+      [trade('HYPE', 903).trade_id, false],
+    ]);
   });
 });

@@ -13,7 +13,7 @@ import { contentHash } from '../../contracts/caches.ts';
 import { encodeStoredEvent } from '../../contracts/event-wire.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { KV_BUCKETS, STREAMS } from '../../contracts/streams.ts';
-import { accountMdFilter, accountMdSubject, MD_PLATFORM } from '../../contracts/subjects.ts';
+import { MD_ALL, ownAccountFilter, ownSubject } from '../../contracts/subjects.ts';
 import { encode } from '../../platform/msgpack.ts';
 import { parseMarketModelConfig } from '../../producers/simulator/config.ts';
 import { simulateBlock } from '../../producers/simulator/market.ts';
@@ -80,17 +80,22 @@ const binanceTrade = (t: number, price = '1.00') => ({
   },
 });
 
+/** Events stored on MD and OWN together: anything published to either moves it. */
+const storedTotal = async (): Promise<number> =>
+  (await lastSeq(stack.nats)) + (await stack.nats.jsm.streams.info(STREAMS.OWN)).state.last_seq;
+
 /**
- * Shrinks MD's duplicate window and waits (polling, no fixed sleep) until a probe message id is
+ * Shrinks OWN's duplicate window and waits (polling, no fixed sleep) until a probe message id is
  * accepted again: from then on JetStream itself would store any repeated message id.
  */
 async function outliveDuplicateWindow(): Promise<void> {
-  const info = await stack.nats.jsm.streams.info(STREAMS.MD);
-  await stack.nats.jsm.streams.update(STREAMS.MD, { ...info.config, duplicate_window: 100_000_000 });
+  const info = await stack.nats.jsm.streams.info(STREAMS.OWN);
+  await stack.nats.jsm.streams.update(STREAMS.OWN, { ...info.config, duplicate_window: 100_000_000 });
   const probe = `probe-${Date.now()}`;
-  await stack.nats.js.publish('md.synthetic.PROBE.trade', encode({}), { msgID: probe });
+  const subject = 'own.acc_probe.synthetic.PROBE.trade';
+  await stack.nats.js.publish(subject, encode({}), { msgID: probe });
   const deadline = Date.now() + 10_000;
-  while ((await stack.nats.js.publish('md.synthetic.PROBE.trade', encode({}), { msgID: probe })).duplicate) {
+  while ((await stack.nats.js.publish(subject, encode({}), { msgID: probe })).duplicate) {
     if (Date.now() > deadline) throw new Error('the duplicate window did not pass');
     await new Promise((r) => setImmediate(r));
   }
@@ -228,7 +233,7 @@ describe('cache lifecycle', () => {
 
 describe('normalize', () => {
   it('publishes to the live stream when asked, once per content', async () => {
-    const before = await lastSeq(stack.nats);
+    const before = await storedTotal();
     const body = {
       source: 'synthetic',
       events: simulated.slice(0, 10).map((payload) => ({ payload })),
@@ -236,7 +241,7 @@ describe('normalize', () => {
     };
     expect((await (await normalize(body)).json()).published).toBe(10);
     await normalize(body);
-    expect(await lastSeq(stack.nats)).toBe(before + 10);
+    expect(await storedTotal()).toBe(before + 10);
   });
 
   it.each([
@@ -253,10 +258,10 @@ describe('normalize', () => {
     ],
     [{ source: 'binance', events: [{ payload: {} }], colour: 'red' }, 'colour'],
   ])('refuses %j with 422 naming %s, caching and publishing nothing', async (body, field) => {
-    const before = await lastSeq(stack.nats);
+    const before = await storedTotal();
     const caches = (await (await req('GET', '/mcp/caches/stats')).json()).totals.caches;
     await expectError(await normalize(body), 422, 'unprocessable', field);
-    expect(await lastSeq(stack.nats)).toBe(before);
+    expect(await storedTotal()).toBe(before);
     expect((await (await req('GET', '/mcp/caches/stats')).json()).totals.caches).toBe(caches);
   });
 
@@ -378,29 +383,29 @@ describe('caches belong to their account', () => {
 
 describe("the platform's feed carries only the platform's producers", () => {
   it("refuses the issue's attack: a metrics-only Basic key cannot call normalize_events", async () => {
-    const before = await lastSeq(stack.nats);
+    const before = await storedTotal();
     const r = await callTool(metricsKey, 'normalize_events', {
       source: 'binance',
       events: [binanceTrade(1)],
       stream: true,
     });
     expect(r.error).toMatchObject({ code: -32002, message: expect.stringMatching(/mcp scope/) });
-    expect(await lastSeq(stack.nats)).toBe(before);
+    expect(await storedTotal()).toBe(before);
   });
 
-  it("publishes a caller's events into its account's subject space, none on the platform's subjects", async () => {
-    const platformBefore = await storedCount(stack.nats, STREAMS.MD, MD_PLATFORM);
-    const mineBefore = await storedCount(stack.nats, STREAMS.MD, accountMdFilter(accountId));
+  it("publishes a caller's events on OWN under its account, none on the platform's MD", async () => {
+    const platformBefore = await storedCount(stack.nats, STREAMS.MD, MD_ALL);
+    const mineBefore = await storedCount(stack.nats, STREAMS.OWN, ownAccountFilter(accountId));
     const r = await callTool(key, 'normalize_events', {
       source: 'binance',
       events: [binanceTrade(2), binanceTrade(3)],
       stream: true,
     });
     expect(r.value.published).toBe(2);
-    expect(await storedCount(stack.nats, STREAMS.MD, MD_PLATFORM)).toBe(platformBefore);
-    expect(await storedCount(stack.nats, STREAMS.MD, accountMdFilter(accountId))).toBe(mineBefore + 2);
+    expect(await storedCount(stack.nats, STREAMS.MD, MD_ALL)).toBe(platformBefore);
+    expect(await storedCount(stack.nats, STREAMS.OWN, ownAccountFilter(accountId))).toBe(mineBefore + 2);
     expect(
-      await storedCount(stack.nats, STREAMS.MD, `md.binance.BTCUSDT.trade.${accountId}`),
+      await storedCount(stack.nats, STREAMS.OWN, `own.${accountId}.binance.BTCUSDT.trade`),
     ).toBeGreaterThanOrEqual(2);
   });
 
@@ -411,15 +416,15 @@ describe("the platform's feed carries only the platform's producers", () => {
       stream: true,
     };
     expect((await (await normalize(body)).json()).published).toBe(3);
-    const after = await lastSeq(stack.nats);
+    const after = await storedTotal();
     await outliveDuplicateWindow();
-    const probes = await lastSeq(stack.nats);
+    const probes = await storedTotal();
     expect(probes).toBeGreaterThan(after);
     const again = [
       await (await normalize(body)).json(),
       (await callTool(key, 'normalize_events', body)).value,
     ];
-    expect(await lastSeq(stack.nats)).toBe(probes);
+    expect(await storedTotal()).toBe(probes);
     expect(again.map((r) => r.published)).toEqual([0, 0]);
   });
 
@@ -433,22 +438,22 @@ describe("the platform's feed carries only the platform's producers", () => {
     const { events } = await (await normalize({ ...body, stream: false })).json();
     const batchId = contentHash(events).slice(7, 39);
     const kv = await new Kvm(stack.nats.js).open(KV_BUCKETS.publishedBatches);
-    const fromSeq = (await lastSeq(stack.nats)) + 1;
+    const fromSeq = (await stack.nats.jsm.streams.info(STREAMS.OWN)).state.last_seq + 1;
     await kv.create(
       `${accountId}.${batchId}`,
       encode({ state: 'pending', from_seq: fromSeq, at: Date.now() }),
     );
     await stack.nats.js.publish(
-      accountMdSubject(accountId, 'binance', 'BTCUSDT', 'trade'),
+      ownSubject(accountId, 'binance', 'BTCUSDT', 'trade'),
       encodeStoredEvent(events[0]),
       {
         msgID: `norm.${accountId}.${batchId}.0`,
       },
     );
     await outliveDuplicateWindow();
-    const mineBefore = await storedCount(stack.nats, STREAMS.MD, accountMdFilter(accountId));
+    const mineBefore = await storedCount(stack.nats, STREAMS.OWN, ownAccountFilter(accountId));
     expect((await (await normalize(body)).json()).published).toBe(2);
-    expect(await storedCount(stack.nats, STREAMS.MD, accountMdFilter(accountId))).toBe(mineBefore + 2);
+    expect(await storedCount(stack.nats, STREAMS.OWN, ownAccountFilter(accountId))).toBe(mineBefore + 2);
     expect((await (await normalize(body)).json()).published).toBe(0);
   });
 });

@@ -4,8 +4,9 @@
  *   the ring), or from a `last_event_id` the ring covers, or one older than it (JetStream): the
  *   owner's filter returns exactly its own events, another account's filter on the same selection
  *   none of them;
- * - `md_trades` of the coin the owner forged a print on: the owner's answer has its trades, the
- *   other account's answer the same platform trades and none of the owner's;
+ * - `md_trades` of the coin the owner forged a print on: the owner's answer has its trades (read
+ *   from `OWN`, marked `own`), the other account's answer the same platform trades and none of the
+ *   owner's;
  * - `md_coins`: an account's own events are not the platform's, so no account sees the source they
  *   came as (Hyperliquid) listed for the coin.
  * The scenario is test/support/tenant-isolation.ts.
@@ -72,6 +73,10 @@ describe("an account's own events in md_trades and md_coins", () => {
     const theirs = await trades(keys.other);
     expect(mine.truncated).toBe(false);
     expect(mine.trades.filter((t) => t.source === 'hyperliquid').map((t) => t.trade_id)).toEqual(own);
+    // Read from `OWN`: marked `own` (their `seq` is OWN's), the platform's not.
+    expect(mine.trades.map((t) => (t as { own?: boolean }).own === true)).toEqual(
+      mine.trades.map((t) => t.source === 'hyperliquid'),
+    );
     expect(theirs.trades.filter((t) => t.source === 'hyperliquid')).toEqual([]);
     expect(theirs.trades.map((t) => t.seq)).toEqual(
       mine.trades.filter((t) => t.source !== 'hyperliquid').map((t) => t.seq),

@@ -19,7 +19,7 @@ import { loadSync } from '@grpc/proto-loader';
 import type { Subscription } from '@nats-io/transport-node';
 import { protoPath as healthProto } from 'grpc-health-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountMdSubject } from '../../contracts/subjects.ts';
+import { ownSubject } from '../../contracts/subjects.ts';
 import {
   GRPC_HEALTH_MAX_WATCHES,
   GRPC_MAX_CONCURRENT_STREAMS,
@@ -164,7 +164,7 @@ describe('the bidirectional Stream', () => {
     await publishNow(
       nats.js,
       own.map((c, i) => trade(c, i)),
-      (e) => accountMdSubject(owner.accountId, e.source, e.symbol, e.event_type),
+      (e) => ownSubject(owner.accountId, e.source, e.symbol, e.event_type),
     );
     const probe = await streamInfoProbe();
     const call = client.Stream(keyMetadata(owner.key));

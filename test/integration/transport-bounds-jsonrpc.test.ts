@@ -207,3 +207,51 @@ describe('answers', () => {
     expect(seen.map((s) => s.size)).toEqual([BOOKS, BOOKS, BOOKS]);
   }, 120_000);
 });
+
+describe('own events', () => {
+  /** Counts the JetStream API requests about `OWN` (its tail's pulls aside) made while it listens. */
+  async function ownRequestProbe() {
+    const seen: string[] = [];
+    const sub: Subscription = nats.nc.subscribe('$JS.API.>', {
+      callback: (_e, m) => {
+        const t = m.subject.split('.');
+        if (t.includes('OWN') && !m.subject.includes('.MSG.NEXT.')) seen.push(m.subject);
+      },
+    });
+    await nats.nc.flush();
+    return {
+      async stop(): Promise<string[]> {
+        await nats.nc.flush();
+        sub.unsubscribe();
+        return seen;
+      },
+    };
+  }
+
+  it('a caller without an account (the open guard) costs OWN no request; one with an account reads it', async () => {
+    const open = await startTestJsonRpc(nats, config, { guard: 'open' });
+    try {
+      await publishNow(nats.js, [trade('BTC', 1)]);
+      const { key } = await accounts.key('quant');
+      const now = Date.now();
+      const calls = async (url: string, headers: Record<string, string>) => {
+        const made = await post(url, rpc('md_newFilter', [{ coins: ['BTC'], last_event_id: 1 }]), headers);
+        const id = (made.json as RpcAnswer).result as string;
+        const answers = await post(
+          url,
+          [rpc('md_trades', ['BTC', now - 60_000, now], 1), rpc('md_getFilterChanges', [id], 2)],
+          headers,
+        );
+        for (const a of answers.json as RpcAnswer[]) expect(a.error, JSON.stringify(a.error)).toBeUndefined();
+      };
+      const anonymous = await ownRequestProbe();
+      await calls(open.url, {});
+      expect(await anonymous.stop()).toEqual([]);
+      const withAccount = await ownRequestProbe();
+      await calls(edge.url, { 'x-api-key': key });
+      expect((await withAccount.stop()).length).toBeGreaterThan(0);
+    } finally {
+      await open.close();
+    }
+  });
+});

@@ -4,6 +4,7 @@
  * `--stream-url`).
  */
 import { parseArgs } from 'node:util';
+import { parsePosition, type ResumePosition } from '@mdp/client';
 import { type Endpoints, endpoints } from './config.ts';
 import { UsageError } from './exit-codes.ts';
 import type { Term } from './term.ts';
@@ -117,6 +118,21 @@ export function integer(values: Values, name: string): number | undefined {
   if (typeof v !== 'string' || !/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
     throw new UsageError(`--${name} must be a whole number, got ${JSON.stringify(v)}`);
   return Number(v);
+}
+
+/**
+ * A resume position option, or undefined: `N` (a platform sequence) or `N:K` (with the last own
+ * sequence, as `stream` and `sync` print it once the account's own events came).
+ */
+export function position(values: Values, name: string): ResumePosition | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  try {
+    if (typeof v !== 'string') throw new Error('not text');
+    return parsePosition(v);
+  } catch {
+    throw new UsageError(`--${name} must be a sequence N or N:K, got ${JSON.stringify(v)}`);
+  }
 }
 
 /** A positive number option (fractions allowed), or undefined. */

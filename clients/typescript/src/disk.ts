@@ -1,8 +1,9 @@
 /**
  * `@mdp/client/disk`: `streamDisk()`, the unified stream's iterator over the disk-sync WebSocket
  * (`{disk_url}/`). Same items, same `Position`, same backoff and same exactly-once rule as
- * `stream()` (resuming-stream.ts); every connection subscribes with `from_seq` = the last sequence
- * yielded. Batches arrive as a JSON text array or a MessagePack binary array (`encoding`). A replay
+ * `stream()` (resuming-stream.ts); every connection subscribes with `from_seq` = the last platform
+ * sequence yielded and, once one of the account's own events (`own: true`) was yielded,
+ * `from_own_seq` = the last own sequence. Batches arrive as a JSON text array or a MessagePack binary array (`encoding`). A replay
  * by time goes as `from_time`, `to_time` (Unix ms) and `speed` in every subscribe, next to
  * `from_seq` (which wins on the server); its `replay_complete` notice ends the iterator before the
  * edge's close 1000.
@@ -76,8 +77,21 @@ type Frame =
 /** Across the connections of one iterator: when the last subscribed connection was lost. */
 type DiskState = { lostAt: number | null };
 
-const eventsOf = (batch: unknown): WireItem[] =>
-  (batch as AnyStreamEvent[]).map((event) => ({ type: 'event', seq: event.seq, event }));
+/**
+ * A batch's items; `startAfter` (the `subscribed` frame's `after_seq`, when the iterator had no
+ * platform position) goes with the first event as its position, so an own event coming before
+ * any platform event leaves a position to resume both from.
+ */
+function eventsOf(batch: unknown, startAfter: Position | null): WireItem[] {
+  const items: WireItem[] = (batch as AnyStreamEvent[]).map((event) => ({
+    type: 'event',
+    seq: event.seq,
+    event,
+  }));
+  const first = items[0];
+  if (startAfter !== null && first?.type === 'event') first.at = { seq: startAfter };
+  return items;
+}
 
 function controlItem(c: Control): WireItem | null {
   const { type, id: _id, ...body } = c;
@@ -116,6 +130,7 @@ async function* connectDisk(
   position: Position | null,
   signal: AbortSignal,
   window: ReplayWindow,
+  ownPosition: Position | null,
 ): AsyncGenerator<readonly WireItem[], Ended> {
   const frames: Frame[] = [];
   let wake: (() => void) | null = null;
@@ -139,6 +154,7 @@ async function* connectDisk(
   signal.addEventListener('abort', onAbort, { once: true });
   let pinger: ReturnType<typeof setInterval> | undefined;
   let subscribed = false;
+  let startAfter: Position | null = null;
   let errorFrame: Control | null = null;
   try {
     socket = await (opts.openSocket ?? openSocket)(opts.url, opts.key, {
@@ -157,22 +173,22 @@ async function* connectDisk(
         return endedOf(f, errorFrame, state, opts.duplicateGraceMs ?? DEFAULT_DUPLICATE_GRACE_MS);
       idle.touch();
       if (f.kind === 'open') {
-        socket.send(JSON.stringify(subscribeMessage(opts, position, window)));
+        socket.send(JSON.stringify(subscribeMessage(opts, position, window, ownPosition)));
         const s = socket;
         pinger = setInterval(() => s.send('{"op":"ping"}'), opts.pingIntervalMs ?? DEFAULT_PING_INTERVAL_MS);
         continue;
       }
-      if (typeof f.data !== 'string') {
-        yield eventsOf(unpack(f.data));
-        continue;
-      }
-      if (f.data.startsWith('[')) {
-        yield eventsOf(JSON.parse(f.data));
+      if (typeof f.data !== 'string' || f.data.startsWith('[')) {
+        const items = eventsOf(typeof f.data === 'string' ? JSON.parse(f.data) : unpack(f.data), startAfter);
+        if (items.length > 0) startAfter = null;
+        yield items;
         continue;
       }
       const control = JSON.parse(f.data) as Control;
-      if (control.type === 'subscribed') subscribed = true;
-      else if (control.type === 'error') errorFrame = control;
+      if (control.type === 'subscribed') {
+        subscribed = true;
+        if (position === null && typeof control.after_seq === 'number') startAfter = control.after_seq;
+      } else if (control.type === 'error') errorFrame = control;
       const item = controlItem(control);
       if (item) yield [item];
     }
@@ -189,6 +205,7 @@ function subscribeMessage(
   opts: DiskStreamOptions<StreamEventType>,
   position: Position | null,
   window: ReplayWindow,
+  ownPosition: Position | null = null,
 ): Record<string, unknown> {
   return {
     op: 'subscribe',
@@ -197,6 +214,8 @@ function subscribeMessage(
     ...(opts.eventTypes?.length ? { event_types: opts.eventTypes } : {}),
     ...(opts.sources?.length ? { sources: opts.sources } : {}),
     ...(position !== null ? { from_seq: position } : {}),
+    // The server takes an own position only with a platform one.
+    ...(position !== null && ownPosition !== null ? { from_own_seq: ownPosition } : {}),
     ...(window.fromMs !== undefined ? { from_time: window.fromMs } : {}),
     ...(window.toMs !== undefined ? { to_time: window.toMs } : {}),
     ...(window.speed !== undefined ? { speed: window.speed } : {}),
@@ -215,11 +234,12 @@ export function streamDisk<T extends StreamEventType = EventType>(
 export function streamDisk(opts: DiskStreamOptions): ResumingStream;
 export function streamDisk(opts: DiskStreamOptions<StreamEventType>): ResumingStream<AnyStreamEvent> {
   const state: DiskState = { lostAt: null };
-  return new ResumingStream<AnyStreamEvent>(opts, (position, signal, window) =>
-    connectDisk(opts, state, position, signal, window),
+  return new ResumingStream<AnyStreamEvent>(opts, (position, signal, window, own) =>
+    connectDisk(opts, state, position, signal, window, own),
   );
 }
 
 export { type DiskSocket, type OpenSocket, openSocket, type SocketHandlers } from './disk-socket.ts';
+export { formatPosition, isOwn, parsePosition } from './own-events.ts';
 export { ResumingStream } from './resuming-stream.ts';
 export type * from './stream-types.ts';

@@ -31,6 +31,9 @@ function plain(o: Obj): Obj {
 function eventOf(kind: EventKind, body: Obj): AnyStreamEvent {
   const o = plain(body);
   for (const f of NULLABLE_FIELDS[kind]) o[f] ??= null;
+  // `own`: true on the account's own events (their `seq` is `OWN`'s), as JSON's `"own":true`;
+  // false (the proto3 default) on every other event, which JSON leaves out.
+  if (o.own !== true) delete o.own;
   // The producer stamps are 0 when unknown (proto3 default); JSON leaves them out.
   if (o.ingest_us === 0) delete o.ingest_us;
   if (o.publish_us === 0) delete o.publish_us;

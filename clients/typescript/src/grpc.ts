@@ -3,7 +3,8 @@
  * `price.PriceService/StreamEvents` (Node only: @grpc/grpc-js, the proto read from
  * `@mdp/contracts/proto/price.proto`, installed with this package as its dependency). Same items,
  * same `Position`, same backoff and same exactly-once rule as `stream()` (resuming-stream.ts); a
- * reconnection sends `after_seq` = the last sequence yielded. A replay by time goes as `start_ms`,
+ * reconnection sends `after_seq` = the last platform sequence yielded and, once one of the
+ * account's own events (`own: true`) was yielded, `after_own_seq` = the last own sequence. A replay by time goes as `start_ms`,
  * `end_ms` and `speed` on every call, next to `after_seq` (which wins on the server); its
  * `replay_complete` notice ends the iterator before the call's status OK.
  *
@@ -132,13 +133,17 @@ function credentialsOf(tls: GrpcStreamOptions['tls']): ChannelCredentials {
   return tls === true ? credentials.createSsl() : tls;
 }
 
-/** One StreamEvents call after `position` (and over `window`): its items, then how it ended. */
+/**
+ * One StreamEvents call after `position` and `ownPosition` (and over `window`): its items, then
+ * how it ended. An own position alone (only own events came so far) starts the platform's feed live.
+ */
 async function* connectGrpc(
   opts: GrpcStreamOptions<StreamEventType>,
   creds: ChannelCredentials,
   position: Position | null,
   signal: AbortSignal,
   window: ReplayWindow,
+  ownPosition: Position | null,
 ): AsyncGenerator<readonly WireItem[], Ended> {
   // A channel per connection with a subchannel of its own: grpc-js's reconnect backoff (shared
   // by every channel to a target otherwise) would add its waits to the iterator's.
@@ -155,6 +160,7 @@ async function* connectGrpc(
       event_types: opts.eventTypes ?? [],
       sources: opts.sources ?? [],
       ...(position !== null ? { after_seq: position } : {}),
+      ...(ownPosition !== null ? { after_own_seq: ownPosition } : {}),
       ...(window.fromMs !== undefined ? { start_ms: window.fromMs } : {}),
       ...(window.toMs !== undefined ? { end_ms: window.toMs } : {}),
       ...(window.speed !== undefined ? { speed: window.speed } : {}),
@@ -202,10 +208,11 @@ export function streamGrpc<T extends StreamEventType = EventType>(
 export function streamGrpc(opts: GrpcStreamOptions): ResumingStream;
 export function streamGrpc(opts: GrpcStreamOptions<StreamEventType>): ResumingStream<AnyStreamEvent> {
   const creds = credentialsOf(opts.tls);
-  return new ResumingStream<AnyStreamEvent>(opts, (position, signal, window) =>
-    connectGrpc(opts, creds, position, signal, window),
+  return new ResumingStream<AnyStreamEvent>(opts, (position, signal, window, own) =>
+    connectGrpc(opts, creds, position, signal, window, own),
   );
 }
 
+export { formatPosition, isOwn, parsePosition } from './own-events.ts';
 export { ResumingStream } from './resuming-stream.ts';
 export type * from './stream-types.ts';

@@ -19,6 +19,7 @@ export {
   type OhlcvResult,
   type ParamsInput,
 } from './jsonrpc.ts';
+export { formatPosition, isOwn, parsePosition } from './own-events.ts';
 export { type ReplayWindow, replaySpeed, replayTimeMs, replayWindow } from './replay-window.ts';
 export {
   GenerationJob,

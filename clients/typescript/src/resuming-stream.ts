@@ -11,24 +11,44 @@
  * server's `resumed_after`), every connection starts after the position, and an event at or below
  * it is dropped; so across any number of connections a sequence is yielded at most once, and the
  * server's "after N" contract (no gap) gives every sequence in between.
+ *
+ * A stream with the account's own events (`own: true`) has two positions, each kept by that rule
+ * on its own: the platform's (`position`, `MD` sequences) and the own one (`ownPosition`, `OWN`
+ * sequences). An own event is compared with the own position only, a platform event with the
+ * platform's only, and every connection starts after both.
  */
 import { DEFAULT_RETRY_MS, reconnectDelay, sleep } from './backoff.ts';
 import { isMdpError, MdpError } from './errors.ts';
+import { isOwn, positionParts } from './own-events.ts';
 import { isReplayComplete, type ReplayWindow, replayWindow } from './replay-window.ts';
-import type { AnyStreamEvent, Position, ResumeOptions, StreamEvent, StreamItem } from './stream-types.ts';
+import type {
+  AnyStreamEvent,
+  Position,
+  ResumeOptions,
+  ResumePosition,
+  StreamEvent,
+  StreamItem,
+} from './stream-types.ts';
+
+type EventItem = Extract<StreamItem<AnyStreamEvent>, { type: 'event' }>;
 
 /**
  * What one connection yields: everything but the loop's own reconnection reports. Any event: what
  * the server sends is what the stream selected, so the iterator types its items by the selection.
+ * An event's `at`: the stream's whole position after it, when the transport says it (an SSE id
+ * `N:K`); not yielded.
  */
-export type WireItem = Exclude<StreamItem<AnyStreamEvent>, { type: 'reconnecting' }>;
+export type WireItem =
+  | Exclude<StreamItem<AnyStreamEvent>, { type: 'reconnecting' | 'event' }>
+  | (EventItem & { at?: ResumePosition });
 
 /** How a connection ended: `retry` = reconnect after the backoff, else end the iterator with `error`. */
 export type Ended = { retry: boolean; error: MdpError };
 
 /**
- * Opens one connection after `position` (null: live only, or where `window.fromMs` starts) and
- * yields its items in batches (what one read decoded: one await per batch, not per item, is the
+ * Opens one connection after `position` (null: live only, or where `window.fromMs` starts) and,
+ * for the account's own events, after `ownPosition` (null: none received yet; the server then
+ * resumes them from the platform position's time, or live), and yields its items in batches (what one read decoded: one await per batch, not per item, is the
  * client's hot path); returns how it ended. `window` is the iterator's replay by time, sent on
  * every connection with the position (empty: none). It must stop when `signal` aborts; a throw
  * ends the iterator with that error.
@@ -37,6 +57,7 @@ export type Connect = (
   position: Position | null,
   signal: AbortSignal,
   window: ReplayWindow,
+  ownPosition: Position | null,
 ) => AsyncGenerator<readonly WireItem[], Ended>;
 
 export type ResumingOptions = ResumeOptions & {
@@ -46,8 +67,13 @@ export type ResumingOptions = ResumeOptions & {
 
 /** `E`: the events the stream selected (market events by default; bars or snapshots for derived kinds). */
 export class ResumingStream<E extends AnyStreamEvent = StreamEvent> implements AsyncIterable<StreamItem<E>> {
-  /** The last sequence yielded (or where a notice moved it): resume from here. Null before any. */
+  /**
+   * The last platform sequence yielded (or where a notice moved it). Null before any. With own
+   * events in the stream, save `resumePosition()` instead: it has both parts.
+   */
   position: Position | null;
+  /** The last own (`OWN`) sequence yielded (or where an own notice moved it). Null before any. */
+  ownPosition: Position | null;
   /** Connections opened so far after the first. */
   reconnects = 0;
   /** The replay by time every connection asks for (empty: none). */
@@ -65,8 +91,21 @@ export class ResumingStream<E extends AnyStreamEvent = StreamEvent> implements A
     private readonly retryMsOf: () => number = () => opts.retryMs ?? DEFAULT_RETRY_MS,
   ) {
     this.window = replayWindow(opts);
-    this.position = opts.from ?? null;
+    const from = positionParts(opts.from);
+    this.position = from.seq;
+    this.ownPosition = from.own;
     opts.signal?.addEventListener('abort', () => this.close(), { once: true });
+  }
+
+  /**
+   * Where to resume, both parts: pass it as `from` to any iterator (or `formatPosition` it for
+   * the CLI). Null before any position. `own_seq` only once an own event was yielded (or given).
+   */
+  resumePosition(): ResumePosition | null {
+    if (this.position === null) return null;
+    return this.ownPosition === null
+      ? { seq: this.position }
+      : { seq: this.position, own_seq: this.ownPosition };
   }
 
   /** Ends the iterator (the current `for await` finishes normally). */
@@ -88,7 +127,7 @@ export class ResumingStream<E extends AnyStreamEvent = StreamEvent> implements A
       const conn = new AbortController();
       const onClose = () => conn.abort();
       this.closer.signal.addEventListener('abort', onClose, { once: true });
-      const wire = this.connect(this.position, conn.signal, this.window);
+      const wire = this.connect(this.position, conn.signal, this.window, this.ownPosition);
       let ended: Ended;
       try {
         for (;;) {
@@ -125,17 +164,26 @@ export class ResumingStream<E extends AnyStreamEvent = StreamEvent> implements A
   }
 
   /**
-   * The item to yield, or null for an event already yielded. `replay_complete` moves the position
-   * to the replay's `last_seq` (what it covered, past events the filters left out).
+   * The item to yield, or null for an event already yielded: an own event against the own
+   * position, any other against the platform's. `replay_complete` moves the position to the
+   * replay's `last_seq` (what it covered, past events the filters left out).
    */
   private accept(item: WireItem): WireItem | null {
     if (item.type === 'event') {
-      if (this.position !== null && item.seq <= this.position) return null;
-      this.position = item.seq;
+      if (isOwn(item.event)) {
+        if (this.ownPosition !== null && item.seq <= this.ownPosition) return null;
+        this.ownPosition = item.seq;
+      } else {
+        if (this.position !== null && item.seq <= this.position) return null;
+        this.position = item.seq;
+      }
+      if (item.at !== undefined) return this.adopt(item, item.at);
     } else if (item.type === 'notice') {
-      const notice = item.notice as { resumed_after?: unknown; last_seq?: unknown };
-      if (typeof notice.resumed_after === 'number') this.position = notice.resumed_after;
-      else if (
+      const notice = item.notice as { resumed_after?: unknown; last_seq?: unknown; feed?: unknown };
+      if (typeof notice.resumed_after === 'number') {
+        if (notice.feed === 'own') this.ownPosition = notice.resumed_after;
+        else this.position = notice.resumed_after;
+      } else if (
         isReplayComplete(item) &&
         typeof notice.last_seq === 'number' &&
         (this.position === null || notice.last_seq > this.position)
@@ -143,6 +191,18 @@ export class ResumingStream<E extends AnyStreamEvent = StreamEvent> implements A
         this.position = notice.last_seq;
     }
     return item;
+  }
+
+  /**
+   * The server's whole position after an event (an SSE id `N:K`): a part this iterator has not
+   * reached yet is taken (a live start's platform position, before any platform event), never one
+   * behind it. The item is yielded without `at`.
+   */
+  private adopt(item: EventItem, at: ResumePosition): EventItem {
+    if (this.position === null || at.seq > this.position) this.position = at.seq;
+    if (at.own_seq !== undefined && (this.ownPosition === null || at.own_seq > this.ownPosition))
+      this.ownPosition = at.own_seq;
+    return { type: 'event', seq: item.seq, event: item.event };
   }
 
   private delay(failures: number, cause: MdpError): number {

@@ -2,10 +2,13 @@
  * What the stream iterators yield (SSE `stream()`, gRPC `streamGrpc()`, disk-sync `streamDisk()`),
  * typed from the contracts: market events with their stream sequence (or, when a stream selects
  * derived kinds, bars and book snapshots with their `DERIVED` sequence), notices, non-terminal
- * warnings, and reconnection reports. `Position` is the one resume position of every transport:
- * the `MD` stream sequence (SSE `id:` / Last-Event-ID, gRPC `seq` / `after_seq`, disk-sync `seq` /
- * `from_seq`), so a position saved from one iterator resumes another. A replay by time
- * (`fromTime`, `toTime`, `speed`) is sent with that position on every connection; the position wins.
+ * warnings, and reconnection reports. `Position` is the platform's resume position on every
+ * transport: the `MD` stream sequence (SSE `id:` / Last-Event-ID, gRPC `seq` / `after_seq`,
+ * disk-sync `seq` / `from_seq`). A stream that also carries the account's own events (`own: true`,
+ * their `seq` the `OWN` sequence) has a second one: `ResumePosition` is the pair (SSE id `N:K`,
+ * gRPC `after_seq` + `after_own_seq`, disk-sync `from_seq` + `from_own_seq`), so a position saved
+ * from one iterator resumes another. A replay by time (`fromTime`, `toTime`, `speed`) is sent
+ * with that position on every connection; the position wins.
  */
 import type { BarEvent, BarKind, BookSnapshotEvent, DerivedKind } from '@mdp/contracts/derived';
 import type { SseCode } from '@mdp/contracts/errors';
@@ -18,8 +21,24 @@ import type { MdpError } from './errors.ts';
  */
 export type Position = number;
 
-/** A canonical `MD` event as the stream serves it: `seq` first, the producer's stamps (Unix µs) last. */
-export type MarketStreamEvent = MarketEvent & { seq: Position; ingest_us?: number; publish_us?: number };
+/**
+ * Where a stream resumes: `seq` the last platform (`MD`) sequence, `own_seq` the last own (`OWN`)
+ * sequence once the stream has delivered one of the account's own events (absent before). Its text
+ * form (`formatPosition`, `parsePosition`) is the SSE id: `N`, or `N:K`.
+ */
+export type ResumePosition = { seq: Position; own_seq?: Position };
+
+/**
+ * A canonical event as the stream serves it: `seq` first, the producer's stamps (Unix µs) last.
+ * `own: true` marks one of the account's own events (published with `stream: true`): its `seq` is
+ * its `OWN` sequence, a number space of its own (`isOwn`).
+ */
+export type MarketStreamEvent = MarketEvent & {
+  seq: Position;
+  own?: true;
+  ingest_us?: number;
+  publish_us?: number;
+};
 
 /** A trade bar (`bar_1s`, `bar_1m`, `bar_1h`) as streams and `md_ohlcv` serve it: its `DERIVED` sequence first. */
 export type BarStreamEvent = BarEvent & { seq: Position };
@@ -61,6 +80,8 @@ export type StreamNotice =
       resumed_after: Position;
       first_seq: Position;
       last_seq: Position;
+      /** `own`: about the account's own events (`OWN` sequences): the own position moves. */
+      feed?: 'own';
     }
   | { code: 'feed_recovered'; message: string; coin: string }
   /** A stored record that is not a valid event took this place (gRPC, disk-sync): the position moves past it. */
@@ -124,8 +145,11 @@ export type ReplayOptions = {
 
 /** How every iterator resumes and reconnects, whatever its transport. */
 export type ResumeOptions = ReplayOptions & {
-  /** Resume after this position (the events that follow it, as Last-Event-ID does). */
-  from?: Position;
+  /**
+   * Resume after this position (the events that follow it, as Last-Event-ID does): a platform
+   * sequence, or the pair a stream with own events saved (`resumePosition()`, `parsePosition`).
+   */
+  from?: Position | ResumePosition;
   signal?: AbortSignal;
   /** No byte for this long (heartbeats come every 15 s) counts as a cut connection. Default 45 s. */
   idleTimeoutMs?: number;

@@ -1,7 +1,7 @@
 /**
  * `stream()`: the unified stream as an async iterator that reconnects on its own. It follows the
  * spec's reconnection rule (the `retry:` field, exponential backoff with jitter per consecutive
- * failure, `Last-Event-ID` = the last sequence received), drops any sequence it has already
+ * failure, `Last-Event-ID` = the last id received: `N`, or `N:K` once an own event came), drops any sequence it has already
  * yielded, moves its position where a `position_*` notice says the server resumed, yields notices
  * and non-terminal warnings as typed values, and ends with a typed MdpError on a terminal
  * authentication or authorization error (or a request the server will never accept). A replay by
@@ -13,6 +13,7 @@ import type { SseCode } from '@mdp/contracts/errors';
 import type { EventType } from '@mdp/contracts/events';
 import { DEFAULT_RETRY_MS } from './backoff.ts';
 import { errorFromResponse, MdpError, networkError } from './errors.ts';
+import { isOwn } from './own-events.ts';
 import type { ReplayWindow } from './replay-window.ts';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
@@ -73,18 +74,28 @@ export class UnifiedStream<E extends AnyStreamEvent = StreamEvent> extends Resum
     const parser = new SseParser();
     super(
       opts,
-      (position, signal, window) => connectSse(opts, streamUrl(opts, window), parser, position, signal),
+      (position, signal, window, own) =>
+        connectSse(opts, streamUrl(opts, window), parser, lastEventId(position, own), signal),
       () => parser.retryMs ?? DEFAULT_RETRY_MS,
     );
   }
 }
 
-/** One SSE connection after `position`: its items, then how it ended. */
+/**
+ * The Last-Event-ID of a position: `N`, `N:K` with an own part. Null without a platform part (the
+ * server takes an own position only with one): the stream then starts live.
+ */
+export function lastEventId(position: Position | null, own: Position | null): string | null {
+  if (position === null) return null;
+  return own === null ? String(position) : `${position}:${own}`;
+}
+
+/** One SSE connection after `position` (its Last-Event-ID): its items, then how it ended. */
 async function* connectSse(
   opts: StreamOptions<StreamEventType>,
   url: string,
   parser: SseParser,
-  position: Position | null,
+  position: string | null,
   signal: AbortSignal,
 ): AsyncGenerator<readonly WireItem[], Ended> {
   const conn = new AbortController();
@@ -145,12 +156,12 @@ async function* connectSse(
 function fetchStream(
   opts: StreamOptions<StreamEventType>,
   url: string,
-  position: Position | null,
+  position: string | null,
   signal: AbortSignal,
 ): Promise<Response> {
   const doFetch = opts.fetch ?? globalThis.fetch.bind(globalThis);
   const headers: Record<string, string> = { accept: 'text/event-stream', 'x-api-key': opts.key };
-  if (position !== null) headers['last-event-id'] = String(position);
+  if (position !== null) headers['last-event-id'] = position;
   return doFetch(url, { headers, signal, cache: 'no-store' });
 }
 
@@ -161,7 +172,12 @@ function fetchStream(
 function interpret(m: SseMessage): WireItem | MdpError | null {
   if (m.event === 'message') {
     const event = JSON.parse(m.data) as AnyStreamEvent;
-    return { type: 'event', seq: m.id === '' ? event.seq : Number(m.id), event };
+    // `N:K`: the stream's two positions after this event (its `seq` is the event's own number).
+    const colon = m.id.indexOf(':');
+    if (colon < 0)
+      return { type: 'event', seq: m.id === '' || isOwn(event) ? event.seq : Number(m.id), event };
+    const at = { seq: Number(m.id.slice(0, colon)), own_seq: Number(m.id.slice(colon + 1)) };
+    return { type: 'event', seq: event.seq, event, at };
   }
   if (m.event === 'notice') return { type: 'notice', notice: JSON.parse(m.data) as StreamNotice };
   if (m.event !== 'error') return null;

@@ -59,7 +59,7 @@ export function registerLiveRoute(app: FastifyInstance, deps: LiveRouteDeps): vo
     });
     let sub: FeedSubscription;
     try {
-      const subscribed = { selection: EVERYTHING, warnings: [], lastEventId, window: null };
+      const subscribed = { selection: EVERYTHING, warnings: [], lastEventId, lastOwnSeq: null, window: null };
       sub = (
         await attachFeed(hold.feed, subscribed, conn, {
           what: 'live session stream',

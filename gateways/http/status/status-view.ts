@@ -19,7 +19,7 @@ import {
   windowCovers,
 } from '../../../contracts/status.ts';
 import { STREAMS } from '../../../contracts/streams.ts';
-import { MD_PLATFORM, parseMdSubject } from '../../../contracts/subjects.ts';
+import { MD_ALL, parseMdSubject } from '../../../contracts/subjects.ts';
 import type { Nats } from '../../../platform/nats.ts';
 
 const MAX_FEED_SUBJECTS = 1_000;
@@ -91,7 +91,7 @@ export function createStatusView(deps: StatusViewDeps) {
   }
 
   async function readFeeds(now: number) {
-    const info = await deps.nats.jsm.streams.info(STREAMS.MD, { subjects_filter: MD_PLATFORM });
+    const info = await deps.nats.jsm.streams.info(STREAMS.MD, { subjects_filter: MD_ALL });
     const subjects = Object.keys(info.state.subjects ?? {}).slice(0, MAX_FEED_SUBJECTS);
     const last = new Map<string, { source: string; coin: string; at: number }>();
     for (const subject of subjects) {

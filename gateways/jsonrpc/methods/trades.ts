@@ -7,13 +7,21 @@
  * The log is positioned by its own store time: a trade is stored after its event time, and at most
  * `tradesSkewMs` after it, so reading what was stored in [start_ms − 1 s, end_ms + skew] finds every
  * trade of the range (the second of margin absorbs clock differences between hosts).
+ *
+ * A caller with an account also gets its own trades: they are on `OWN` (gateways/core/own-feed.ts),
+ * read over the same stored-time window, and merged with the platform's by stored time (the
+ * platform's first on a tie, then each stream's order); an own trade's `seq` is `OWN`'s and its
+ * JSON says `"own":true`. A caller without one (the open guard) never reads `OWN`.
  */
 import { ApiError } from '../../../contracts/errors.ts';
 import { type ParamsOf, TRADES_DEFAULT_LIMIT } from '../../../contracts/jsonrpc.ts';
 import { STREAMS } from '../../../contracts/streams.ts';
 import type { FeedEvent } from '../../core/feed-event.ts';
 import { fieldsOf } from '../../core/latest-state.ts';
+import { type FeedSpec, MD_FEED } from '../../core/live-tail.ts';
 import { eventsStoredBetween } from '../../core/log-range.ts';
+import { OWN_FEED } from '../../core/own-feed.ts';
+import type { Selection } from '../../core/selection.ts';
 import type { CallContext, EdgeDeps, Json } from '../context.ts';
 import { budgetOf } from '../request-budget.ts';
 import { onlyCoin, selectionOf } from '../selection.ts';
@@ -28,6 +36,33 @@ export function tradeMethods(deps: EdgeDeps) {
     const { state } = await deps.nats.jsm.streams.info(STREAMS.MD);
     const byAge = Date.now() - settings.retentionMs;
     return state.first_seq > 1 ? Math.max(byAge, Date.parse(state.first_ts)) : byAge;
+  }
+
+  type Stored = { ev: FeedEvent; storedMs: number };
+
+  /** At most `max` trades of the range from one stream, in stream order, with their stored times. */
+  async function tradesOf(
+    selection: Selection,
+    p: ParamsOf<'md_trades'>,
+    max: number,
+    signal: AbortSignal,
+    feed: FeedSpec = MD_FEED,
+  ): Promise<Stored[]> {
+    const out: Stored[] = [];
+    await eventsStoredBetween(
+      deps.nats,
+      selection,
+      p.start_ms - CLOCK_MARGIN_MS,
+      p.end_ms + settings.tradesSkewMs,
+      (ev, storedMs) => {
+        const t = fieldsOf(ev).timestamp_ms;
+        if (t !== null && t >= p.start_ms && t <= p.end_ms) out.push({ ev, storedMs });
+        return out.length < max;
+      },
+      signal,
+      feed,
+    );
+    return out;
   }
 
   return {
@@ -49,19 +84,12 @@ export function tradeMethods(deps: EdgeDeps) {
       // At most what the request's answer still has room for (request-budget.ts): `truncated` says so.
       const budget = budgetOf(deps.nats, ctx);
       const limit = budget.room(p.limit ?? TRADES_DEFAULT_LIMIT);
-      const trades: FeedEvent[] = [];
-      await eventsStoredBetween(
-        deps.nats,
-        selection,
-        p.start_ms - CLOCK_MARGIN_MS,
-        p.end_ms + settings.tradesSkewMs,
-        (ev) => {
-          const t = fieldsOf(ev).timestamp_ms;
-          if (t !== null && t >= p.start_ms && t <= p.end_ms) trades.push(ev);
-          return trades.length <= limit;
-        },
-        ctx.signal,
-      );
+      // One more than the limit from each stream: whether more were there (`truncated`).
+      const [md, own] = await Promise.all([
+        tradesOf(selection, p, limit + 1, ctx.signal),
+        selection.viewer ? tradesOf(selection, p, limit + 1, ctx.signal, OWN_FEED) : [],
+      ]);
+      const trades = byStoredTime(md, own).slice(0, limit + 1);
       const kept = budget.keep(trades.slice(0, limit));
       const truncated = trades.length > kept.length;
       const list = kept.map((t) => t.json).join(',');
@@ -74,4 +102,29 @@ export function tradeMethods(deps: EdgeDeps) {
       return `${head.slice(0, -1)},"trades":[${list}]}` as Json;
     },
   };
+}
+
+/**
+ * The platform's and the account's own trades as one list by stored time (the platform's first
+ * on a tie); each list keeps its own (stream) order.
+ */
+function byStoredTime(
+  md: readonly { ev: FeedEvent; storedMs: number }[],
+  own: readonly { ev: FeedEvent; storedMs: number }[],
+): FeedEvent[] {
+  const out: FeedEvent[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < md.length || j < own.length) {
+    const a = md[i];
+    const b = own[j];
+    if (a && (!b || a.storedMs <= b.storedMs)) {
+      out.push(a.ev);
+      i++;
+    } else if (b) {
+      out.push(b.ev);
+      j++;
+    }
+  }
+  return out;
 }

@@ -1,10 +1,13 @@
 /**
  * `mdp stream`: live events of the unified stream, or a replay by time (`--from-time`, `--to-time`,
- * `--speed`) that exits 0 after `replay_complete`; Ctrl-C prints the sequence to resume from.
+ * `--speed`) that exits 0 after `replay_complete`; Ctrl-C prints the position to resume from: `N`,
+ * or `N:K` once the account's own events came (K the last own sequence), which `--from` takes.
  */
 
 import {
+  formatPosition,
   type ReplayOptions,
+  type ResumePosition,
   replaySpeed,
   replayTimeMs,
   type StreamEvent,
@@ -12,7 +15,7 @@ import {
   stream,
 } from '@mdp/client';
 import { EVENT_TYPES, type EventType, SOURCES, type Source } from '@mdp/contracts/events';
-import { type Command, integer, list, type OptionSpec, type Values } from '../command.ts';
+import { type Command, list, type OptionSpec, position, type Values } from '../command.ts';
 import { apiKey } from '../config.ts';
 import { EXIT, UsageError } from '../exit-codes.ts';
 import type { Palette } from '../term.ts';
@@ -30,7 +33,9 @@ function oneOf<T extends string>(
 
 export function tableRow(e: StreamEvent, c: Palette): string {
   const time = new Date(e.timestamp_ms).toISOString().slice(11, 23);
-  const head = `${String(e.seq).padStart(10)}  ${time}  ${e.source.padEnd(11)} ${e.symbol.padEnd(8)}`;
+  // An own event's `seq` is the account's own sequence, not the platform's: marked `own`.
+  const seq = e.own === true ? `own ${e.seq}` : String(e.seq);
+  const head = `${seq.padStart(10)}  ${time}  ${e.source.padEnd(11)} ${e.symbol.padEnd(8)}`;
   if (e.event_type === 'trade') {
     const side = e.side === 'buy' ? c.green('buy ') : e.side === 'sell' ? c.red('sell') : e.side;
     return `${head} trade ${side} ${String(e.price).padStart(12)} × ${e.size}`;
@@ -87,7 +92,7 @@ export function replayOptions(values: Values): ReplayOptions {
 export const streamCommand: Command = {
   path: ['stream'],
   summary:
-    'Live events of the unified stream (resumes by itself after a cut), or a replay by time: --from-time replays what the stream stored from then on, --to-time ends the replay there (exit 0 after the replay_complete notice), --speed paces it. Events go to stdout, notices and warnings to stderr. Ctrl-C prints the last sequence: pass it to --from to resume with no gap and no duplicate (with the same --from-time/--to-time, a cut replay goes on where it was).',
+    'Live events of the unified stream (resumes by itself after a cut), or a replay by time: --from-time replays what the stream stored from then on, --to-time ends the replay there (exit 0 after the replay_complete notice), --speed paces it. Events go to stdout, notices and warnings to stderr. Ctrl-C prints the last position (N, or N:K once own events of the account came): pass it to --from to resume with no gap and no duplicate (with the same --from-time/--to-time, a cut replay goes on where it was).',
   options: {
     coin: {
       type: 'string',
@@ -97,7 +102,11 @@ export const streamCommand: Command = {
     },
     'event-type': { type: 'string', value: 'LIST', description: `event types: ${EVENT_TYPES.join(', ')}` },
     source: { type: 'string', value: 'LIST', description: `sources: ${SOURCES.join(', ')}` },
-    from: { type: 'string', value: 'SEQ', description: 'resume after this sequence (what Ctrl-C printed)' },
+    from: {
+      type: 'string',
+      value: 'N[:K]',
+      description: 'resume after this position (what Ctrl-C printed: N, or N:K with own events)',
+    },
     ...REPLAY_OPTIONS,
     format: {
       type: 'string',
@@ -112,7 +121,7 @@ export const streamCommand: Command = {
       ? 'json'
       : ((values.format as string | undefined) ?? (ctx.term.out.isTTY ? 'table' : 'json'));
     if (format !== 'json' && format !== 'table') throw new UsageError('--format must be json or table');
-    const from = integer(values, 'from');
+    const from = position(values, 'from');
     const replay = replayOptions(values);
     const s = stream({
       ...replay,
@@ -126,11 +135,12 @@ export const streamCommand: Command = {
     });
     const { out, err, color, errColor } = ctx.term;
     const printLast = () => {
+      const at = s.resumePosition();
       const text =
-        s.position === null
+        at === null
           ? 'no event received'
-          : `last sequence ${s.position}: resume with --from ${s.position}`;
-      err.write(ctx.json ? `${JSON.stringify({ last_seq: s.position })}\n` : `${errColor.dim(text)}\n`);
+          : `last ${at.own_seq === undefined ? 'sequence' : 'position'} ${formatPosition(at)}: resume with --from ${formatPosition(at)}`;
+      err.write(ctx.json ? `${JSON.stringify(positionJson(at))}\n` : `${errColor.dim(text)}\n`);
     };
     try {
       for await (const item of s as AsyncIterable<StreamItem>) {
@@ -148,6 +158,19 @@ export const streamCommand: Command = {
     return ctx.signal.aborted ? ctx.stopCode() : EXIT.ok;
   },
 };
+
+/**
+ * A position as `--json` prints it: `last_seq` (the platform's, null before any), `last_own_seq`
+ * once an own event came, and `resume_from`: the text `--from` takes.
+ */
+export function positionJson(at: ResumePosition | null): Record<string, unknown> {
+  if (at === null) return { last_seq: null };
+  return {
+    last_seq: at.seq,
+    ...(at.own_seq !== undefined ? { last_own_seq: at.own_seq } : {}),
+    resume_from: formatPosition(at),
+  };
+}
 
 export function optional<K extends string, V>(key: K, v: V | undefined): Partial<Record<K, V>> {
   return v === undefined ? {} : ({ [key]: v } as Record<K, V>);

@@ -1,23 +1,25 @@
 /**
  * `mdp sync --out DIR`: keeps a local copy of the feed in segment files rotated by size or time.
  * Restartable: it resumes after the last whole record on disk, with no gap and no duplicate (the
- * client resumes with `from_seq` and drops anything already seen). Reads the disk-sync WebSocket
+ * client resumes with `from_seq` and drops anything already seen). The account's own events
+ * (`"own":true`) are stored too: the last own record on disk is the own part of the position
+ * (`from_own_seq`, SSE id `N:K`). Reads the disk-sync WebSocket
  * (Quant; batches in the file's encoding: MessagePack files are fed MessagePack frames), or the
  * unified stream with `--via unified` (any plan with the stream). Progress line: events, bytes, lag.
  * A replay by time (`--from-time`, `--to-time`, `--speed`) fills DIR with a stored range; with
  * `--to-time` it exits 0 after `replay_complete` (restarted, it resumes after what is on disk).
  */
 import { basename } from 'node:path';
-import { isMdpError, type StreamItem, stream } from '@mdp/client';
+import { formatPosition, isMdpError, type StreamItem, stream } from '@mdp/client';
 import { streamDisk } from '@mdp/client/disk';
-import { type Command, integer, list, positive, required } from '../command.ts';
+import { type Command, list, position, positive, required } from '../command.ts';
 import { apiKey } from '../config.ts';
 import { CliError, EXIT, UsageError } from '../exit-codes.ts';
-import { recoverLastSeq } from '../sync/recover.ts';
+import { recoverPosition } from '../sync/recover.ts';
 import { ENCODINGS, type Encoding } from '../sync/segments.ts';
 import { SegmentWriter } from '../sync/writer.ts';
 import { formatBytes, formatCount, StatusLine } from '../term.ts';
-import { optional, REPLAY_OPTIONS, replayOptions } from './stream.ts';
+import { optional, positionJson, REPLAY_OPTIONS, replayOptions } from './stream.ts';
 import { streamNote } from './stream-notes.ts';
 
 export const syncCommand: Command = {
@@ -40,8 +42,9 @@ export const syncCommand: Command = {
     },
     from: {
       type: 'string',
-      value: 'SEQ',
-      description: 'for an empty DIR: start after this sequence (0 = the oldest retained); default: live',
+      value: 'N[:K]',
+      description:
+        'for an empty DIR: start after this position (0 = the oldest retained; N:K with own events); default: live',
     },
     ...REPLAY_OPTIONS,
     'rotate-mb': { type: 'string', value: 'MB', description: 'start a new file past this size (default 64)' },
@@ -60,9 +63,9 @@ export const syncCommand: Command = {
     const maxBytes = (positive(values, 'rotate-mb') ?? 64) * 1_048_576;
     const maxAgeMs = (positive(values, 'rotate-minutes') ?? 60) * 60_000;
     const key = apiKey(ctx.env);
-    const from = integer(values, 'from');
-    const resumeAfter = recoverLastSeq(dir) ?? from ?? null;
-    const writer = new SegmentWriter(dir, encoding, { maxBytes, maxAgeMs });
+    const from = position(values, 'from');
+    const resumeAfter = recoverPosition(dir) ?? from ?? null;
+    const writer = new SegmentWriter(dir, encoding, { maxBytes, maxAgeMs }, resumeAfter?.seq ?? null);
     const via = values.via ?? 'disk';
     if (via !== 'disk' && via !== 'unified') throw new UsageError('--via must be disk or unified');
     const common = {
@@ -83,14 +86,18 @@ export const syncCommand: Command = {
     const { err, errColor } = ctx.term;
     if (!ctx.json)
       err.write(
-        `${errColor.dim(`syncing into ${dir} ${resumeAfter !== null ? `after sequence ${resumeAfter}` : common.fromTime !== undefined ? `from ${new Date(common.fromTime).toISOString()}` : 'from now'}${common.toTime !== undefined ? ` up to ${new Date(common.toTime).toISOString()}` : ''}`)}\n`,
+        `${errColor.dim(`syncing into ${dir} ${resumeAfter !== null ? `after ${resumeAfter.own_seq === undefined ? 'sequence' : 'position'} ${formatPosition(resumeAfter)}` : common.fromTime !== undefined ? `from ${new Date(common.fromTime).toISOString()}` : 'from now'}${common.toTime !== undefined ? ` up to ${new Date(common.toTime).toISOString()}` : ''}`)}\n`,
       );
     const status = new StatusLine(ctx.term);
     let events = 0;
     let lagMs = 0;
+    const at = () => {
+      const p = s.resumePosition();
+      return p === null ? '-' : formatPosition(p);
+    };
     const draw = (force = false) =>
       status.update(
-        `synced ${formatCount(events)} events · ${formatBytes(writer.bytes)} · lag ${(lagMs / 1000).toFixed(1)} s · seq ${s.position ?? '-'} · ${writer.current ? basename(writer.current) : '-'}`,
+        `synced ${formatCount(events)} events · ${formatBytes(writer.bytes)} · lag ${(lagMs / 1000).toFixed(1)} s · seq ${at()} · ${writer.current ? basename(writer.current) : '-'}`,
         force,
       );
     try {
@@ -117,11 +124,17 @@ export const syncCommand: Command = {
       await writer.close();
       draw(true);
       status.done();
-      const end = { events, bytes: writer.bytes, segments: writer.segments, last_seq: s.position };
+      const p = s.resumePosition();
+      const end = {
+        events,
+        bytes: writer.bytes,
+        segments: writer.segments,
+        ...positionJson(p),
+      };
       err.write(
         ctx.json
           ? `${JSON.stringify(end)}\n`
-          : `${errColor.dim(`stopped after ${formatCount(events)} events; on disk up to sequence ${s.position ?? '-'}`)}\n`,
+          : `${errColor.dim(`stopped after ${formatCount(events)} events; on disk up to ${p?.own_seq === undefined ? 'sequence' : 'position'} ${at()}`)}\n`,
       );
     }
     return ctx.signal.aborted ? ctx.stopCode() : EXIT.ok;
