@@ -25,7 +25,9 @@ let base: BaseStack;
 let edge: TestJsonRpc;
 let keys: KeyStore;
 let closeLimiter = async () => {};
-const pacer = new RefusalPacer(HOLD_MS);
+// Refilled slowly (one a second), so what is answered at once does not depend on how fast the
+// machine sends the burst: the budget's 100, then about 50 held.
+const pacer = new RefusalPacer(HOLD_MS, 10_000, { rate: 1, burst: REFUSALS_AT_ONCE_PER_ADDRESS.burst });
 
 beforeAll(async () => {
   base = await startBase(testConfig({ TRUSTED_PROXIES: '127.0.0.1' }));
