@@ -8,7 +8,6 @@
  */
 import { ApiError } from '../../contracts/errors.ts';
 import type { ReplayCompleteNotice } from '../../contracts/notices.ts';
-import { STREAMS } from '../../contracts/streams.ts';
 import type { BufferedSink } from './buffered-sink.ts';
 import { derivedTail, isDerivedSelection } from './derived-feed.ts';
 import { bothComplete, ownResumePosition, ownSink, ownTail } from './own-feed.ts';
@@ -65,7 +64,7 @@ export async function attachFeed(
     const derived = isDerivedSelection(subscribed.selection);
     const on = derived ? { ...deps, tail: await derivedTail(deps.nats, deps.log) } : deps;
     // A viewer's own events come from `OWN`, beside the platform's `MD` (own-feed.ts).
-    const viewer = !derived && deps.tail.feed.stream === STREAMS.MD ? subscribed.selection.viewer : null;
+    const viewer = !derived && deps.tail.feed.withOwnEvents ? subscribed.selection.viewer : null;
     if (viewer) feed = await openWithOwn(deps, viewer, subscribed, sink, { ...opts, onComplete });
     else feed = await openOne(on, subscribed, sink, { ...opts, onComplete });
   } catch (err) {

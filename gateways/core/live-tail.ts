@@ -43,6 +43,8 @@ export type FeedSpec = {
   platformFilter?: string | null;
   parse: (subject: string) => MdSubjectParts | FeedSubjectParts | null;
   coinToken: number;
+  /** A viewer of this feed also reads its account's own events beside it (own-feed.ts): `MD` only. */
+  withOwnEvents?: boolean;
 };
 
 export const MD_FEED: FeedSpec = {
@@ -51,6 +53,7 @@ export const MD_FEED: FeedSpec = {
   historyFilter: filterSubject,
   parse: parseFeedSubject,
   coinToken: 2,
+  withOwnEvents: true,
 };
 
 export type LiveTailOptions = {

@@ -76,7 +76,7 @@ export async function ownResumePosition(
   const end = tail.lastSeq;
   if (noOwnEvents.get(viewer)) return end;
   const mine = await deps.nats.jsm.streams.info(STREAMS.OWN, { subjects_filter: ownAccountFilter(viewer) });
-  if (mine.state.num_subjects === 0 || Object.keys(mine.state.subjects ?? {}).length === 0) {
+  if (Object.keys(mine.state.subjects ?? {}).length === 0) {
     noOwnEvents.set(viewer, true);
     return end;
   }

@@ -26,6 +26,7 @@ import { isDerivedSelection } from '../../core/derived-feed.ts';
 import type { FeedEvent } from '../../core/feed-event.ts';
 import type { Principal } from '../../core/guard.ts';
 import { eventsAfter } from '../../core/log-range.ts';
+import { mergeTwo } from '../../core/merge-two.ts';
 import { OWN_FEED, ownResumePosition, ownTail } from '../../core/own-feed.ts';
 import type { Selection } from '../../core/selection.ts';
 import { type CallContext, type EdgeDeps, type Json, toJson } from '../context.ts';
@@ -52,32 +53,6 @@ function storedSelection(f: StoredFilter, principal: Principal): Selection {
 }
 
 type Read = { events: FeedEvent[]; reached: number };
-
-/**
- * The events of both reads in the order the gateway received them (each list keeps its own
- * order; ties: the platform's first).
- */
-export function interleave(md: readonly FeedEvent[], own: readonly FeedEvent[]): FeedEvent[] {
-  if (own.length === 0) return [...md];
-  if (md.length === 0) return [...own];
-  const out: FeedEvent[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < md.length && j < own.length) {
-    const a = md[i] as FeedEvent;
-    const b = own[j] as FeedEvent;
-    if (a.receivedAtNs <= b.receivedAtNs) {
-      out.push(a);
-      i++;
-    } else {
-      out.push(b);
-      j++;
-    }
-  }
-  for (; i < md.length; i++) out.push(md[i] as FeedEvent);
-  for (; j < own.length; j++) out.push(own[j] as FeedEvent);
-  return out;
-}
 
 /**
  * A stream's next cursor once `kept` (a prefix of the interleaved reads) is answered: the read's
@@ -163,7 +138,8 @@ export function filterMethods(deps: EdgeDeps) {
           eventsAfter(deps, selection, f.cursor, room, ctx.signal),
           eventsAfter({ nats: deps.nats, tail: own }, selection, ownAfter, room, ctx.signal, OWN_FEED),
         ]);
-        const both = interleave(md.events, mine.events);
+        // As the gateway received them, the platform's first on a tie; each stream keeps its order.
+        const both = mergeTwo(md.events, mine.events, (ev) => ev.receivedAtNs);
         const kept = budget.keep(both.length > room ? both.slice(0, room) : both);
         if (kept.length === 0 && both.length > 0) throw answerFull();
         return {

@@ -20,6 +20,7 @@ import type { FeedEvent } from '../../core/feed-event.ts';
 import { fieldsOf } from '../../core/latest-state.ts';
 import { type FeedSpec, MD_FEED } from '../../core/live-tail.ts';
 import { eventsStoredBetween } from '../../core/log-range.ts';
+import { mergeTwo } from '../../core/merge-two.ts';
 import { OWN_FEED } from '../../core/own-feed.ts';
 import type { Selection } from '../../core/selection.ts';
 import type { CallContext, EdgeDeps, Json } from '../context.ts';
@@ -89,7 +90,10 @@ export function tradeMethods(deps: EdgeDeps) {
         tradesOf(selection, p, limit + 1, ctx.signal),
         selection.viewer ? tradesOf(selection, p, limit + 1, ctx.signal, OWN_FEED) : [],
       ]);
-      const trades = byStoredTime(md, own).slice(0, limit + 1);
+      // By stored time, the platform's first on a tie; each stream keeps its own order.
+      const trades = mergeTwo(md, own, (t) => t.storedMs)
+        .slice(0, limit + 1)
+        .map((t) => t.ev);
       const kept = budget.keep(trades.slice(0, limit));
       const truncated = trades.length > kept.length;
       const list = kept.map((t) => t.json).join(',');
@@ -102,29 +106,4 @@ export function tradeMethods(deps: EdgeDeps) {
       return `${head.slice(0, -1)},"trades":[${list}]}` as Json;
     },
   };
-}
-
-/**
- * The platform's and the account's own trades as one list by stored time (the platform's first
- * on a tie); each list keeps its own (stream) order.
- */
-function byStoredTime(
-  md: readonly { ev: FeedEvent; storedMs: number }[],
-  own: readonly { ev: FeedEvent; storedMs: number }[],
-): FeedEvent[] {
-  const out: FeedEvent[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < md.length || j < own.length) {
-    const a = md[i];
-    const b = own[j];
-    if (a && (!b || a.storedMs <= b.storedMs)) {
-      out.push(a.ev);
-      i++;
-    } else if (b) {
-      out.push(b.ev);
-      j++;
-    }
-  }
-  return out;
 }
