@@ -64,26 +64,30 @@ export function taskNowNs(): number {
 /** Routing parts of a subject; null when the subject is not one of the stream's events. */
 export type SubjectParser = (subject: string) => MdSubjectParts | FeedSubjectParts | null;
 
+/** A subject's routing parts, and whether it is an account's own (`OWN`: marked `"own":true`). */
+type Parsed = { parts: MdSubjectParts | FeedSubjectParts; own: boolean } | null;
+
 /**
  * Subjects repeat (one per source × coin × event type): their parts are parsed once and kept.
  * Bounded, so a flood of distinct subjects costs a re-parse, never memory.
  */
 const PARSED_MAX = 10_000;
-const parsedByParser = new WeakMap<SubjectParser, Map<string, MdSubjectParts | FeedSubjectParts | null>>();
+const parsedByParser = new WeakMap<SubjectParser, Map<string, Parsed>>();
 
-function partsOf(subject: string, parse: SubjectParser): MdSubjectParts | FeedSubjectParts | null {
+function partsOf(subject: string, parse: SubjectParser): Parsed {
   let cache = parsedByParser.get(parse);
   if (!cache) {
     cache = new Map();
     parsedByParser.set(parse, cache);
   }
-  let parts = cache.get(subject);
-  if (parts === undefined) {
-    parts = parse(subject);
+  let parsed = cache.get(subject);
+  if (parsed === undefined) {
+    const parts = parse(subject);
+    parsed = parts && { parts, own: isOwnSubject(subject) };
     if (cache.size >= PARSED_MAX) cache.clear();
-    cache.set(subject, parts);
+    cache.set(subject, parsed);
   }
-  return parts;
+  return parsed;
 }
 
 /** The parts of a stored message a FeedEvent is made of, beside its stream sequence. */
@@ -96,15 +100,16 @@ export function decodeFeedEvent(
   receivedAtNs = taskNowNs(),
   parse: SubjectParser = parseFeedSubject,
 ): FeedEvent | null {
-  const parts = partsOf(msg.subject, parse);
-  if (!parts || !isStoredEvent(msg.data)) return null;
+  const parsed = partsOf(msg.subject, parse);
+  if (!parsed || !isStoredEvent(msg.data)) return null;
+  const { parts } = parsed;
   return {
     seq,
     source: parts.source,
     symbol: parts.symbol,
     eventType: parts.eventType,
     owner: 'owner' in parts ? parts.owner : null,
-    json: storedJsonWithSeq(msg.data, seq, isOwnSubject(msg.subject)),
+    json: storedJsonWithSeq(msg.data, seq, parsed.own),
     receivedAtNs,
     wire: {},
   };
