@@ -14,18 +14,20 @@ import type { FeedEvent } from './feed-event.ts';
 import type { Principal } from './guard.ts';
 import type { LatestState } from './latest-state.ts';
 import {
+  allowedSources,
+  knownSpelling,
   type SubscribeDeps,
-  type Subscribed,
   type SubscribeOptions,
-  subscribeKnown,
   subscribeResolving,
 } from './subscribe.ts';
 
 export type LatestBookDeps = SubscribeDeps & { latest: LatestState };
 
 /**
- * The book, at once when the coin is the platform's (no own-coin lookup: `subscribeKnown`), else
- * once the viewer's own coins are looked up. A refusal is thrown, or rejects the promise.
+ * The book, at once when the coin is the platform's (its spelling and the readable sources, as
+ * the subscription core decides them, without building a subscription: a batch asks a hundred
+ * times), else once the viewer's own coins are looked up. A refusal is thrown, or rejects the
+ * promise.
  */
 export function latestBook(
   deps: LatestBookDeps,
@@ -36,22 +38,22 @@ export function latestBook(
 ): FeedEvent | Promise<FeedEvent> {
   if (!deps.latest.available())
     throw new ApiError('feed_unavailable', 'the market data log is unreachable; retry shortly');
+  const known = knownSpelling(deps, coin);
+  if (known !== null)
+    return newestBook(deps, known, allowedSources(source ? [source] : null, principal.sources), source);
   const request = { coins: [coin], ...(source ? { sources: [source] } : {}) };
-  const known = subscribeKnown(deps, request, principal);
-  return known
-    ? newestBook(deps, known, coin, source)
-    : subscribeResolving(deps, request, principal, options).then((s) => newestBook(deps, s, coin, source));
+  return subscribeResolving(deps, request, principal, options).then(({ selection, warnings }) => {
+    if (warnings.length > 0) throw new ApiError('coin_not_found', `not tracked: ${coin}`, { coins: [coin] });
+    return newestBook(deps, [...(selection.coins ?? [])][0] as string, selection.sources, source);
+  });
 }
 
 function newestBook(
   deps: LatestBookDeps,
-  { selection, warnings }: Subscribed,
-  coin: string,
+  tracked: string,
+  sources: ReadonlySet<string> | null,
   source: Source | undefined,
 ): FeedEvent {
-  if (warnings.length > 0) throw new ApiError('coin_not_found', `not tracked: ${coin}`, { coins: [coin] });
-  const tracked = [...(selection.coins ?? [])][0] as string;
-  const { sources } = selection;
   let best: FeedEvent | null = null;
   for (const [src, state] of deps.latest.sourcesOf(tracked))
     if (state.book && (!sources || sources.has(src)) && (!best || state.book.seq > best.seq))

@@ -91,15 +91,18 @@ export function subscribeKnown(
   if (!request.coins) return subscribed(request, principal, null);
   const known: string[] = [];
   for (const c of request.coins) {
-    const hit = deps.tail.health.knows(c)
-      ? c
-      : deps.tail.health.knows(c.toUpperCase())
-        ? c.toUpperCase()
-        : null;
+    const hit = knownSpelling(deps, c);
     if (hit === null) return null;
     known.push(hit);
   }
   return subscribed(request, principal, { known: [...new Set(known)], unknown: [] });
+}
+
+/** How the platform's feed spells `coin` (as asked, or upper-cased), null when it does not know it. */
+export function knownSpelling(deps: SubscribeDeps, coin: string): string | null {
+  if (deps.tail.health.knows(coin)) return coin;
+  const upper = coin.toUpperCase();
+  return deps.tail.health.knows(upper) ? upper : null;
 }
 
 function subscribed(
@@ -165,7 +168,7 @@ async function resolveCoins(
 }
 
 /** Requested sources within what the key's chain scopes allow; asking for more is a 403. */
-function allowedSources(
+export function allowedSources(
   requested: readonly string[] | null,
   allowed: ReadonlySet<string> | null,
 ): ReadonlySet<string> | null {

@@ -62,9 +62,8 @@ export function marketMethods(deps: EdgeDeps) {
     ctx: CallContext,
   ): FeedEvent | Promise<FeedEvent> =>
     // Own coins through the request's budget: one lookup per request, none once the client has gone.
-    readLatestBook(deps, coin, source, ctx.principal, {
-      ownCoins: (spellings) => budgetOf(deps.nats, ctx).ownCoins(spellings),
-    });
+    // (The budget's lookup, not a closure made per call: a batch makes a hundred calls.)
+    readLatestBook(deps, coin, source, ctx.principal, { ownCoins: budgetOf(deps.nats, ctx).ownCoins });
 
   return {
     md_coins: (_: ParamsOf<'md_coins'>, ctx: CallContext): Json => {
