@@ -33,6 +33,9 @@ export const REDUCED: Record<string, Record<string, string>> = {
   generate: { BENCH_SCALE: '0.05', BENCH_REPS: '1' },
   cluster: { BENCH_STEPS: '100,200', BENCH_WARMUP_S: '2', BENCH_MEASURE_S: '3' },
   replay: { BENCH_REPLAY_EVENTS: '200000', BENCH_REPLAY_ROUNDS: '3', BENCH_REPLAY_FIRST_SAMPLES: '40' },
+  export: { BENCH_EXPORT_EVENTS: '200000', BENCH_EXPORT_ROUNDS: '2' },
+  derived: { BENCH_DERIVED_EVENTS: '200000', BENCH_DERIVED_LIVE_S: '8' },
+  isolation: { ISOLATION_SECONDS: '3', ISOLATION_ROUNDS: '2' },
 };
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -7,6 +7,8 @@
  *   npm run bench:check                      run everything, then compare
  *   npm run bench:check -- --from FILE       compare a finished run (`.data/bench/all.json`)
  *   npm run bench:check -- --accept [FILE]   make a run (or FILE) the accepted baseline
+ *   npm run bench:check -- --add FILE        accept only the ratios the baseline does not hold yet
+ *                                            (a benchmark just added to `all`), keeping the rest
  *
  * Accepting keeps the direction (`better`) already recorded for a ratio, so a direction fixed by
  * hand in the baseline stays fixed.
@@ -20,21 +22,26 @@ const BASELINE = fileURLToPath(new URL('./baseline.json', import.meta.url));
 
 type Baseline = { accepted_at: string; from_run_at: string; note: string; ratios: Record<string, Ratio> };
 
-function args(): { from?: string; accept: boolean } {
+function args(): { from?: string; accept: boolean; add: boolean } {
   const a = process.argv.slice(2);
   const fromAt = a.indexOf('--from');
   const acceptAt = a.indexOf('--accept');
+  const addAt = a.indexOf('--add');
   const fileAfter = (i: number) => (i >= 0 && a[i + 1] && !a[i + 1]?.startsWith('--') ? a[i + 1] : undefined);
-  return { from: fileAfter(fromAt) ?? fileAfter(acceptAt), accept: acceptAt >= 0 };
+  return {
+    from: fileAfter(fromAt) ?? fileAfter(acceptAt) ?? fileAfter(addAt),
+    accept: acceptAt >= 0,
+    add: addAt >= 0,
+  };
 }
 
 const readJson = <T>(file: string): T => JSON.parse(readFileSync(file, 'utf8')) as T;
 
 async function main(): Promise<void> {
-  const { from, accept } = args();
+  const { from, accept, add } = args();
   const now: AllResult = from ? readJson<AllResult>(from) : await runAll();
   const failedBenchmarks = Object.entries(now.benchmarks).filter(([, b]) => !b.ok);
-  if (accept) {
+  if (accept || add) {
     const old = (() => {
       try {
         return readJson<Baseline>(BASELINE).ratios;
@@ -42,9 +49,22 @@ async function main(): Promise<void> {
         return {} as Record<string, Ratio>;
       }
     })();
-    const ratios: Record<string, Ratio> = {};
-    for (const [path, r] of Object.entries(now.ratios))
+    const ratios: Record<string, Ratio> = add ? { ...old } : {};
+    const added: string[] = [];
+    for (const [path, r] of Object.entries(now.ratios)) {
+      if (add && old[path]) continue;
       ratios[path] = { value: r.value, better: old[path]?.better ?? r.better };
+      if (add) added.push(path);
+    }
+    if (add) {
+      process.stdout.write(`added ${added.length} ratios into bench/baseline.json:\n${added.join('\n')}\n`);
+      const kept = readJson<Baseline>(BASELINE);
+      writeFileSync(
+        BASELINE,
+        `${JSON.stringify({ ...kept, ratios, added_at: new Date().toISOString() }, null, 2)}\n`,
+      );
+      return;
+    }
     const baseline: Baseline = {
       accepted_at: new Date().toISOString(),
       from_run_at: now.started_at,

@@ -13,14 +13,16 @@ export type TestNats = NatsServerHandle & {
 export async function startTestNats(
   storeDir = mkdtempSync(join(tmpdir(), 'mdp-nats-')),
   port?: number,
+  /** More flags (`-c <config file>`), kept across a restart. */
+  extraArgs: string[] = [],
 ): Promise<TestNats> {
-  const h = await startNatsServer({ storeDir, ...(port ? { port } : {}) });
+  const h = await startNatsServer({ storeDir, extraArgs, ...(port ? { port } : {}) });
   return {
     ...h,
     async crashAndRestart(downMs = 0) {
       await h.kill('SIGKILL');
       if (downMs) await new Promise((r) => setTimeout(r, downMs));
-      return startTestNats(storeDir, h.port);
+      return startTestNats(storeDir, h.port, extraArgs);
     },
     async cleanup() {
       await h.stop();
