@@ -39,6 +39,22 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** `p`, or a failure naming `what` and how long it was waited for (a bare test timeout says neither). */
+const within = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
+
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -48,7 +64,12 @@ const alive = (pid: number) => {
   }
 };
 
-it('stops on Ctrl-C with every client told reconnect, the service key revoked and NATS stopped last', async () => {
+// A fresh clone's first `npm start` compiles every module through tsx (no cache yet) while other
+// test files run: starting may take most of a minute on two cores, so the test's own bound is
+// the sum of its steps' (start 60 s, then 20 s each), each of which names itself when it fails.
+it('stops on Ctrl-C with every client told reconnect, the service key revoked and NATS stopped last', {
+  timeout: 150_000,
+}, async () => {
   child = spawn('npm', ['start', '--silent'], {
     detached: true, // its own group, like a terminal's foreground job
     env: {
@@ -79,7 +100,7 @@ it('stops on Ctrl-C with every client told reconnect, the service key revoked an
   const running = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`service did not start: ${stderr.slice(-2_000)}`)),
-      45_000,
+      60_000,
     );
     createInterface({ input: child?.stdout as NodeJS.ReadableStream }).on('line', (line) => {
       try {
@@ -109,6 +130,8 @@ it('stops on Ctrl-C with every client told reconnect, the service key revoked an
     fetch: (input, init) => fetch(input, { ...init, headers: { 'x-api-key': key } }),
   });
   let received = 0;
+  /** Connection failures before the first event (EventSource retries them): named if it never comes. */
+  const failures: string[] = [];
   const firstEvent = new Promise<void>((resolve) => {
     es.onmessage = () => {
       received++;
@@ -117,17 +140,25 @@ it('stops on Ctrl-C with every client told reconnect, the service key revoked an
   });
   const terminal = new Promise<Record<string, unknown>>((resolve) => {
     es.addEventListener('error', (e) => {
-      const data = (e as unknown as { data?: string }).data;
-      if (!data) return;
+      const { data, code, message } = e as unknown as { data?: string; code?: number; message?: string };
+      if (!data) {
+        if (received === 0) failures.push(`${code ?? ''} ${message ?? ''}`.trim());
+        return;
+      }
       es.close();
       resolve(JSON.parse(data));
     });
   });
-  await firstEvent;
+  await within(firstEvent, 20_000, 'the first event').catch((err) => {
+    throw new Error(`${err.message}; connection failures: ${JSON.stringify(failures)}`);
+  });
 
   process.kill(-(child.pid as number), 'SIGINT');
-  expect(await terminal).toMatchObject({ code: 'reconnect', terminal: true });
-  await outputClosed;
+  expect(await within(terminal, 20_000, "the stream's terminal notice after Ctrl-C")).toMatchObject({
+    code: 'reconnect',
+    terminal: true,
+  });
+  await within(outputClosed, 20_000, 'every process of the group gone after Ctrl-C');
   expect(received).toBeGreaterThan(0);
 
   const names = logs.map((l) => l.msg);
