@@ -8,6 +8,7 @@
  * logged, counted and stops the process the same way with exit code 1. A stop that overruns
  * SHUTDOWN_DEADLINE_MS exits with code 1 and says which part was still stopping.
  */
+import '../platform/v8-flags.ts';
 import { join, resolve } from 'node:path';
 import { type Config, loadConfig } from '../platform/config.ts';
 import { createLifecycle } from '../platform/lifecycle.ts';

@@ -3,6 +3,7 @@
  * prints its result as one JSON document on stdout; progress goes to stderr. Helpers and worker
  * processes live in `bench/lib/` and are not benchmarks.
  */
+import '../platform/v8-flags.ts';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 

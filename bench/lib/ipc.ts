@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { V8_FLAGS } from '../../platform/v8-flags.ts';
 
 type Request = { id: number; cmd: string; args: unknown };
 type Response = { id: number; ok: boolean; result?: unknown; error?: string };
@@ -26,7 +27,7 @@ export async function startWorker(
 ): Promise<Worker> {
   const script = fileURLToPath(new URL(`./${name}.ts`, import.meta.url));
   const child = fork(script, [], {
-    execArgv: ['--import', 'tsx', ...(opts.nodeArgs ?? [])],
+    execArgv: ['--import', 'tsx', ...V8_FLAGS, ...(opts.nodeArgs ?? [])],
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 2, 2, 'ipc'],
   });

@@ -35,6 +35,10 @@ afterAll(async () => {
       process.kill(-child.pid, 'SIGKILL');
     } catch {}
   }
+  // The embedded nats-server has a group of its own: after a failed run it may still be up.
+  try {
+    execFileSync('pkill', ['-KILL', '-f', `nats-server .*${join(dataDir, 'nats')}`]);
+  } catch {}
   await reopened?.cleanup();
   rmSync(dataDir, { recursive: true, force: true });
 });
