@@ -79,11 +79,10 @@ export async function subscribeResolving(
 
 /**
  * The same answer as `subscribe`, at once, when no coin needs the viewer's own coins (every coin
- * named is the platform's, as spelled or in upper case, or none is named); null otherwise. The
- * unary reads (`md_midPrice`, `GetMidPrice`, a batch of 100 of them) take this path: no promise,
- * no lookup.
+ * named is the platform's, as spelled or in upper case, or none is named); null otherwise. (The
+ * unary reads of one book take its two parts, `knownSpelling` and `allowedSources`: latest-book.ts.)
  */
-export function subscribeKnown(
+function subscribeKnown(
   deps: SubscribeDeps,
   request: Subscription,
   principal: Pick<Principal, 'accountId' | 'sources'>,

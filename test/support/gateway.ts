@@ -29,6 +29,10 @@ export function testConfig(env: Record<string, string> = {}): Config {
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     API_KEY_SECRET: TEST_SECRET,
+    // A test's own accounts (keys made as fixtures) wait for the projection in the test's process,
+    // which three test files and their services share two cores with: 5 s (the service's default)
+    // was once not enough in a fresh clone (run 24, disksync-edge). Tests of the deadline set theirs.
+    ACCOUNT_PROJECTION_DEADLINE_MS: '30000',
     ...env,
   });
 }
