@@ -48,6 +48,7 @@ import type { Nats } from '../../platform/nats.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
+import { within } from '../support/within.ts';
 
 const ACK_WAIT_MS = 2_000;
 /** Longest a job may take to end once a live worker can reach its tasks (generous: loaded CI). */
@@ -140,19 +141,6 @@ async function loseDeliveries(durable: string, jobId: string, count: number): Pr
     counts.push(msg.info.deliveryCount);
   }
   return counts;
-}
-
-/** `promise`, or a failure naming `what` past `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 const sha256 = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

@@ -24,6 +24,7 @@ import { decode } from '../../platform/msgpack.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
 import type { LogLine } from '../support/process.ts';
 import { storedMessages } from '../support/stored-seqs.ts';
+import { within } from '../support/within.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mdp-ctrl-c-'));
 let child: ChildProcess | null = null;
@@ -42,22 +43,6 @@ afterAll(async () => {
   await reopened?.cleanup();
   rmSync(dataDir, { recursive: true, force: true });
 });
-
-/** `p`, or a failure naming `what` and how long it was waited for (a bare test timeout says neither). */
-const within = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
-  new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
 
 const alive = (pid: number) => {
   try {

@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { ERROR_CATALOGUE } from '../../contracts/errors.ts';
+import { within as withinMs } from '../support/within.ts';
 
 export const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 300);
 
@@ -110,16 +111,8 @@ export function expectCatalogueBody(body: string, what: string, allowed: readonl
 }
 
 /** Rejects if `p` takes longer than ANSWER_WITHIN_MS: a hang fails the property. */
-export function within<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what}: no answer within ${ANSWER_WITHIN_MS} ms`)),
-      ANSWER_WITHIN_MS,
-    );
-  });
-  return Promise.race([p, hang]).finally(() => clearTimeout(timer));
-}
+export const within = <T>(p: Promise<T>, what: string): Promise<T> =>
+  withinMs(p, ANSWER_WITHIN_MS, `${what}: no answer`);
 
 /** Text a fuzzer sends: anything printable, JSON-ish fragments, and the odd huge number. */
 export const fuzzText = (): fc.Arbitrary<string> =>
