@@ -42,37 +42,31 @@ async function main(): Promise<void> {
   const now: AllResult = from ? readJson<AllResult>(from) : await runAll();
   const failedBenchmarks = Object.entries(now.benchmarks).filter(([, b]) => !b.ok);
   if (accept || add) {
-    const old = (() => {
+    const previous = (() => {
       try {
-        return readJson<Baseline>(BASELINE).ratios;
+        return readJson<Baseline>(BASELINE);
       } catch {
-        return {} as Record<string, Ratio>;
+        return null;
       }
     })();
+    const old = previous?.ratios ?? {};
+    // --add keeps every accepted ratio and takes only the new ones; --accept takes the whole run.
+    const taken = Object.entries(now.ratios).filter(([path]) => !(add && old[path]));
     const ratios: Record<string, Ratio> = add ? { ...old } : {};
-    const added: string[] = [];
-    for (const [path, r] of Object.entries(now.ratios)) {
-      if (add && old[path]) continue;
-      ratios[path] = { value: r.value, better: old[path]?.better ?? r.better };
-      if (add) added.push(path);
-    }
-    if (add) {
-      process.stdout.write(`added ${added.length} ratios into bench/baseline.json:\n${added.join('\n')}\n`);
-      const kept = readJson<Baseline>(BASELINE);
-      writeFileSync(
-        BASELINE,
-        `${JSON.stringify({ ...kept, ratios, added_at: new Date().toISOString() }, null, 2)}\n`,
-      );
-      return;
-    }
-    const baseline: Baseline = {
-      accepted_at: new Date().toISOString(),
-      from_run_at: now.started_at,
-      note: 'ratios of `npm run bench -- all` (bench/all.ts, reduced scale); see docs/benchmarks.md',
-      ratios,
-    };
+    for (const [path, r] of taken) ratios[path] = { value: r.value, better: old[path]?.better ?? r.better };
+    const baseline =
+      add && previous
+        ? { ...previous, ratios, added_at: new Date().toISOString() }
+        : {
+            accepted_at: new Date().toISOString(),
+            from_run_at: now.started_at,
+            note: 'ratios of `npm run bench -- all` (bench/all.ts, reduced scale); see docs/benchmarks.md',
+            ratios,
+          };
     writeFileSync(BASELINE, `${JSON.stringify(baseline, null, 2)}\n`);
-    process.stdout.write(`accepted ${Object.keys(ratios).length} ratios into bench/baseline.json\n`);
+    process.stdout.write(
+      `${add ? 'added' : 'accepted'} ${taken.length} ratios into bench/baseline.json${add ? `:\n${taken.map(([p]) => p).join('\n')}` : ''}\n`,
+    );
     return;
   }
   const tolerance = Number(process.env.BENCH_CHECK_TOLERANCE ?? 0.2);
