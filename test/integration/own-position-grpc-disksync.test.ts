@@ -140,6 +140,30 @@ describe('disk-sync', () => {
       .filter((e) => e.event_type === 'trade')
       .map((e) => ({ seq: e.seq, own: e.own === true, trade_id: String(e.trade_id) }));
 
+  /**
+   * Subscribes with `key` again right after its last connection closed: the edge frees that
+   * connection's lease a moment after the close, and until then refuses the key (4008), as it would
+   * any second connection. Retried while so (the TypeScript client does the same), 10 s at most.
+   */
+  async function subscribeAgain(key: string, msg: Record<string, unknown>) {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const c = connectSync(url(), { key });
+      c.send(msg);
+      const outcome = await Promise.race([
+        c.control('subscribed').then(
+          () => 'subscribed' as const,
+          () => 'no answer' as const,
+        ),
+        c.closed.then((x) => x.code),
+      ]);
+      if (outcome === 'subscribed') return c;
+      if (outcome !== 4008 || Date.now() > deadline)
+        throw new Error(`subscribe again: closed with ${outcome}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
   it('resumes both positions exactly with from_seq and from_own_seq', async () => {
     const first = connectSync(url(), { key: keys.owner });
     first.send({ op: 'subscribe', id: 's', coins: ['BTC'] });
@@ -149,9 +173,13 @@ describe('disk-sync', () => {
     await first.close();
     const cut = cutAfterOwn(events(first));
 
-    const resumed = connectSync(url(), { key: keys.owner });
-    resumed.send({ op: 'subscribe', id: 's', coins: ['BTC'], from_seq: cut.md, from_own_seq: cut.own });
-    await resumed.control('subscribed');
+    const resumed = await subscribeAgain(keys.owner, {
+      op: 'subscribe',
+      id: 's',
+      coins: ['BTC'],
+      from_seq: cut.md,
+      from_own_seq: cut.own,
+    });
     const again = await interleave();
     await eventually(() => has(events(resumed), again), 15_000, 'the resumed subscription');
     await resumed.close();
