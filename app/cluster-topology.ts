@@ -13,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { type NatsCluster, startNatsCluster } from '../platform/nats-cluster.ts';
+import { HOME_DOMAIN, type NatsRegions, startNatsRegions } from '../platform/nats-regions.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -27,7 +28,13 @@ export type ClusterOptions = {
   /** Environment of every app process (secrets, NODE_ENV, rates), on top of this process's. */
   env?: Record<string, string>;
   edges?: readonly Edge[];
+  /**
+   * With `jp`, two regions (platform/nats-regions.ts): JP's edges on a NATS of their own, a leaf
+   * node of the home cluster through a delaying link, reading mirrors (app/region-copies.ts).
+   */
   regions?: readonly ('us' | 'jp')[];
+  /** Delay each way on the inter-region link, ms (80). */
+  linkDelayMs?: number;
   /** Replicas of each gateway (2). */
   replicas?: number;
   workers?: number;
@@ -49,7 +56,10 @@ export type AppProcess = {
 };
 
 export type LocalCluster = {
+  /** The home region's cluster. */
   nats: NatsCluster;
+  /** The JP region's NATS and its link to home, when `regions` has `jp`. */
+  regions: Pick<NatsRegions, 'jp' | 'link'> | null;
   processes: AppProcess[];
   /** Roles this build does not have (e.g. `gateway jsonrpc` before it lands), with the reason. */
   skipped: { name: string; reason: string }[];
@@ -99,11 +109,23 @@ process.once('exit', () => {
 
 export async function startLocalCluster(opts: ClusterOptions): Promise<LocalCluster> {
   mkdirSync(join(opts.baseDir, 'logs'), { recursive: true });
-  const nats = await startNatsCluster({
+  const natsOpts = {
     baseDir: join(opts.baseDir, 'nats'),
     ownProcessGroup: true,
     ...(opts.natsServerBin ? { binary: opts.natsServerBin } : {}),
-  });
+  };
+  const regions =
+    (opts.regions?.includes('jp') ?? true)
+      ? await startNatsRegions({
+          ...natsOpts,
+          ...(opts.linkDelayMs !== undefined ? { linkDelayMs: opts.linkDelayMs } : {}),
+        })
+      : null;
+  const nats = regions?.home ?? (await startNatsCluster(natsOpts));
+  // JP's processes: on JP's own NATS, reading its mirrors of the home region's streams.
+  const jpEnv: Record<string, string> = regions
+    ? { NATS_URL: regions.jp.url, NATS_HOME_DOMAIN: HOME_DOMAIN, STREAM_REPLICAS: '1' }
+    : {};
   const common = {
     NATS_URL: nats.url,
     STREAM_REPLICAS: '3',
@@ -113,13 +135,20 @@ export async function startLocalCluster(opts: ClusterOptions): Promise<LocalClus
   const processes: AppProcess[] = [];
   const skipped: LocalCluster['skipped'] = [];
   const launch = async (name: string, args: string[], env: Record<string, string> = {}) => {
-    const p = startApp(name, args, { ...common, DATA_DIR: join(opts.baseDir, name), ...env }, opts.baseDir);
+    const region = args.includes('--region') && args[args.indexOf('--region') + 1] === 'jp' ? jpEnv : {};
+    const p = startApp(
+      name,
+      args,
+      { ...common, DATA_DIR: join(opts.baseDir, name), ...region, ...env },
+      opts.baseDir,
+    );
     processes.push(p);
     await untilRunning(p, opts.startTimeoutMs ?? 180_000);
     return p;
   };
   const cluster: LocalCluster = {
     nats,
+    regions,
     processes,
     skipped,
     demoKey: null,
@@ -127,7 +156,7 @@ export async function startLocalCluster(opts: ClusterOptions): Promise<LocalClus
     async stop() {
       await stopAll(processes.filter(isGateway));
       await stopAll(processes.filter((p) => !isGateway(p)));
-      await nats.stop();
+      await (regions ?? nats).stop();
     },
   };
   try {

@@ -1,7 +1,9 @@
 /**
  * `npm run cluster [-- --edges unified,jsonrpc,grpc,disksync,http --regions us,jp --replicas 2 --workers 2]`:
  * the scale-out topology on this machine (app/cluster-topology.ts): a 3-node NATS cluster with
- * every stream and KV bucket at R3, the simulator producer, the workers and the gateway replicas.
+ * every stream and KV bucket at R3, the simulator producer, the workers and the gateway replicas;
+ * with `jp` in `--regions` (the default), JP's edges run on a NATS of their own joined to the home
+ * cluster through a delaying link (`--link-delay-ms`, 80; SIGUSR2 cuts and restores it).
  * Prints where each part listens, then runs until Ctrl-C (or SIGTERM), which stops the gateways,
  * then producer and workers, then the cluster last. Stores live under DATA_DIR/cluster, so a
  * second run resumes from them. Each process's log: DATA_DIR/cluster/logs/<name>.log.
@@ -10,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { loadConfig } from '../platform/config.ts';
 import { EDGES, type Edge, type LocalCluster, startLocalCluster } from './cluster-topology.ts';
 
-const USAGE = `usage: cluster [--edges ${EDGES.join(',')}] [--regions us,jp] [--replicas N] [--workers N] [--no-producer]`;
+const USAGE = `usage: cluster [--edges ${EDGES.join(',')}] [--regions us,jp] [--link-delay-ms 80] [--replicas N] [--workers N] [--no-producer]`;
 
 function flag(argv: string[], name: string): string | undefined {
   const at = argv.indexOf(name);
@@ -42,11 +44,18 @@ function describe(cluster: LocalCluster): string {
     n.name,
     `${n.url}  (routes 127.0.0.1:${n.routePort}, store ${n.storeDir})`,
   ]);
+  const r = cluster.regions;
+  if (r)
+    rows.push([r.jp.name, `${r.jp.url}  (region jp, leaf node of us; link ${r.link.delayMs} ms each way)`]);
   for (const p of cluster.processes) rows.push([p.name, p.url ?? `pid ${p.child.pid}`]);
   for (const s of cluster.skipped) rows.push([s.name, `skipped: ${s.reason}`]);
   const width = Math.max(...rows.map(([name]) => name.length));
   const lines = rows.map(([name, where]) => `  ${name.padEnd(width)}  ${where}`);
   lines.push('', `NATS_URL=${cluster.nats.url}`);
+  if (r)
+    lines.push(
+      `JP NATS_URL=${r.jp.url}  (kill -USR2 ${process.pid} cuts the inter-region link, again restores it)`,
+    );
   if (cluster.demoKey) lines.push(`demo API key: ${cluster.demoKey}`);
   return `${lines.join('\n')}\n`;
 }
@@ -63,6 +72,13 @@ async function main(): Promise<void> {
   const regions = listOf(flag(argv, '--regions'), ['us', 'jp'] as const, '--regions');
   const replicas = countOf(flag(argv, '--replicas'), '--replicas');
   const workers = countOf(flag(argv, '--workers'), '--workers');
+  const delay = flag(argv, '--link-delay-ms');
+  const linkDelayMs = delay === undefined ? undefined : Number(delay);
+  if (
+    linkDelayMs !== undefined &&
+    !(Number.isInteger(linkDelayMs) && linkDelayMs >= 0 && linkDelayMs <= 10_000)
+  )
+    throw new Error(`--link-delay-ms must be 0…10000\n${USAGE}`);
   process.stdout.write(`starting the cluster under ${baseDir} …\n`);
   const startedMs = Date.now();
   const cluster = await startLocalCluster({
@@ -71,6 +87,7 @@ async function main(): Promise<void> {
     ...(regions ? { regions } : {}),
     ...(replicas !== undefined ? { replicas } : {}),
     ...(workers !== undefined ? { workers } : {}),
+    ...(linkDelayMs !== undefined ? { linkDelayMs } : {}),
     producer: !argv.includes('--no-producer'),
     ...(config.NATS_SERVER_BIN ? { natsServerBin: config.NATS_SERVER_BIN } : {}),
   });
@@ -88,6 +105,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGUSR2', () => {
+    const link = cluster.regions?.link;
+    if (!link) return;
+    if (link.isCut()) link.restore();
+    else link.cut();
+    process.stdout.write(`inter-region link ${link.isCut() ? 'cut' : 'restored'}\n`);
+  });
   for (const p of cluster.processes)
     p.exited.then((code) => {
       if (!stopping) process.stderr.write(`${p.name} exited (${code}); see ${p.logFile}\n`);

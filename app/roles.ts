@@ -60,7 +60,7 @@ export async function startRole(
   log: Logger,
   connector?: ConnectorArgs,
 ): Promise<Stoppable[]> {
-  await setupStreams(nats, config);
+  await setupStreams(nats, config, log);
   switch (role) {
     case 'all': {
       const edge = await startEdgeGuard(nats, config, log);

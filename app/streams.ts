@@ -4,9 +4,17 @@
  */
 import { streamDefinitions } from '../contracts/streams.ts';
 import type { Config } from '../platform/config.ts';
+import { createLogger, type Logger } from '../platform/logger.ts';
 import { ensureStreams, type Nats } from '../platform/nats.ts';
+import { setupRegionCopies } from './region-copies.ts';
 
-export async function setupStreams(nats: Nats, config: Config): Promise<void> {
+/** In a region other than home, its mirrors instead (app/region-copies.ts). */
+export async function setupStreams(
+  nats: Nats,
+  config: Config,
+  log: Logger = createLogger('silent'),
+): Promise<void> {
+  if (config.NATS_HOME_DOMAIN) return setupRegionCopies(nats, config, log);
   nats.replicas = config.STREAM_REPLICAS;
   await ensureStreams(
     nats.jsm,

@@ -80,6 +80,15 @@ export type RetentionLimits = {
   ownMaxMsgs?: number;
 };
 
+/**
+ * What a region other than home holds as mirrors of the home region's (app/region-copies.ts):
+ * what its edges read, each message at the home's own sequence (a client's position is the same
+ * in both regions). Its edges' leases and usage counts live in buckets of its own; everything
+ * else they write (events, errors) is published to the home region's streams across the link.
+ */
+export const REGION_MIRRORED_STREAMS: readonly string[] = [STREAMS.MD, STREAMS.DERIVED, STREAMS.OWN];
+export const REGION_MIRRORED_BUCKETS: readonly string[] = [KV_BUCKETS.keys, KV_BUCKETS.status];
+
 /** The subset of a JetStream stream config this platform sets. Durations in seconds here. */
 export type StreamDefinition = {
   name: string;

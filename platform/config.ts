@@ -165,6 +165,16 @@ export const ConfigSchema = z.object({
   DISKSYNC_MAX_BACKLOG_BYTES: int(8 * 1_048_576, 65_536),
   /** Region served by a single-role gateway process (`gateway unified`, `gateway jsonrpc`). */
   REGION: z.enum(['us', 'jp']).default('us'),
+  /**
+   * Set in a region other than home (its own NATS, a leaf node of the home region's): the home
+   * region's JetStream domain. The process then reads mirrors of the home region's streams made
+   * through that domain (app/region-copies.ts) and keeps its edges' leases in buckets of its own;
+   * unset: this process is in the home region.
+   */
+  NATS_HOME_DOMAIN: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,32}$/)
+    .optional(),
   /** Public `{base_url}` used in download and status URLs; default: from the request's Host. */
   PUBLIC_BASE_URL: z.url().optional(),
   /** Where Parquet artifacts are stored (storage backend `local`); default DATA_DIR/artifacts. */

@@ -35,6 +35,8 @@ export type NatsClusterOptions = {
   extraArgs?: string[];
   /** Credentials of the readiness check when `extraArgs` requires them. */
   auth?: { user: string; pass: string };
+  /** Flags of one node beside the others' (a region's per-node config file: domain, leaf-node port). */
+  nodeArgs?: (node: ClusterNode) => string[];
   /** Nodes started at once (default: all); the others join with `start(i)`, as a late node does. */
   startNodes?: number;
 };
@@ -95,6 +97,7 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
         '--routes',
         routes.join(','),
         ...(opts.extraArgs ?? []),
+        ...(opts.nodeArgs?.(node) ?? []),
       ],
     });
   };
@@ -191,11 +194,15 @@ export async function firstStart<C extends { url: string; ready(): Promise<void>
   }
 }
 
-/** Polls JetStream's account info through `url` until it answers (meta leader elected). */
+/**
+ * Polls JetStream's account info through `url` until it answers (meta leader elected); of another
+ * JetStream domain when `domain` is given (a region's home, reached over its leaf-node link).
+ */
 export async function jetStreamReady(
   url: string,
   timeoutMs: number,
   auth: { user: string; pass: string } = { user: '', pass: '' },
+  domain?: string,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   const nc = await connect({
@@ -207,7 +214,9 @@ export async function jetStreamReady(
   try {
     for (;;) {
       try {
-        await (await jetstreamManager(nc, { timeout: 2_000 })).getAccountInfo();
+        await (
+          await jetstreamManager(nc, { timeout: 2_000, ...(domain ? { domain } : {}) })
+        ).getAccountInfo();
         return;
       } catch (err) {
         if (Date.now() > deadline) throw new Error(`JetStream not ready at ${url}: ${String(err)}`);

@@ -31,6 +31,11 @@ export type Nats = {
    */
   replicas?: number;
   /**
+   * In a region other than home (app/region-copies.ts): the home region's JetStream domain and
+   * API, across the leaf-node link. Undefined in the home region.
+   */
+  home?: { domain: string; jsm: JetStreamManager };
+  /**
    * The connection history reads pull over (nats-wire/history-connection.ts), made when first
    * asked for and again after it ends; null where it cannot be had (a creds file, or it failed to
    * connect while nats.js could): those reads pull over `nc`.

@@ -1,0 +1,147 @@
+/**
+ * Two regions on one machine, as NATS joins regions (ARCHITECTURE.md, regions): the home region
+ * (US) is a nats-server cluster with JetStream domain `us`, holding the writable streams; the
+ * other region (JP) is one nats-server with JetStream domain `jp`, joined to the home cluster as a
+ * leaf node through one delaying proxy per home node (platform/delay-proxy.ts: the Pacific on
+ * loopback, 80 ms each way by default, and a link that can be cut). JP's streams are mirrors made
+ * through the home domain's API (`$JS.us.API`, app/region-copies.ts); its clients' requests to the
+ * home domain, and core NATS subjects, cross the same link. Each server keeps its ports and store
+ * across a kill and a restart.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type DelayProxy, startDelayProxy } from './delay-proxy.ts';
+import { freePort } from './free-port.ts';
+import { jetStreamReady, type NatsCluster, startNatsCluster } from './nats-cluster.ts';
+import { type NatsServerHandle, startNatsServer } from './nats-server.ts';
+
+export const HOME_DOMAIN = 'us';
+export const REGION_DOMAIN = 'jp';
+
+export type RegionLink = {
+  /** Delay each way, ms (changeable while running). */
+  delayMs: number;
+  isCut(): boolean;
+  /** Drops the link (every leaf-node connection) and refuses it until `restore()`. */
+  cut(): void;
+  restore(): void;
+};
+
+export type RegionServer = {
+  name: string;
+  url: string;
+  storeDir: string;
+  server: NatsServerHandle | null;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts again on its port and store. */
+  start(): Promise<void>;
+};
+
+export type NatsRegions = {
+  home: NatsCluster;
+  jp: RegionServer;
+  link: RegionLink;
+  /** Resolves once JP's server answers for the home domain's JetStream through the link. */
+  linked(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+};
+
+export type NatsRegionsOptions = {
+  baseDir: string;
+  /** Nodes of the home cluster (3). */
+  homeSize?: number;
+  /** Delay each way on the inter-region link, ms (80). */
+  linkDelayMs?: number;
+  binary?: string;
+  ownProcessGroup?: boolean;
+};
+
+export async function startNatsRegions(opts: NatsRegionsOptions): Promise<NatsRegions> {
+  const size = opts.homeSize ?? 3;
+  const leafPorts = new Map<string, number>();
+  for (let i = 1; i <= size; i++) leafPorts.set(`us-${i}`, await freePort());
+  const home = await startNatsCluster({
+    baseDir: join(opts.baseDir, 'us'),
+    size,
+    name: 'us',
+    ...(opts.binary ? { binary: opts.binary } : {}),
+    ownProcessGroup: opts.ownProcessGroup ?? false,
+    nodeArgs: (node) => {
+      const file = join(opts.baseDir, `${node.name}.conf`);
+      writeFileSync(
+        file,
+        `jetstream { domain: ${HOME_DOMAIN} }\nleafnodes { listen: "127.0.0.1:${leafPorts.get(node.name)}" }\n`,
+      );
+      return ['-c', file];
+    },
+  });
+  const proxies: DelayProxy[] = [];
+  try {
+    for (const port of leafPorts.values())
+      proxies.push(await startDelayProxy({ port }, { delayMs: opts.linkDelayMs ?? 80 }));
+    const jp = await startRegionServer(opts, proxies);
+    const link: RegionLink = {
+      get delayMs() {
+        return proxies[0]?.delayMs ?? 0;
+      },
+      set delayMs(ms: number) {
+        for (const p of proxies) p.delayMs = ms;
+      },
+      isCut: () => proxies.every((p) => p.isCut()),
+      cut: () => {
+        for (const p of proxies) p.cut();
+      },
+      restore: () => {
+        for (const p of proxies) p.restore();
+      },
+    };
+    return {
+      home,
+      jp,
+      link,
+      linked: (timeoutMs = 60_000) => jetStreamReady(jp.url, timeoutMs, undefined, HOME_DOMAIN),
+      async stop() {
+        await jp.kill('SIGTERM');
+        await Promise.all(proxies.map((p) => p.close()));
+        await home.stop();
+      },
+    };
+  } catch (err) {
+    await Promise.all(proxies.map((p) => p.close()));
+    await home.stop();
+    throw err;
+  }
+}
+
+async function startRegionServer(opts: NatsRegionsOptions, proxies: DelayProxy[]): Promise<RegionServer> {
+  const port = await freePort();
+  const storeDir = join(opts.baseDir, REGION_DOMAIN, 'jp-1');
+  const file = join(opts.baseDir, 'jp-1.conf');
+  const remotes = proxies.map((p) => `"nats-leaf://127.0.0.1:${p.port}"`).join(', ');
+  writeFileSync(
+    file,
+    `server_name: jp-1\njetstream { domain: ${REGION_DOMAIN} }\nleafnodes { reconnect: 1, remotes: [ { urls: [ ${remotes} ] } ] }\n`,
+  );
+  const jp: RegionServer = {
+    name: 'jp-1',
+    url: `nats://127.0.0.1:${port}`,
+    storeDir,
+    server: null,
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
+      await jp.server?.kill(signal);
+      jp.server = null;
+    },
+    async start() {
+      jp.server = await startNatsServer({
+        storeDir,
+        port,
+        ...(opts.binary ? { binary: opts.binary } : {}),
+        ownProcessGroup: opts.ownProcessGroup ?? false,
+        extraArgs: ['-c', file],
+      });
+      await jetStreamReady(jp.url, 30_000);
+    },
+  };
+  await jp.start();
+  return jp;
+}
