@@ -20,7 +20,7 @@ import { type ConnectorArgs, parseConnectorArgs } from './connector.ts';
 import { type Region, type Role, startRole } from './roles.ts';
 
 const USAGE =
-  'usage: main [all | gateway unified|jsonrpc|grpc|disksync [--region us|jp] | gateway http | producer sim | producer derived | producer connector --venue binance|hyperliquid --symbols A,B | worker]';
+  'usage: main [all | gateway unified|jsonrpc|grpc|disksync|edges [--region us|jp] | gateway http | producer sim | producer derived | producer connector --venue binance|hyperliquid --symbols A,B | worker]';
 
 /** Removes `--name value` from `argv` and returns the value (undefined when absent). */
 function takeFlag(argv: string[], name: string): string | undefined {
@@ -47,6 +47,7 @@ function parseArgs(
       'gateway jsonrpc': 'gateway-jsonrpc',
       'gateway grpc': 'gateway-grpc',
       'gateway disksync': 'gateway-disksync',
+      'gateway edges': 'gateway-edges',
       'gateway http': 'gateway-http',
       'producer sim': 'producer-sim',
       'producer derived': 'producer-derived',

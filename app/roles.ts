@@ -1,7 +1,8 @@
 /**
  * Process roles. `all` (what `npm start` runs) is every role in one process; the others run one
  * role each for scale-out: `gateway unified --region us|jp`, `gateway jsonrpc --region us|jp`,
- * `gateway grpc --region us|jp`, `gateway disksync --region us|jp`,
+ * `gateway grpc --region us|jp`, `gateway disksync --region us|jp`, `gateway edges --region us|jp`
+ * (the four live-data edges of one region in one process, on one guard and one live tail),
  * `gateway http`, `producer sim`, `producer derived`, `worker`, `producer connector --venue binance|hyperliquid --symbols A,B`.
  * `all` runs the US and JP edges of every transport.
  */
@@ -29,6 +30,7 @@ export type Role =
   | 'gateway-jsonrpc'
   | 'gateway-grpc'
   | 'gateway-disksync'
+  | 'gateway-edges'
   | 'gateway-http'
   | 'producer-sim'
   | 'producer-derived'
@@ -36,20 +38,18 @@ export type Role =
   | 'worker';
 export type { Region, Stoppable };
 
-/** A process of one edge: its guard, the edge, and its own `/metrics` when `METRICS_PORT` is set. */
-async function oneEdge(
-  start: EdgeStarter,
+/** A process of edges of one region: its guard, the edges, and its own `/metrics` when `METRICS_PORT` is set. */
+async function edgesOf(
+  starters: EdgeStarter[],
   nats: Nats,
   config: Config,
   log: Logger,
   region: Region,
 ): Promise<Stoppable[]> {
   const edge = await startEdgeGuard(nats, config, log);
-  return [
-    edge.part,
-    await start(nats, config, log, region, edge),
-    ...(await startMetricsListener(config, log, edge)),
-  ];
+  const started: Stoppable[] = [];
+  for (const start of starters) started.push(await start(nats, config, log, region, edge));
+  return [edge.part, ...started, ...(await startMetricsListener(config, log, edge))];
 }
 
 export async function startRole(
@@ -88,13 +88,21 @@ export async function startRole(
       ];
     }
     case 'gateway-unified':
-      return oneEdge(startUnifiedGateway, nats, config, log, region);
+      return edgesOf([startUnifiedGateway], nats, config, log, region);
     case 'gateway-jsonrpc':
-      return oneEdge(startJsonRpcGateway, nats, config, log, region);
+      return edgesOf([startJsonRpcGateway], nats, config, log, region);
     case 'gateway-grpc':
-      return oneEdge(startGrpcGateway, nats, config, log, region);
+      return edgesOf([startGrpcGateway], nats, config, log, region);
     case 'gateway-disksync':
-      return oneEdge(startDisksyncGateway, nats, config, log, region);
+      return edgesOf([startDisksyncGateway], nats, config, log, region);
+    case 'gateway-edges':
+      return edgesOf(
+        [startUnifiedGateway, startJsonRpcGateway, startGrpcGateway, startDisksyncGateway],
+        nats,
+        config,
+        log,
+        region,
+      );
     case 'gateway-http': {
       const edge = await startEdgeGuard(nats, config, log);
       return [edge.part, await startHttpGateway(nats, config, log, edge)];

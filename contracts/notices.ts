@@ -12,6 +12,7 @@ export const NOTICE_CODES = [
   'record_skipped',
   'replay_complete',
   'replay_gap_capped',
+  'region_lag',
 ] as const;
 export const NoticeCode = z.enum(NOTICE_CODES);
 export type NoticeCode = z.infer<typeof NoticeCode>;
@@ -75,7 +76,33 @@ export const ReplayGapCappedNotice = z.object({
 });
 export type ReplayGapCappedNotice = z.infer<typeof ReplayGapCappedNotice>;
 
-export type Notice = PositionNotice | FeedRecoveredNotice | ReplayCompleteNotice | ReplayGapCappedNotice;
+/**
+ * In a region other than home: the position asked for exists in the home region but this region's
+ * copy of the stream has not received it yet (its mirror is behind, or the link is down). The feed
+ * resumes after it all the same, exactly as it would at home (the events up to it are passed over
+ * as they arrive), and goes on: never `position_beyond_end` for a position the home region holds.
+ * `last_seq`: this region's newest; `home_last_seq`: the home region's (absent: the home region
+ * could not be asked, the link being down).
+ */
+export const RegionLagNotice = z.object({
+  code: z.literal('region_lag'),
+  message: z.string(),
+  requested_last_event_id: z.number().int().nonnegative(),
+  resumed_after: z.number().int().nonnegative(),
+  first_seq: z.number().int().nonnegative(),
+  last_seq: z.number().int().nonnegative(),
+  home_last_seq: z.number().int().nonnegative().optional(),
+  /** `own`: the positions are the account's own events' (`OWN` sequences). */
+  feed: z.literal('own').optional(),
+});
+export type RegionLagNotice = z.infer<typeof RegionLagNotice>;
+
+export type Notice =
+  | PositionNotice
+  | FeedRecoveredNotice
+  | ReplayCompleteNotice
+  | ReplayGapCappedNotice
+  | RegionLagNotice;
 
 /** The longest recorded gap (ms of stream time) a paced replay waits out; longer ones are capped. */
 export const REPLAY_MAX_GAP_MS = 5_000;

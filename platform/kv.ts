@@ -1,9 +1,9 @@
 /** KV buckets (read models projected from the streams), created idempotently. Values are MessagePack. */
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm, type KvOptions } from '@nats-io/kv';
-import { KV_BUCKETS } from '../contracts/streams.ts';
+import { KV_BUCKETS, REGION_MIRRORED_BUCKETS } from '../contracts/streams.ts';
 import { decode, encode } from './msgpack.ts';
 import type { Nats } from './nats.ts';
 
@@ -70,11 +70,16 @@ export async function openBucket<T>(
     ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),
     ...(opts.anyReplica ? { allow_direct: true } : {}),
   });
+  const home = REGION_MIRRORED_BUCKETS.includes(name) ? await homeView(nats, name) : null;
+  const entryValue = (e: KvEntry | null): T | null =>
+    e && e.operation === 'PUT' && e.value.length > 0 ? decode<T>(e.value) : null;
   return {
     raw: kv,
     async get(key) {
       const e = await kv.get(key);
-      return e && e.operation === 'PUT' && e.value.length > 0 ? decode<T>(e.value) : null;
+      // Not in this region's copy: written at home moments ago (a key just made), or absent.
+      if (!e && home) return entryValue(await askHome(() => home.get(key)));
+      return entryValue(e);
     },
     async put(key, value) {
       await kv.put(key, encode(value));
@@ -91,6 +96,26 @@ export async function openBucket<T>(
       return out;
     },
   };
+}
+
+type KvEntry = Awaited<ReturnType<KV['get']>>;
+
+/** How long a region's read of a home bucket may take (the link's round trip, with margin), ms. */
+const HOME_READ_MS = 2_000;
+
+/**
+ * In a region other than home, the home region's copy of a mirrored bucket (its JetStream domain,
+ * across the leaf-node link), read when this region's mirror has no entry: a key made at home
+ * works in the region at once, not once the mirror has it. Null at home.
+ */
+async function homeView(nats: Nats, name: string): Promise<KV | null> {
+  if (!nats.home) return null;
+  return new Kvm(jetstream(nats.nc, { domain: nats.home.domain, timeout: HOME_READ_MS })).open(name);
+}
+
+/** The home region's answer, or null when it does not come in time (the link is down or slow). */
+function askHome(read: () => Promise<KvEntry>): Promise<KvEntry> {
+  return Promise.race([read().catch(() => null), sleep(HOME_READ_MS, null, { ref: false })]);
 }
 
 /** Bucket names and their retention: sessions and usage expire on their own, keys and accounts never. */

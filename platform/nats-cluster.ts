@@ -22,7 +22,7 @@ import {
 export type NatsClusterOptions = {
   /** Each node stores under `<baseDir>/<node name>`. */
   baseDir: string;
-  /** Nodes (3: an R3 stream survives the loss of any one). */
+  /** Nodes (3: an R3 stream survives the loss of any one; 1: one server, not clustered). */
   size?: number;
   /** Cluster name (also the prefix of node names: `<name>-1`…). */
   name?: string;
@@ -92,10 +92,15 @@ export async function startNatsCluster(opts: NatsClusterOptions): Promise<NatsCl
       ...(opts.binary ? { binary: opts.binary } : {}),
       ownProcessGroup: opts.ownProcessGroup ?? false,
       extraArgs: [
-        ...clusterNodeArgs(node.name, clusterName, routePort),
-        '--no_advertise',
-        '--routes',
-        routes.join(','),
+        // One node (a region's lean test layout): a server of its own, no routes.
+        ...(size === 1
+          ? ['--server_name', node.name]
+          : [
+              ...clusterNodeArgs(node.name, clusterName, routePort),
+              '--no_advertise',
+              '--routes',
+              routes.join(','),
+            ]),
         ...(opts.extraArgs ?? []),
         ...(opts.nodeArgs?.(node) ?? []),
       ],

@@ -58,57 +58,67 @@ export type NatsRegionsOptions = {
 
 export async function startNatsRegions(opts: NatsRegionsOptions): Promise<NatsRegions> {
   const size = opts.homeSize ?? 3;
-  const leafPorts = new Map<string, number>();
-  for (let i = 1; i <= size; i++) leafPorts.set(`us-${i}`, await freePort());
-  const home = await startNatsCluster({
-    baseDir: join(opts.baseDir, 'us'),
-    size,
-    name: 'us',
-    ...(opts.binary ? { binary: opts.binary } : {}),
-    ownProcessGroup: opts.ownProcessGroup ?? false,
-    nodeArgs: (node) => {
-      const file = join(opts.baseDir, `${node.name}.conf`);
-      writeFileSync(
-        file,
-        `jetstream { domain: ${HOME_DOMAIN} }\nleafnodes { listen: "127.0.0.1:${leafPorts.get(node.name)}" }\n`,
-      );
-      return ['-c', file];
-    },
-  });
-  const proxies: DelayProxy[] = [];
+  // Each home node's leaf-node listener, and the proxy in front of it (started first: the node
+  // advertises the proxy, so a leaf that reconnects to an address it was told still crosses the link).
+  const listens = new Map<string, number>();
+  const proxies = new Map<string, DelayProxy>();
+  const links = () => [...proxies.values()];
+  const stopProxies = () => Promise.all(links().map((p) => p.close()));
+  let home: NatsCluster | null = null;
   try {
-    for (const port of leafPorts.values())
-      proxies.push(await startDelayProxy({ port }, { delayMs: opts.linkDelayMs ?? 80 }));
-    const jp = await startRegionServer(opts, proxies);
+    for (let i = 1; i <= size; i++) {
+      const leafPort = await freePort();
+      listens.set(`us-${i}`, leafPort);
+      proxies.set(`us-${i}`, await startDelayProxy({ port: leafPort }, { delayMs: opts.linkDelayMs ?? 80 }));
+    }
+    home = await startNatsCluster({
+      baseDir: join(opts.baseDir, 'us'),
+      size,
+      name: 'us',
+      ...(opts.binary ? { binary: opts.binary } : {}),
+      ownProcessGroup: opts.ownProcessGroup ?? false,
+      nodeArgs: (node) => {
+        const file = join(opts.baseDir, `${node.name}.conf`);
+        const listen = listens.get(node.name);
+        const advertised = proxies.get(node.name)?.port;
+        writeFileSync(
+          file,
+          `jetstream { domain: ${HOME_DOMAIN} }\nleafnodes { listen: "127.0.0.1:${listen}", advertise: "127.0.0.1:${advertised}" }\n`,
+        );
+        return ['-c', file];
+      },
+    });
+    const jp = await startRegionServer(opts, links());
+    const cluster = home;
     const link: RegionLink = {
       get delayMs() {
-        return proxies[0]?.delayMs ?? 0;
+        return links()[0]?.delayMs ?? 0;
       },
       set delayMs(ms: number) {
-        for (const p of proxies) p.delayMs = ms;
+        for (const p of links()) p.delayMs = ms;
       },
-      isCut: () => proxies.every((p) => p.isCut()),
+      isCut: () => links().every((p) => p.isCut()),
       cut: () => {
-        for (const p of proxies) p.cut();
+        for (const p of links()) p.cut();
       },
       restore: () => {
-        for (const p of proxies) p.restore();
+        for (const p of links()) p.restore();
       },
     };
     return {
-      home,
+      home: cluster,
       jp,
       link,
       linked: (timeoutMs = 60_000) => jetStreamReady(jp.url, timeoutMs, undefined, HOME_DOMAIN),
       async stop() {
         await jp.kill('SIGTERM');
-        await Promise.all(proxies.map((p) => p.close()));
-        await home.stop();
+        await stopProxies();
+        await cluster.stop();
       },
     };
   } catch (err) {
-    await Promise.all(proxies.map((p) => p.close()));
-    await home.stop();
+    await stopProxies();
+    await home?.stop();
     throw err;
   }
 }

@@ -21,6 +21,7 @@ import { type OrderedReader, readOrdered } from '../../platform/ordered-reader.t
 import { decodeFeedEvent, type FeedEvent, type SubjectParser } from './feed-event.ts';
 import { watchHistoryEnd } from './history-end.ts';
 import type { FeedSpec, LiveTail, TailSubscriber } from './live-tail.ts';
+import { regionLag } from './region-lag.ts';
 import { resumeAt, sourceAfter, takeRing } from './resume-merge.ts';
 import { matches, type Selection } from './selection.ts';
 
@@ -315,7 +316,12 @@ async function resolvePosition(
   requested: number,
   sink: FeedSink,
 ): Promise<number> {
-  const { after, notice } = resumeAt(requested, (await nats.jsm.streams.info(stream)).state);
+  const state = (await nats.jsm.streams.info(stream)).state;
+  const resumed = resumeAt(requested, state);
+  const { after, notice } =
+    resumed.notice?.code === 'position_beyond_end' && nats.home
+      ? await regionLag(nats.home.jsm, stream, requested, state, resumed)
+      : resumed;
   if (notice) {
     replayStats.notices++;
     sink.notice(notice);

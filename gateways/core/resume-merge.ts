@@ -10,13 +10,13 @@
  * - `takeRing`: what one read of the ring delivers, the position after it, and whether the feed
  *   attaches to the live tail next (the ring's newest event was read in the same step).
  */
-import type { PositionNotice } from '../../contracts/notices.ts';
+import type { PositionNotice, RegionLagNotice } from '../../contracts/notices.ts';
 import type { FeedEvent } from './feed-event.ts';
 import { matches, type Selection } from './selection.ts';
 
 export type StreamBounds = { first_seq: number; last_seq: number };
 
-export type Resumed = { after: number; notice: PositionNotice | null };
+export type Resumed = { after: number; notice: PositionNotice | RegionLagNotice | null };
 
 export function resumeAt(requested: number, { first_seq, last_seq }: StreamBounds): Resumed {
   const notice = (code: PositionNotice['code'], after: number, message: string): Resumed => ({

@@ -95,6 +95,20 @@ export type StreamNotice =
   | { code: 'replay_complete'; message: string; last_seq: Position; count: number }
   /** A paced replay met a recorded gap over 5 s before event `seq`: it waited `waited_ms`, not `gap_ms` ÷ speed. */
   | { code: 'replay_gap_capped'; message: string; seq: Position; gap_ms: number; waited_ms: number }
+  /**
+   * A region other than home has not received the position yet (its copy is behind, or its link
+   * to home is down): the stream resumed after it anyway and goes on. `last_seq`: this region's
+   * newest; `home_last_seq`: the home region's (absent when it could not be asked).
+   */
+  | {
+      code: 'region_lag';
+      message: string;
+      requested_last_event_id: Position;
+      resumed_after: Position;
+      first_seq: Position;
+      last_seq: Position;
+      home_last_seq?: Position;
+    }
   | { code: string; message: string; [field: string]: unknown };
 
 /** A non-terminal `event: error` (`coin_not_found`, `feed_stale`, `upstream_lag`): the stream goes on. */

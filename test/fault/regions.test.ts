@@ -1,0 +1,299 @@
+/**
+ * Issue 32: two regions on one machine, as `npm run cluster -- --regions us,jp` runs them
+ * (platform/nats-regions.ts): a home nats-server (JetStream domain `us`) and a JP one (domain
+ * `jp`) joined as a leaf node through a proxy that delays the link 80 ms each way and can cut it.
+ * One real `gateway edges` process per region (SSE, JSON-RPC, gRPC, disk-sync); JP's on JP's NATS
+ * with NATS_HOME_DOMAIN=us, reading its mirrors (app/region-copies.ts). Events are published at
+ * home at RATE/s throughout; keys are made at home.
+ * 1. A client moving between regions resumes with the position it has: SSE `Last-Event-ID`, gRPC
+ *    `after_seq`, disk-sync `from_seq`, US → JP → US → … a few events per stop: every sequence
+ *    exactly once, in order. A US position is usually ahead of JP's copy (the link's delay): the
+ *    JP edge resumes after it all the same.
+ * 2. A key made at home is accepted in JP before JP's copy of the keys has it (read from home);
+ *    JSON-RPC: a filter made on JP with `last_event_id` = the last event polled from a US filter
+ *    goes on exactly; `eth_blockNumber` answers each region's own height.
+ * 3. A position JP's copy does not hold yet while the link is cut: a non-terminal `region_lag`
+ *    notice (never `position_beyond_end`), then, once the link is back, exactly the events after it.
+ * 4. The link cut for 5 s: a JP client stays connected, then receives every sequence exactly once.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createLogger } from '../../platform/logger.ts';
+import { connectNats, type Nats } from '../../platform/nats.ts';
+import { HOME_DOMAIN, type NatsRegions, startNatsRegions } from '../../platform/nats-regions.ts';
+import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import { resumingReader } from '../support/cluster.ts';
+import { eventually } from '../support/eventually.ts';
+import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { killAll, type ServiceProcess, startService } from '../support/process.ts';
+import { publishAtRate, type RatePublisher } from '../support/publisher.ts';
+import { diskSeqStream, exactlyOnce, grpcSeqStream } from '../support/resuming-transports.ts';
+import { openSse, type SseMessage } from '../support/sse.ts';
+
+const RATE = 200;
+const dir = mkdtempSync(join(tmpdir(), 'mdp-regions-'));
+const config = testConfig();
+let regions: NatsRegions;
+let home: Nats;
+let jpNats: Nats;
+let accounts: TestAccounts;
+let publisher: RatePublisher;
+const processes: ServiceProcess[] = [];
+type Edges = { sse: string; rpc: string; grpc: string; disk: string };
+const edges: Record<'us' | 'jp', Edges> = {
+  us: { sse: '', rpc: '', grpc: '', disk: '' },
+  jp: { sse: '', rpc: '', grpc: '', disk: '' },
+};
+
+async function startEdges(region: 'us' | 'jp', env: Record<string, string>): Promise<Edges> {
+  const p = startService(['gateway', 'edges', '--region', region], {
+    NODE_ENV: 'test',
+    API_KEY_SECRET: config.API_KEY_SECRET,
+    ...Object.fromEntries(
+      ['UNIFIED', 'JSONRPC', 'GRPC', 'DISKSYNC'].map((e) => [`${e}_PORT_${region.toUpperCase()}`, '0']),
+    ),
+    ...env,
+  });
+  processes.push(p);
+  const url = async (msg: string) => (await p.waitForLog((l) => l.msg === msg, 120_000)).url as string;
+  const [sse, rpc, grpc, disk] = await Promise.all([
+    url('unified stream listening'),
+    url('json-rpc listening'),
+    url('grpc listening'),
+    url('disksync listening'),
+  ]);
+  return { sse, rpc, grpc: grpc.replace(/^[a-z]+:\/\//, ''), disk };
+}
+
+beforeAll(async () => {
+  regions = await startNatsRegions({ baseDir: join(dir, 'nats'), homeSize: 1, linkDelayMs: 80 });
+  home = await connectTestNats(regions.home.url, config);
+  accounts = await startTestAccounts(home, config);
+  publisher = publishAtRate(home.js, ['BTC', 'ETH'], RATE);
+  // Home first: its edges make the buckets JP mirrors.
+  edges.us = await startEdges('us', { NATS_URL: regions.home.url });
+  await regions.linked();
+  edges.jp = await startEdges('jp', { NATS_URL: regions.jp.url, NATS_HOME_DOMAIN: HOME_DOMAIN });
+  jpNats = await connectNats(regions.jp.url, 'test-jp', createLogger('silent'));
+}, 240_000);
+
+afterAll(async () => {
+  await publisher?.stop();
+  accounts?.stop();
+  await killAll(processes);
+  await home?.nc.close();
+  await jpNats?.nc.close();
+  await regions?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Open = (
+  target: string,
+  key: string,
+  after: number,
+  push: (seq: number) => void,
+) => { abort(): void; ended: Promise<unknown> };
+
+/** The notice codes the SSE clients of `travel` were sent. */
+const sseNotices: string[] = [];
+
+const sseSeqStream: Open = (url, key, after, push) => {
+  let abort = () => {};
+  const ended = openSse(
+    url,
+    (m) => {
+      if (m.event === 'message' && m.id !== null) push(Number(m.id));
+      if (m.event === 'notice') sseNotices.push(JSON.parse(m.data).code);
+    },
+    { 'x-api-key': key, 'last-event-id': String(after) },
+  ).then((sse) => {
+    abort = sse.abort;
+    return sse.done;
+  });
+  return { abort: () => abort(), ended };
+};
+
+/** Resolves once JP's copy of the keys holds every key made at home so far. */
+async function keysInJp(): Promise<void> {
+  const atHome = (await home.jsm.streams.info('KV_keys')).state.last_seq;
+  await eventually(
+    async () => (await jpNats.jsm.streams.info('KV_keys')).state.last_seq >= atHome,
+    10_000,
+    "the keys in JP's copy",
+  );
+}
+
+/**
+ * Reads `perStop` events at each stop, alternating between the regions' `targets`, each stop
+ * resuming after the last sequence kept; a key of its own per stop (disk-sync holds one
+ * connection per key).
+ */
+async function travel(open: Open, targets: string[], keys: string[], perStop: number): Promise<number[]> {
+  const seqs: number[] = [];
+  const { last_seq: from } = (await home.jsm.streams.info('MD')).state;
+  for (const [s, key] of keys.entries()) {
+    const target = targets[s % targets.length] as string;
+    const got: number[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`stop ${s} (${target}): ${got.length} of ${perStop} events in 20 s`)),
+        20_000,
+      );
+      const c = open(target, key, seqs.at(-1) ?? from, (seq) => {
+        got.push(seq);
+        if (got.length === perStop) {
+          clearTimeout(timer);
+          c.abort();
+          resolve();
+        }
+      });
+      c.ended.then(() => {
+        if (got.length >= perStop) return;
+        clearTimeout(timer);
+        reject(new Error(`stop ${s} (${target}): ended after ${got.length} events`));
+      });
+    });
+    seqs.push(...got.slice(0, perStop));
+  }
+  expect(exactlyOnce(seqs, from, seqs.at(-1) as number)).toBe('ok');
+  return seqs;
+}
+
+it('SSE, gRPC and disk-sync clients move US → JP → US … and resume exactly with their last position', {
+  timeout: 120_000,
+}, async () => {
+  const keys = await Promise.all(
+    Array.from({ length: 6 }, async () => (await accounts.key('quant', { jp: true })).key),
+  );
+  await keysInJp();
+  // A slower link (500 ms each way): JP's copy is ~100 events behind, so a position brought from
+  // US is one JP has not received yet, and the JP edge must resume after it all the same.
+  regions.link.delayMs = 500;
+  try {
+    await travel(sseSeqStream, [edges.us.sse, edges.jp.sse], keys, 40);
+    // The JP stops were behind the position they were given, and said so.
+    expect(sseNotices).toContain('region_lag');
+    expect(sseNotices).not.toContain('position_beyond_end');
+    await travel(grpcSeqStream, [edges.us.grpc, edges.jp.grpc], keys, 40);
+    await travel(
+      (url, key, after, push) => diskSeqStream(url, key, after, 'json', push),
+      [edges.us.disk, edges.jp.disk],
+      keys,
+      40,
+    );
+  } finally {
+    regions.link.delayMs = 80;
+  }
+});
+
+async function rpc(url: string, key: string, method: string, params: unknown[] = []): Promise<unknown> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
+  const body = (await res.json()) as { result?: unknown; error?: unknown };
+  if (body.error) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
+  return body.result;
+}
+
+it('JSON-RPC: a key made at home works in JP at once; a filter moved from US to JP with last_event_id goes on exactly; each region answers its own height', {
+  timeout: 60_000,
+}, async () => {
+  // A key made at home works in JP at once: JP's copy does not have it yet (the link at 500 ms
+  // each way), so JP asks the home region.
+  regions.link.delayMs = 500;
+  let key: string;
+  try {
+    ({ key } = await accounts.key('quant', { jp: true }));
+    const behind = (await jpNats.jsm.streams.info('KV_keys')).state.last_seq;
+    expect(behind).toBeLessThan((await home.jsm.streams.info('KV_keys')).state.last_seq);
+    expect(await rpc(edges.jp.rpc, key, 'eth_chainId')).toMatch(/^0x/);
+  } finally {
+    regions.link.delayMs = 80;
+  }
+  const seqs: number[] = [];
+  const poll = async (url: string, id: unknown) => {
+    const events = (await rpc(url, key, 'md_getFilterChanges', [id])) as { seq: number }[];
+    seqs.push(...events.map((e) => e.seq));
+  };
+  const from = Number.parseInt((await rpc(edges.us.rpc, key, 'eth_blockNumber')) as string, 16);
+  const usFilter = await rpc(edges.us.rpc, key, 'md_newFilter', [{ last_event_id: from }]);
+  for (let i = 0; i < 3; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    await poll(edges.us.rpc, usFilter);
+  }
+  const jpFilter = await rpc(edges.jp.rpc, key, 'md_newFilter', [{ last_event_id: seqs.at(-1) ?? from }]);
+  for (let i = 0; i < 3; i++) {
+    await new Promise((r) => setTimeout(r, 300));
+    await poll(edges.jp.rpc, jpFilter);
+  }
+  expect(seqs.length).toBeGreaterThan(100);
+  expect(exactlyOnce(seqs, from, seqs.at(-1) as number)).toBe('ok');
+  // Each region's own height: JP's is its copy's newest sequence, which the home region holds too.
+  const [us, jp] = await Promise.all([
+    rpc(edges.us.rpc, key, 'eth_blockNumber'),
+    rpc(edges.jp.rpc, key, 'eth_blockNumber'),
+  ]);
+  const jpHeight = Number.parseInt(jp as string, 16);
+  expect(jpHeight).toBeLessThanOrEqual(Number.parseInt(us as string, 16) + RATE);
+  expect((await home.jsm.streams.getMessage('MD', { seq: jpHeight }))?.seq).toBe(jpHeight);
+});
+
+it('a position JP has not received (link cut) gets region_lag, then exactly the events after it; a JP client rides out the cut', {
+  timeout: 90_000,
+}, async () => {
+  const { key } = await accounts.key('quant', { jp: true });
+  // Made before the cut, and in JP's copy of the keys by then (JP confirms keys from its copy while cut).
+  const { key: mover } = await accounts.key('quant', { jp: true });
+  await keysInJp();
+  const { last_seq: start } = (await jpNats.jsm.streams.info('MD')).state;
+  const riding = resumingReader([edges.jp.sse], key, start);
+  regions.link.cut();
+  try {
+    // Events stored at home only: JP's copy stops where the cut found it.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const homeLast = (await home.jsm.streams.info('MD')).state.last_seq;
+    const jpLast = (await jpNats.jsm.streams.info('MD')).state.last_seq;
+    expect(homeLast).toBeGreaterThan(jpLast);
+    const messages: SseMessage[] = [];
+    const sse = await openSse(edges.jp.sse, (m) => messages.push(m), {
+      'x-api-key': mover,
+      'last-event-id': String(homeLast),
+    });
+    expect(sse.status).toBe(200);
+    await eventually(() => messages.some((m) => m.event === 'notice'), 10_000, 'a notice');
+    const notice = JSON.parse(messages.find((m) => m.event === 'notice')?.data ?? '{}');
+    expect(notice).toMatchObject({
+      code: 'region_lag',
+      requested_last_event_id: homeLast,
+      resumed_after: homeLast,
+      last_seq: jpLast,
+    });
+    await new Promise((r) => setTimeout(r, 3_000));
+    regions.link.restore();
+    await eventually(
+      () => messages.filter((m) => m.event === 'message').length >= 100,
+      30_000,
+      'events after the link is back',
+    );
+    sse.abort();
+    const seqs = messages.filter((m) => m.event === 'message').map((m) => Number(m.id));
+    expect(exactlyOnce(seqs, homeLast, seqs.at(-1) as number)).toBe('ok');
+  } finally {
+    regions.link.restore();
+  }
+  const end = (await home.jsm.streams.info('MD')).state.last_seq;
+  await eventually(() => (riding.seqs.at(-1) ?? 0) >= end, 30_000, `the JP client at ${end}`);
+  riding.stop();
+  expect(riding.reconnects).toBe(0);
+  expect(
+    exactlyOnce(
+      riding.seqs.filter((s) => s <= end),
+      start,
+      end,
+    ),
+  ).toBe('ok');
+});
