@@ -3,6 +3,7 @@ import { createApiKeyGuard } from '../gateways/core/api-key-guard.ts';
 import type { Guard } from '../gateways/core/guard.ts';
 import { KeyStore } from '../gateways/core/key-store.ts';
 import { createRateLimiter } from '../gateways/core/rate-limit/rate-limiter.ts';
+import { regionAdmission } from '../gateways/core/region-copy.ts';
 import { openKvStreamSlots } from '../gateways/core/stream-slots.ts';
 import { type Config, previousSecrets } from '../platform/config.ts';
 import type { Stoppable } from '../platform/lifecycle.ts';
@@ -29,6 +30,7 @@ export async function startEdgeGuard(
     limiter,
     streamSlots,
     maintenance: status.maintenance,
+    ...(nats.home ? { region: regionAdmission(nats, config.REGION_CONFIRM_MS) } : {}),
     onIdentified: status.accounts.identified,
   });
   const stop = async () => {

@@ -222,6 +222,7 @@ const ROWS = {
   account_update_pending: [503, -32603, 'UNAVAILABLE',      'reconnect',       1013, 'Account change recorded but not visible yet; check the console before retrying.'],
   status_update_pending: [503, -32603, 'UNAVAILABLE',       'reconnect',       1013, 'Status change recorded but not visible yet; check the status before retrying.'],
   storage_full:         [503, -32603, 'UNAVAILABLE',        'reconnect',       1013, 'Not enough free disk space for artifacts; retry later.'],
+  region_unconfirmed:   [503, -32603, 'UNAVAILABLE',        'reconnect',       1013, 'This region cannot reach the home region to confirm API keys; retry later or use another region.'],
   upstream_timeout:     [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Upstream missed the deadline.'],
   upstream_lag:         [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Delivery delayed by upstream backpressure.'],
   generation_timeout:   [504, -32009, 'DEADLINE_EXCEEDED',  'upstream_lag',    4009, 'Generation still running at the deadline; the job goes on: poll its status_url or resend the request (it attaches).'],

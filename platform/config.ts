@@ -175,6 +175,13 @@ export const ConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,32}$/)
     .optional(),
+  /**
+   * In a region other than home: how long after its copy last heard from the home region it still
+   * admits new requests and streams (keys are confirmed from its copy, which a cut link stops
+   * updating, revocations included); past it they are refused with `region_unconfirmed` (503)
+   * until the link is back. Open streams go on. ms.
+   */
+  REGION_CONFIRM_MS: int(120_000, 1_000, 86_400_000),
   /** Public `{base_url}` used in download and status URLs; default: from the request's Host. */
   PUBLIC_BASE_URL: z.url().optional(),
   /** Where Parquet artifacts are stored (storage backend `local`); default DATA_DIR/artifacts. */

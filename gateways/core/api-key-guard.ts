@@ -48,6 +48,8 @@ export type ApiKeyGuardDeps = {
   limiter: RateLimiterPort;
   keyFailures?: KeyFailureLimit;
   maintenance?: { admit(req: GuardRequest): void };
+  /** In a region other than home: refuses new admissions once keys can no longer be confirmed (region-copy.ts). */
+  region?: { admit(): void };
   onIdentified?: (requestId: string, accountId: string) => void;
   streamSlots?: StreamSlots;
   refusals?: RefusalPacer;
@@ -62,6 +64,7 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
     async admit(req: GuardRequest): Promise<Principal> {
       try {
         deps.maintenance?.admit(req);
+        deps.region?.admit();
         return await admitOrThrow(req);
       } catch (thrown) {
         let err = thrown;

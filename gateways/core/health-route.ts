@@ -1,8 +1,14 @@
-/** `GET /healthz` of every live-data edge (unified, JSON-RPC): 200 `{"status":"ok"}` while NATS is connected and the streams exist with a leader; 503 otherwise. */
+/**
+ * `GET /healthz` of every live-data edge (unified, JSON-RPC, disk-sync): 200 `{"status":"ok"}` while
+ * NATS is connected and the streams exist with a leader; 503 otherwise. In a region other than
+ * home, `region` says how far its copy of `MD` is behind (region-copy.ts): a region cut off from
+ * home stays healthy and serves what it holds.
+ */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../contracts/errors.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { regionCopyState } from './region-copy.ts';
 
 const CHECK_TIMEOUT_MS = 1_500;
 
@@ -30,6 +36,7 @@ export function registerHealthRoute(app: FastifyInstance, nats: Nats): void {
       reply.header('retry-after', '1');
       throw new ApiError('feed_unavailable', 'market data log unreachable or not initialised');
     }
-    return reply.send({ status: 'ok' });
+    const region = regionCopyState(nats);
+    return reply.send({ status: 'ok', ...(region ? { region } : {}) });
   });
 }

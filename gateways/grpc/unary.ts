@@ -12,6 +12,7 @@ import { MAX_BOOK_DEPTH, OHLCV_INTERVALS, OHLCV_MAX_BARS } from '../../contracts
 import { barsInRange, checkBarRange } from '../core/bars-range.ts';
 import { latestBook } from '../core/latest-book.ts';
 import { type OwnCoinLookup, ownCoinLookup } from '../core/own-coins.ts';
+import { regionCopyState } from '../core/region-copy.ts';
 import { subscribe } from '../core/subscribe.ts';
 import { viewerOf } from '../core/visibility.ts';
 import { type Admitted, admit, failure, type GrpcEdgeDeps, requestIdOf } from './context.ts';
@@ -140,7 +141,19 @@ export function unaryMethods(deps: GrpcEdgeDeps): Record<string, Handler> {
     }),
     GetBlockNumber: unary(deps, () => {
       const n = deps.tail.lastSeq;
-      return { number: n, hex: `0x${n.toString(16)}`, timestamp_ms: Date.now() };
+      const region = regionCopyState(deps.nats);
+      return {
+        number: n,
+        hex: `0x${n.toString(16)}`,
+        timestamp_ms: Date.now(),
+        ...(region
+          ? {
+              region_home: region.home,
+              ...(region.lag === null ? {} : { region_lag: region.lag }),
+              ...(region.last_contact_ms === null ? {} : { region_last_contact_ms: region.last_contact_ms }),
+            }
+          : {}),
+      };
     }),
   };
 }

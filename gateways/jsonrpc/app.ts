@@ -16,6 +16,7 @@ import { createHttpApp } from '../core/http-hygiene.ts';
 import { requestFailureBody } from '../core/jsonrpc-envelope.ts';
 import type { LatestState } from '../core/latest-state.ts';
 import type { LiveTail } from '../core/live-tail.ts';
+import { regionCopyHeaders } from '../core/region-copy.ts';
 import type { JsonRpcSettings } from './context.ts';
 import type { FilterStore } from './filter-store.ts';
 import { createMethods } from './methods/index.ts';
@@ -65,6 +66,7 @@ export function buildJsonRpcApp(deps: JsonRpcAppDeps): JsonRpcApp {
     methods: createMethods({ ...deps, settings }),
     callTimeoutMs: settings.callTimeoutMs,
     log: deps.log,
+    ...(deps.nats.home ? { regionHeaders: () => regionCopyHeaders(deps.nats) } : {}),
   });
   return { app, shutdown: () => app.close() };
 }

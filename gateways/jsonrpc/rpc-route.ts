@@ -37,6 +37,8 @@ export type RpcRouteDeps = {
   methods: MethodTable;
   callTimeoutMs: number;
   log: Logger;
+  /** In a region other than home: how far its copy is behind (region-copy.ts), as headers. */
+  regionHeaders?: () => Record<string, string>;
 };
 
 const encodeError = (id: JsonRpcId, err: ApiError, requestId: string): string =>
@@ -64,6 +66,7 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
       };
       const principal = await deps.guard.admit(guardRequest);
       if (principal.rateLimit) reply.headers(rateLimitHeaders(principal.rateLimit));
+      if (deps.regionHeaders) reply.headers(deps.regionHeaders());
       const decoded = decodeBody(typeof req.body === 'string' ? req.body : '');
       if (!decoded.ok) return sendJson(reply, encodeError(null, decoded.error, req.id));
 

@@ -14,7 +14,10 @@
  *    goes on exactly; `eth_blockNumber` answers each region's own height.
  * 3. A position JP's copy does not hold yet while the link is cut: a non-terminal `region_lag`
  *    notice (never `position_beyond_end`), then, once the link is back, exactly the events after it.
- * 4. The link cut for 5 s: a JP client stays connected, then receives every sequence exactly once.
+ * 4. The link cut: a JP client stays connected, then receives every sequence exactly once; past
+ *    REGION_CONFIRM_MS (4 s here) JP refuses new requests with `region_unconfirmed` (it cannot
+ *    confirm keys), and admits again once the link is back.
+ * 5. A key revoked at home: its open JP stream ends with `key_revoked` and a new request is 401.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,12 +30,15 @@ import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
 import { resumingReader } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
+import { keyMetadata, priceClient } from '../support/grpc.ts';
 import { killAll, type ServiceProcess, startService } from '../support/process.ts';
 import { publishAtRate, type RatePublisher } from '../support/publisher.ts';
 import { diskSeqStream, exactlyOnce, grpcSeqStream } from '../support/resuming-transports.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
 
 const RATE = 200;
+/** JP admits new requests this long after its copy last heard from home (REGION_CONFIRM_MS). */
+const CONFIRM_MS = 4_000;
 const dir = mkdtempSync(join(tmpdir(), 'mdp-regions-'));
 const config = testConfig();
 let regions: NatsRegions;
@@ -75,7 +81,11 @@ beforeAll(async () => {
   // Home first: its edges make the buckets JP mirrors.
   edges.us = await startEdges('us', { NATS_URL: regions.home.url });
   await regions.linked();
-  edges.jp = await startEdges('jp', { NATS_URL: regions.jp.url, NATS_HOME_DOMAIN: HOME_DOMAIN });
+  edges.jp = await startEdges('jp', {
+    NATS_URL: regions.jp.url,
+    NATS_HOME_DOMAIN: HOME_DOMAIN,
+    REGION_CONFIRM_MS: String(CONFIRM_MS),
+  });
   jpNats = await connectNats(regions.jp.url, 'test-jp', createLogger('silent'));
 }, 240_000);
 
@@ -238,6 +248,29 @@ it('JSON-RPC: a key made at home works in JP at once; a filter moved from US to 
     rpc(edges.jp.rpc, key, 'eth_blockNumber'),
   ]);
   const jpHeight = Number.parseInt(jp as string, 16);
+  // How far JP's copy is behind, said by JP only: /healthz, JSON-RPC headers, gRPC GetBlockNumber.
+  const health = async (url: string) => (await fetch(new URL('/healthz', url))).json();
+  expect(await health(edges.us.rpc)).toEqual({ status: 'ok' });
+  const jpHealth = (await health(edges.jp.rpc)) as { status: string; region: Record<string, unknown> };
+  expect(jpHealth.status).toBe('ok');
+  expect(jpHealth.region).toMatchObject({ home: 'us', lag: expect.any(Number) });
+  expect(Number(jpHealth.region.last_contact_ms)).toBeLessThan(CONFIRM_MS);
+  const answer = await fetch(edges.jp.rpc, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_blockNumber', params: [] }),
+  });
+  expect(answer.headers.get('x-region-home')).toBe('us');
+  expect(Number(answer.headers.get('x-region-lag'))).toBeGreaterThanOrEqual(0);
+  const block = await new Promise<Record<string, unknown>>((resolve, reject) =>
+    priceClient(edges.jp.grpc).GetBlockNumber(
+      {},
+      keyMetadata(key),
+      (err: Error | null, r: Record<string, unknown>) => (err ? reject(err) : resolve(r)),
+    ),
+  );
+  expect(block).toMatchObject({ region_home: 'us' });
+  expect(Number(block.number)).toBeGreaterThan(0);
   expect(jpHeight).toBeLessThanOrEqual(Number.parseInt(us as string, 16) + RATE);
   expect((await home.jsm.streams.getMessage('MD', { seq: jpHeight }))?.seq).toBe(jpHeight);
 });
@@ -272,7 +305,24 @@ it('a position JP has not received (link cut) gets region_lag, then exactly the 
       resumed_after: homeLast,
       last_seq: jpLast,
     });
-    await new Promise((r) => setTimeout(r, 3_000));
+    // Past CONFIRM_MS without word from home, JP refuses new requests (it cannot confirm keys)
+    // and keeps the streams it has open.
+    await eventually(
+      async () => {
+        const r = await fetch(edges.jp.rpc, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+        });
+        const body = (await r.json()) as { error?: { data?: { error?: string } } };
+        return body.error?.data?.error === 'region_unconfirmed';
+      },
+      CONFIRM_MS + 10_000,
+      'region_unconfirmed once the link has been down past REGION_CONFIRM_MS',
+    );
+    const refused = await fetch(edges.jp.sse, { headers: { 'x-api-key': key } });
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as { error: string }).error).toBe('region_unconfirmed');
     regions.link.restore();
     await eventually(
       () => messages.filter((m) => m.event === 'message').length >= 100,
@@ -285,6 +335,18 @@ it('a position JP has not received (link cut) gets region_lag, then exactly the 
   } finally {
     regions.link.restore();
   }
+  // The link back: JP admits again.
+  await eventually(
+    async () =>
+      (
+        await fetch(edges.jp.sse, {
+          headers: { 'x-api-key': key },
+          signal: AbortSignal.timeout(1_000),
+        }).catch(() => null)
+      )?.status === 200,
+    20_000,
+    'JP admitting again',
+  );
   const end = (await home.jsm.streams.info('MD')).state.last_seq;
   await eventually(() => (riding.seqs.at(-1) ?? 0) >= end, 30_000, `the JP client at ${end}`);
   riding.stop();
@@ -296,4 +358,27 @@ it('a position JP has not received (link cut) gets region_lag, then exactly the 
       end,
     ),
   ).toBe('ok');
+});
+
+it('a key revoked at home stops working in JP at once: its JP stream ends (auth_expired, SSE’s code for key_revoked)', {
+  timeout: 60_000,
+}, async () => {
+  const { key, keyId, accountId } = await accounts.key('quant', { jp: true });
+  await keysInJp();
+  const messages: SseMessage[] = [];
+  const sse = await openSse(edges.jp.sse, (m) => messages.push(m), { 'x-api-key': key });
+  expect(sse.status).toBe(200);
+  await eventually(() => messages.some((m) => m.event === 'message'), 10_000, 'events on JP');
+  const revokedAt = Date.now();
+  await accounts.service.revokeKey(accountId, keyId);
+  await eventually(() => messages.some((m) => m.event === 'error'), 10_000, 'the stream ended');
+  const tookMs = Date.now() - revokedAt;
+  const error = JSON.parse(messages.find((m) => m.event === 'error')?.data ?? '{}');
+  // SSE's code for a revoked key (the error catalogue's row for key_revoked).
+  expect(error).toMatchObject({ code: 'auth_expired' });
+  // The revocation crosses the link once (80 ms); the stated bound is 1 s plus the link's delay.
+  expect(tookMs, `revoked in JP after ${tookMs} ms`).toBeLessThan(1_000 + 80 + 2_000);
+  sse.abort();
+  const again = await fetch(edges.jp.sse, { headers: { 'x-api-key': key } });
+  expect(again.status).toBe(401);
 });

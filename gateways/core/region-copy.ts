@@ -1,0 +1,106 @@
+/**
+ * How far this region's copy of `MD` is behind the home region's (a region other than home,
+ * app/region-copies.ts), read once a second per process: this region's newest sequence, the home
+ * region's (asked across the link; null when it does not answer within the second), the
+ * difference (`lag`, events), and how long ago the mirror last heard from home (`last_contact_ms`,
+ * the mirror's own account; it grows while the link is down). Shown by `/healthz`, on JSON-RPC
+ * answers (headers) and in gRPC `GetBlockNumber`; the guard refuses new admissions once the last
+ * contact is older than REGION_CONFIRM_MS (keys can no longer be confirmed). Null at home.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { ApiError } from '../../contracts/errors.ts';
+import { STREAMS } from '../../contracts/streams.ts';
+import type { Nats } from '../../platform/nats.ts';
+
+export type RegionCopyState = {
+  /** The home region's JetStream domain. */
+  home: string;
+  last_seq: number;
+  home_last_seq: number | null;
+  /** Events the home region holds that this region's copy does not (null: home not answering). */
+  lag: number | null;
+  last_contact_ms: number | null;
+};
+
+const REFRESH_MS = 1_000;
+
+type Monitor = { state: RegionCopyState | null; timer: NodeJS.Timeout };
+const monitors = new WeakMap<Nats, Monitor>();
+
+async function read(
+  nats: Nats,
+  home: { domain: string; jsm: JetStreamManager },
+): Promise<RegionCopyState | null> {
+  const [local, homeLast] = await Promise.all([
+    nats.jsm.streams.info(STREAMS.MD),
+    Promise.race([
+      home.jsm.streams.info(STREAMS.MD).then(
+        (i) => i.state.last_seq,
+        () => null,
+      ),
+      sleep(REFRESH_MS - 100, null, { ref: false }),
+    ]),
+  ]);
+  if (!local.mirror) return null;
+  const active = Number(local.mirror.active ?? -1);
+  const last = local.state.last_seq;
+  return {
+    home: home.domain,
+    last_seq: last,
+    home_last_seq: homeLast,
+    lag: homeLast === null ? null : Math.max(0, homeLast - last),
+    last_contact_ms: active >= 0 ? Math.round(active / 1e6) : null,
+  };
+}
+
+/** The latest state (refreshed in the background, started by the first call); null at home or before the first read. */
+export function regionCopyState(nats: Nats): RegionCopyState | null {
+  const home = nats.home;
+  if (!home) return null;
+  let m = monitors.get(nats);
+  if (!m) {
+    const monitor: Monitor = { state: null, timer: setInterval(() => refresh(), REFRESH_MS) };
+    const refresh = () =>
+      read(nats, home).then(
+        (s) => {
+          monitor.state = s;
+        },
+        () => {},
+      );
+    monitor.timer.unref();
+    monitors.set(nats, monitor);
+    void refresh();
+    m = monitor;
+  }
+  return m.state;
+}
+
+/** The state as response headers (JSON-RPC answers of a region other than home); none at home. */
+export function regionCopyHeaders(nats: Nats): Record<string, string> {
+  const s = regionCopyState(nats);
+  if (!s) return {};
+  return {
+    'x-region-home': s.home,
+    ...(s.lag === null ? {} : { 'x-region-lag': String(s.lag) }),
+    ...(s.last_contact_ms === null ? {} : { 'x-region-last-contact-ms': String(s.last_contact_ms) }),
+  };
+}
+
+/**
+ * The guard's region rule: once this region's copy has not heard from home for longer than
+ * `confirmMs`, new admissions are refused (`region_unconfirmed`): a key revoked at home meanwhile
+ * cannot be known here, so no key is confirmed. Before the first reading, and at home, it admits.
+ */
+export function regionAdmission(nats: Nats, confirmMs: number): { admit(): void } {
+  return {
+    admit() {
+      const s = regionCopyState(nats);
+      if (s?.last_contact_ms != null && s.last_contact_ms > confirmMs)
+        throw new ApiError(
+          'region_unconfirmed',
+          `this region has not heard from the home region (${s.home}) for ${Math.round(s.last_contact_ms / 1_000)} s, so API keys cannot be confirmed; retry later or use another region`,
+        );
+    },
+  };
+}
