@@ -18,11 +18,17 @@
  *    REGION_CONFIRM_MS (4 s here) JP refuses new requests with `region_unconfirmed` (it cannot
  *    confirm keys), and admits again once the link is back.
  * 5. A key revoked at home: its open JP stream ends with `key_revoked` and a new request is 401.
+ * 6. The TypeScript client given both regions' edges (US first) on SSE, gRPC and disk-sync: the US
+ *    edges killed, each iterator goes on from JP with its position, every sequence exactly once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { streamDisk } from '../../clients/typescript/src/disk.ts';
+import { streamGrpc } from '../../clients/typescript/src/grpc.ts';
+import { stream } from '../../clients/typescript/src/index.ts';
+import type { ResumingStream } from '../../clients/typescript/src/resuming-stream.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { connectNats, type Nats } from '../../platform/nats.ts';
 import { HOME_DOMAIN, type NatsRegions, startNatsRegions } from '../../platform/nats-regions.ts';
@@ -31,7 +37,7 @@ import { resumingReader } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
 import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { keyMetadata, priceClient } from '../support/grpc.ts';
-import { killAll, type ServiceProcess, startService } from '../support/process.ts';
+import { killAll, type ServiceProcess, startService, stopProcess } from '../support/process.ts';
 import { publishAtRate, type RatePublisher } from '../support/publisher.ts';
 import { diskSeqStream, exactlyOnce, grpcSeqStream } from '../support/resuming-transports.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
@@ -47,11 +53,9 @@ let jpNats: Nats;
 let accounts: TestAccounts;
 let publisher: RatePublisher;
 const processes: ServiceProcess[] = [];
-type Edges = { sse: string; rpc: string; grpc: string; disk: string };
-const edges: Record<'us' | 'jp', Edges> = {
-  us: { sse: '', rpc: '', grpc: '', disk: '' },
-  jp: { sse: '', rpc: '', grpc: '', disk: '' },
-};
+type Edges = { sse: string; rpc: string; grpc: string; disk: string; process: ServiceProcess | null };
+const none: Edges = { sse: '', rpc: '', grpc: '', disk: '', process: null };
+const edges: Record<'us' | 'jp', Edges> = { us: none, jp: none };
 
 async function startEdges(region: 'us' | 'jp', env: Record<string, string>): Promise<Edges> {
   const p = startService(['gateway', 'edges', '--region', region], {
@@ -70,7 +74,7 @@ async function startEdges(region: 'us' | 'jp', env: Record<string, string>): Pro
     url('grpc listening'),
     url('disksync listening'),
   ]);
-  return { sse, rpc, grpc: grpc.replace(/^[a-z]+:\/\//, ''), disk };
+  return { sse, rpc, grpc: grpc.replace(/^[a-z]+:\/\//, ''), disk, process: p };
 }
 
 beforeAll(async () => {
@@ -381,4 +385,41 @@ it('a key revoked at home stops working in JP at once: its JP stream ends (auth_
   sse.abort();
   const again = await fetch(edges.jp.sse, { headers: { 'x-api-key': key } });
   expect(again.status).toBe(401);
+});
+
+it('the TypeScript client given [US, JP] fails over to JP with its position when the US edges die: SSE, gRPC, disk-sync', {
+  timeout: 90_000,
+}, async () => {
+  const keys = await Promise.all(
+    Array.from({ length: 3 }, async () => (await accounts.key('quant', { jp: true })).key),
+  );
+  await keysInJp();
+  const iterators: ResumingStream[] = [
+    stream({ url: [edges.us.sse, edges.jp.sse], key: keys[0] as string }),
+    streamGrpc({ target: [edges.us.grpc, edges.jp.grpc], key: keys[1] as string }),
+    streamDisk({ url: [edges.us.disk, edges.jp.disk], key: keys[2] as string }),
+  ];
+  const seqs: number[][] = iterators.map(() => []);
+  const reading = iterators.map(async (it, i) => {
+    for await (const item of it) if (item.type === 'event') seqs[i]?.push(item.seq);
+  });
+  await eventually(() => seqs.every((s) => s.length >= 40), 20_000, 'every client reading from US');
+  expect(iterators.map((it) => it.endpoint)).toEqual([edges.us.sse, edges.us.grpc, edges.us.disk]);
+  await stopProcess(edges.us.process as ServiceProcess, 'SIGKILL');
+  await new Promise((r) => setTimeout(r, 1_000));
+  const end = (await home.jsm.streams.info('MD')).state.last_seq;
+  await eventually(() => seqs.every((s) => (s.at(-1) ?? 0) >= end), 30_000, `every client past ${end} on JP`);
+  for (const it of iterators) it.close();
+  await Promise.all(reading);
+  expect(iterators.map((it) => it.endpoint)).toEqual([edges.jp.sse, edges.jp.grpc, edges.jp.disk]);
+  for (const s of seqs) {
+    const first = s[0] as number;
+    expect(
+      exactlyOnce(
+        s.filter((x) => x <= end),
+        first - 1,
+        end,
+      ),
+    ).toBe('ok');
+  }
 });

@@ -29,6 +29,8 @@ import type { ReplayWindow } from './replay-window.ts';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
   type Ended,
+  type Endpoints,
+  endpointList,
   type ResumingOptions,
   ResumingStream,
   type WireItem,
@@ -47,8 +49,8 @@ import type {
 /** `T`: the event types selected (market events by default; derived kinds type the events as bars or snapshots). */
 export type DiskStreamOptions<T extends StreamEventType = EventType> = StreamFilters<T> &
   ResumingOptions & {
-    /** The disk-sync edge, e.g. `wss://us.example.com:8082` (local `ws://127.0.0.1:8082`). */
-    url: string;
+    /** The disk-sync edge, e.g. `wss://us.example.com:8082` (local `ws://127.0.0.1:8082`), or several in failover order (resuming-stream.ts `Endpoints`). */
+    url: Endpoints;
     /** API key: the `x-api-key` header with `ws`, `?api_key=` with a global WebSocket. */
     key: string;
     /** Batches as JSON text (default) or MessagePack binary frames. */
@@ -131,6 +133,7 @@ async function* connectDisk(
   signal: AbortSignal,
   window: ReplayWindow,
   ownPosition: Position | null,
+  url: string,
 ): AsyncGenerator<readonly WireItem[], Ended> {
   const frames: Frame[] = [];
   let wake: (() => void) | null = null;
@@ -157,7 +160,7 @@ async function* connectDisk(
   let startAfter: Position | null = null;
   let errorFrame: Control | null = null;
   try {
-    socket = await (opts.openSocket ?? openSocket)(opts.url, opts.key, {
+    socket = await (opts.openSocket ?? openSocket)(url, opts.key, {
       open: () => push({ kind: 'open' }),
       message: (data) => push({ kind: 'data', data }),
       close: (code, reason) => push({ kind: 'close', code, reason }),
@@ -234,8 +237,11 @@ export function streamDisk<T extends StreamEventType = EventType>(
 export function streamDisk(opts: DiskStreamOptions): ResumingStream;
 export function streamDisk(opts: DiskStreamOptions<StreamEventType>): ResumingStream<AnyStreamEvent> {
   const state: DiskState = { lostAt: null };
-  return new ResumingStream<AnyStreamEvent>(opts, (position, signal, window, own) =>
-    connectDisk(opts, state, position, signal, window, own),
+  return new ResumingStream<AnyStreamEvent>(
+    opts,
+    (position, signal, window, own, url) => connectDisk(opts, state, position, signal, window, own, url),
+    undefined,
+    endpointList(opts.url),
   );
 }
 

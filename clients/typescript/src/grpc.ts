@@ -35,6 +35,8 @@ import type { ReplayWindow } from './replay-window.ts';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
   type Ended,
+  type Endpoints,
+  endpointList,
   type ResumingOptions,
   ResumingStream,
   type WireItem,
@@ -51,8 +53,8 @@ import type {
 /** `T`: the event types selected (market events by default; derived kinds type the events as bars or snapshots). */
 export type GrpcStreamOptions<T extends StreamEventType = EventType> = StreamFilters<T> &
   ResumingOptions & {
-    /** The gRPC edge, `host:port` (e.g. `127.0.0.1:50051`). */
-    target: string;
+    /** The gRPC edge, `host:port` (e.g. `127.0.0.1:50051`), or several in failover order (resuming-stream.ts `Endpoints`). */
+    target: Endpoints;
     /** API key, sent as the `x-api-key` metadata. */
     key: string;
     /** TLS: true = the system's roots; credentials of your own (a private CA); absent = plaintext. */
@@ -144,11 +146,12 @@ async function* connectGrpc(
   signal: AbortSignal,
   window: ReplayWindow,
   ownPosition: Position | null,
+  target: string,
 ): AsyncGenerator<readonly WireItem[], Ended> {
   // A channel per connection with a subchannel of its own: grpc-js's reconnect backoff (shared
   // by every channel to a target otherwise) would add its waits to the iterator's.
   const Service = serviceClient();
-  const client = new Service(opts.target, creds, {
+  const client = new Service(target, creds, {
     'grpc.use_local_subchannel_pool': 1,
     ...opts.channelOptions,
   });
@@ -208,8 +211,12 @@ export function streamGrpc<T extends StreamEventType = EventType>(
 export function streamGrpc(opts: GrpcStreamOptions): ResumingStream;
 export function streamGrpc(opts: GrpcStreamOptions<StreamEventType>): ResumingStream<AnyStreamEvent> {
   const creds = credentialsOf(opts.tls);
-  return new ResumingStream<AnyStreamEvent>(opts, (position, signal, window, own) =>
-    connectGrpc(opts, creds, position, signal, window, own),
+  return new ResumingStream<AnyStreamEvent>(
+    opts,
+    (position, signal, window, own, target) =>
+      connectGrpc(opts, creds, position, signal, window, own, target),
+    undefined,
+    endpointList(opts.target),
   );
 }
 

@@ -21,6 +21,7 @@ export {
 } from './jsonrpc.ts';
 export { formatPosition, isOwn, parsePosition } from './own-events.ts';
 export { type ReplayWindow, replaySpeed, replayTimeMs, replayWindow } from './replay-window.ts';
+export type { Endpoints } from './resuming-stream.ts';
 export {
   GenerationJob,
   SimulationClient,

@@ -58,7 +58,23 @@ export type Connect = (
   signal: AbortSignal,
   window: ReplayWindow,
   ownPosition: Position | null,
+  /** The endpoint this connection goes to (one of the iterator's, in failover order). */
+  endpoint: string,
 ) => AsyncGenerator<readonly WireItem[], Ended>;
+
+/**
+ * An edge's address, or several in order of preference (e.g. a US edge, then a JP one): a
+ * retryable end moves to the next one with the same position (every region numbers events
+ * alike), at once while some endpoint has not been tried since the last event, then with the
+ * backoff; the first after the last. Throws on an empty list.
+ */
+export type Endpoints = string | readonly string[];
+
+export function endpointList(e: Endpoints): readonly string[] {
+  const list = typeof e === 'string' ? [e] : [...e];
+  if (list.length === 0) throw new MdpError('invalid_params', 'no endpoint given');
+  return list;
+}
 
 export type ResumingOptions = ResumeOptions & {
   /** First wait of the backoff (the SSE `retry:` equivalent). Default 1 s. */
@@ -85,10 +101,13 @@ export class ResumingStream<E extends AnyStreamEvent = StreamEvent> implements A
    * `retryMsOf`: the first wait of the backoff when it can change (SSE's `retry:` field). Throws an
    * `invalid_params` MdpError for a replay window the server would refuse (replay-window.ts).
    */
+  private endpointAt = 0;
+
   constructor(
     private readonly opts: ResumingOptions,
     private readonly connect: Connect,
     private readonly retryMsOf: () => number = () => opts.retryMs ?? DEFAULT_RETRY_MS,
+    private readonly endpoints: readonly string[] = [''],
   ) {
     this.window = replayWindow(opts);
     const from = positionParts(opts.from);
@@ -106,6 +125,11 @@ export class ResumingStream<E extends AnyStreamEvent = StreamEvent> implements A
     return this.ownPosition === null
       ? { seq: this.position }
       : { seq: this.position, own_seq: this.ownPosition };
+  }
+
+  /** The endpoint the current (or next) connection goes to. */
+  get endpoint(): string {
+    return this.endpoints[this.endpointAt] as string;
   }
 
   /** Ends the iterator (the current `for await` finishes normally). */
@@ -127,7 +151,7 @@ export class ResumingStream<E extends AnyStreamEvent = StreamEvent> implements A
       const conn = new AbortController();
       const onClose = () => conn.abort();
       this.closer.signal.addEventListener('abort', onClose, { once: true });
-      const wire = this.connect(this.position, conn.signal, this.window, this.ownPosition);
+      const wire = this.connect(this.position, conn.signal, this.window, this.ownPosition, this.endpoint);
       let ended: Ended;
       try {
         for (;;) {
@@ -157,7 +181,10 @@ export class ResumingStream<E extends AnyStreamEvent = StreamEvent> implements A
       if (!ended.retry) throw ended.error;
       failures++;
       if (this.opts.maxAttempts !== undefined && failures >= this.opts.maxAttempts) throw ended.error;
-      const delayMs = this.delay(failures, ended.error);
+      // Failover: the next endpoint, at once while one is left untried since the last event.
+      const n = this.endpoints.length;
+      this.endpointAt = (this.endpointAt + 1) % n;
+      const delayMs = failures < n ? 0 : this.delay(failures - n + 1, ended.error);
       yield { type: 'reconnecting', attempt: failures, delayMs, error: ended.error };
       await sleep(delayMs, this.closer.signal);
     }

@@ -177,8 +177,11 @@ export type ResumeOptions = ReplayOptions & {
 
 export type StreamOptions<T extends StreamEventType = EventType> = StreamFilters<T> &
   ResumeOptions & {
-    /** The unified edge, e.g. `https://us.example.com` (or the full `/api/v1/unified/stream` URL). */
-    url: string;
+    /**
+     * The unified edge, e.g. `https://us.example.com` (or the full `/api/v1/unified/stream` URL), or
+     * several in failover order, e.g. a US edge then a JP one (resuming-stream.ts `Endpoints`).
+     */
+    url: string | readonly string[];
     /** API key, sent as `x-api-key`. */
     key: string;
     /** A fetch implementation (default: the global one). */

@@ -18,6 +18,7 @@ import type { ReplayWindow } from './replay-window.ts';
 import {
   DEFAULT_IDLE_TIMEOUT_MS,
   type Ended,
+  endpointList,
   ResumingStream,
   type WireItem,
   watchIdle,
@@ -53,7 +54,7 @@ export function streamUrl(
   opts: Pick<StreamOptions<StreamEventType>, 'url' | 'coins' | 'eventTypes' | 'sources'>,
   window: ReplayWindow = {},
 ): string {
-  const base = opts.url.replace(/\/+$/, '');
+  const base = (typeof opts.url === 'string' ? opts.url : (opts.url[0] ?? '')).replace(/\/+$/, '');
   const url = new URL(base.endsWith(STREAM_PATH) ? base : `${base}${STREAM_PATH}`);
   if (opts.coins?.length) url.searchParams.set('coin', opts.coins.join(','));
   if (opts.eventTypes?.length) url.searchParams.set('event_type', opts.eventTypes.join(','));
@@ -74,9 +75,16 @@ export class UnifiedStream<E extends AnyStreamEvent = StreamEvent> extends Resum
     const parser = new SseParser();
     super(
       opts,
-      (position, signal, window, own) =>
-        connectSse(opts, streamUrl(opts, window), parser, lastEventId(position, own), signal),
+      (position, signal, window, own, endpoint) =>
+        connectSse(
+          opts,
+          streamUrl({ ...opts, url: endpoint }, window),
+          parser,
+          lastEventId(position, own),
+          signal,
+        ),
       () => parser.retryMs ?? DEFAULT_RETRY_MS,
+      endpointList(opts.url),
     );
   }
 }
