@@ -2,6 +2,7 @@
 import { createApiKeyGuard } from '../gateways/core/api-key-guard.ts';
 import type { Guard } from '../gateways/core/guard.ts';
 import { KeyStore } from '../gateways/core/key-store.ts';
+import { natsLossAdmission } from '../gateways/core/nats-loss.ts';
 import { createRateLimiter } from '../gateways/core/rate-limit/rate-limiter.ts';
 import { regionAdmission } from '../gateways/core/region-copy.ts';
 import { openKvStreamSlots } from '../gateways/core/stream-slots.ts';
@@ -30,7 +31,10 @@ export async function startEdgeGuard(
     limiter,
     streamSlots,
     maintenance: status.maintenance,
-    ...(nats.home ? { region: regionAdmission(nats, config.REGION_CONFIRM_MS) } : {}),
+    checks: [
+      natsLossAdmission(nats, config.NATS_LOST_CLOSE_MS),
+      ...(nats.home ? [regionAdmission(nats, config.REGION_CONFIRM_MS)] : []),
+    ],
     onIdentified: status.accounts.identified,
   });
   const stop = async () => {

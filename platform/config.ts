@@ -157,6 +157,11 @@ export const ConfigSchema = z.object({
   DISKSYNC_LEASE_TTL_MS: int(45_000, 300, 600_000),
   /** NATS unreachable (lease renewals failing) this long → close 4009, ms. */
   DISKSYNC_NATS_GRACE_MS: int(30_000, 100, 600_000),
+  /**
+   * An edge whose NATS connection has been down this long ends its open streams with `reconnect`
+   * and refuses new ones with `feed_unavailable` (clients go to another edge or region); 0 never. ms.
+   */
+  NATS_LOST_CLOSE_MS: int(10_000, 0, 600_000),
   /** Client messages per second a connection may send (burst: twice that); faster → close 4029. */
   DISKSYNC_MSG_RATE: int(20, 1, 10_000),
   /** Subscriptions one connection may hold at once; one more → close 4006. */

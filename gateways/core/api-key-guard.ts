@@ -48,8 +48,11 @@ export type ApiKeyGuardDeps = {
   limiter: RateLimiterPort;
   keyFailures?: KeyFailureLimit;
   maintenance?: { admit(req: GuardRequest): void };
-  /** In a region other than home: refuses new admissions once keys can no longer be confirmed (region-copy.ts). */
-  region?: { admit(): void };
+  /**
+   * Conditions of the whole process that refuse new admissions: its NATS lost (nats-loss.ts), a
+   * region that can no longer confirm keys (region-copy.ts).
+   */
+  checks?: readonly { admit(): void }[];
   onIdentified?: (requestId: string, accountId: string) => void;
   streamSlots?: StreamSlots;
   refusals?: RefusalPacer;
@@ -64,7 +67,7 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
     async admit(req: GuardRequest): Promise<Principal> {
       try {
         deps.maintenance?.admit(req);
-        deps.region?.admit();
+        for (const check of deps.checks ?? []) check.admit();
         return await admitOrThrow(req);
       } catch (thrown) {
         let err = thrown;

@@ -10,9 +10,11 @@
  */
 import type { ErrorCode } from '../../contracts/errors.ts';
 import { openStreams } from '../../platform/metrics.ts';
+import type { Nats } from '../../platform/nats.ts';
 import { Flusher } from './flusher.ts';
 import type { Principal } from './guard.ts';
 import { revocationError } from './key-expiry.ts';
+import { onNatsLost } from './nats-loss.ts';
 
 /** What the registry needs of a connection (BufferedSink is one). */
 export type Connection = {
@@ -44,14 +46,26 @@ export class ConnectionRegistry {
   private readonly timer: NodeJS.Timeout;
   private peak = 0;
 
+  private readonly offLost: () => void;
+
+  /** `lost`: NATS down this long ends every open stream with `reconnect` (nats-loss.ts). */
   constructor(
     heartbeatMs: number,
     private readonly surface = 'unified',
+    lost?: { nats: Nats; afterMs: number },
   ) {
     this.timer = setInterval(() => {
       for (const c of this.open) c.heartbeat();
     }, heartbeatMs);
     this.timer.unref();
+    this.offLost = lost
+      ? onNatsLost(lost.nats, lost.afterMs, () =>
+          this.terminateAll(
+            'reconnect',
+            'this edge has lost its market-data store; reconnect (another edge or region) with your last position',
+          ),
+        )
+      : () => {};
   }
 
   get size(): number {
@@ -122,6 +136,7 @@ export class ConnectionRegistry {
   /** Sends every client a terminal `reconnect` and stops heartbeats. */
   closeAll(message: string): void {
     clearInterval(this.timer);
+    this.offLost();
     for (const c of [...this.open]) c.terminate('reconnect', message);
   }
 }

@@ -38,6 +38,8 @@ export type DisksyncSettings = SessionSettings & {
   pingIntervalMs: number;
   pongTimeoutMs: number;
   natsGraceMs: number;
+  /** NATS_LOST_CLOSE_MS (nats-loss.ts); absent: never. */
+  natsLostCloseMs?: number;
   maxBacklogBytes: number;
   /** `TRUSTED_PROXIES`: whose PROXY header names the client (client-address.ts); none when absent. */
   trustedProxies?: readonly string[];
@@ -49,6 +51,7 @@ export function disksyncSettings(config: Config): DisksyncSettings {
     pingIntervalMs: config.DISKSYNC_PING_INTERVAL_MS,
     pongTimeoutMs: config.DISKSYNC_PONG_TIMEOUT_MS,
     natsGraceMs: config.DISKSYNC_NATS_GRACE_MS,
+    natsLostCloseMs: config.NATS_LOST_CLOSE_MS,
     maxBacklogBytes: config.DISKSYNC_MAX_BACKLOG_BYTES,
     maxSubscriptions: config.DISKSYNC_MAX_SUBSCRIPTIONS,
     messagesPerSecond: config.DISKSYNC_MSG_RATE,
@@ -75,7 +78,10 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
   const app = createHttpApp({ loggerInstance: deps.log }, surface, deps.tls ?? null);
   acceptProxyProtocol(app.server, new TrustedProxies(settings.trustedProxies ?? []));
   registerHealthRoute(app, deps.nats);
-  const registry = new ConnectionRegistry(settings.pingIntervalMs, 'disksync');
+  const registry = new ConnectionRegistry(settings.pingIntervalMs, 'disksync', {
+    nats: deps.nats,
+    afterMs: settings.natsLostCloseMs ?? 0,
+  });
   // UTF-8 is checked by the session, so that a text frame that is not UTF-8 is the spec's 4005
   // (malformed) with its `error` message, not ws's bare 1007.
   const wss = new WebSocketServer({

@@ -46,7 +46,10 @@ const SHUTDOWN_GRACE_MS = 1_000;
 
 export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
   const { config } = deps;
-  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, `grpc-${deps.region}`);
+  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, `grpc-${deps.region}`, {
+    nats: deps.nats,
+    afterMs: config.NATS_LOST_CLOSE_MS,
+  });
   const edge: GrpcEdgeDeps = {
     ...deps,
     registry,

@@ -46,7 +46,10 @@ export function buildUnifiedApp(deps: UnifiedAppDeps): UnifiedApp {
     { bodyMs: config.HTTP_BODY_TIMEOUT_MS, handlerMs: config.HTTP_HANDLER_TIMEOUT_MS },
   );
   acceptProxyProtocol(app.server, new TrustedProxies(config.TRUSTED_PROXIES));
-  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, `unified-${deps.region}`);
+  const registry = new ConnectionRegistry(config.SSE_HEARTBEAT_MS, `unified-${deps.region}`, {
+    nats: deps.nats,
+    afterMs: config.NATS_LOST_CLOSE_MS,
+  });
   registerHealthRoute(app, deps.nats);
   registerStreamRoute(app, {
     ...deps,

@@ -21,86 +21,45 @@
  * 6. The TypeScript client given both regions' edges (US first) on SSE, gRPC and disk-sync: the US
  *    edges killed, each iterator goes on from JP with its position, every sequence exactly once.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { streamDisk } from '../../clients/typescript/src/disk.ts';
 import { streamGrpc } from '../../clients/typescript/src/grpc.ts';
 import { stream } from '../../clients/typescript/src/index.ts';
 import type { ResumingStream } from '../../clients/typescript/src/resuming-stream.ts';
-import { createLogger } from '../../platform/logger.ts';
-import { connectNats, type Nats } from '../../platform/nats.ts';
-import { HOME_DOMAIN, type NatsRegions, startNatsRegions } from '../../platform/nats-regions.ts';
-import { startTestAccounts, type TestAccounts } from '../support/accounts.ts';
+import type { Nats } from '../../platform/nats.ts';
+import type { NatsRegions } from '../../platform/nats-regions.ts';
+import type { TestAccounts } from '../support/accounts.ts';
 import { resumingReader } from '../support/cluster.ts';
 import { eventually } from '../support/eventually.ts';
-import { connectTestNats, testConfig } from '../support/gateway.ts';
 import { keyMetadata, priceClient } from '../support/grpc.ts';
-import { killAll, type ServiceProcess, startService, stopProcess } from '../support/process.ts';
+import { stopProcess } from '../support/process.ts';
 import { publishAtRate, type RatePublisher } from '../support/publisher.ts';
+import { startTwoRegions, type TwoRegions } from '../support/regions.ts';
 import { diskSeqStream, exactlyOnce, grpcSeqStream } from '../support/resuming-transports.ts';
 import { openSse, type SseMessage } from '../support/sse.ts';
 
 const RATE = 200;
 /** JP admits new requests this long after its copy last heard from home (REGION_CONFIRM_MS). */
 const CONFIRM_MS = 4_000;
-const dir = mkdtempSync(join(tmpdir(), 'mdp-regions-'));
-const config = testConfig();
+let two: TwoRegions;
 let regions: NatsRegions;
 let home: Nats;
 let jpNats: Nats;
 let accounts: TestAccounts;
 let publisher: RatePublisher;
-const processes: ServiceProcess[] = [];
-type Edges = { sse: string; rpc: string; grpc: string; disk: string; process: ServiceProcess | null };
-const none: Edges = { sse: '', rpc: '', grpc: '', disk: '', process: null };
-const edges: Record<'us' | 'jp', Edges> = { us: none, jp: none };
-
-async function startEdges(region: 'us' | 'jp', env: Record<string, string>): Promise<Edges> {
-  const p = startService(['gateway', 'edges', '--region', region], {
-    NODE_ENV: 'test',
-    API_KEY_SECRET: config.API_KEY_SECRET,
-    ...Object.fromEntries(
-      ['UNIFIED', 'JSONRPC', 'GRPC', 'DISKSYNC'].map((e) => [`${e}_PORT_${region.toUpperCase()}`, '0']),
-    ),
-    ...env,
-  });
-  processes.push(p);
-  const url = async (msg: string) => (await p.waitForLog((l) => l.msg === msg, 120_000)).url as string;
-  const [sse, rpc, grpc, disk] = await Promise.all([
-    url('unified stream listening'),
-    url('json-rpc listening'),
-    url('grpc listening'),
-    url('disksync listening'),
-  ]);
-  return { sse, rpc, grpc: grpc.replace(/^[a-z]+:\/\//, ''), disk, process: p };
-}
+let edges: TwoRegions['edges'];
+const keysInJp = () => two.keysInJp();
 
 beforeAll(async () => {
-  regions = await startNatsRegions({ baseDir: join(dir, 'nats'), homeSize: 1, linkDelayMs: 80 });
-  home = await connectTestNats(regions.home.url, config);
-  accounts = await startTestAccounts(home, config);
+  two = await startTwoRegions({ homeSize: 1, jpEnv: { REGION_CONFIRM_MS: String(CONFIRM_MS) } });
+  ({ regions, home, accounts, edges } = two);
+  jpNats = two.jp;
   publisher = publishAtRate(home.js, ['BTC', 'ETH'], RATE);
-  // Home first: its edges make the buckets JP mirrors.
-  edges.us = await startEdges('us', { NATS_URL: regions.home.url });
-  await regions.linked();
-  edges.jp = await startEdges('jp', {
-    NATS_URL: regions.jp.url,
-    NATS_HOME_DOMAIN: HOME_DOMAIN,
-    REGION_CONFIRM_MS: String(CONFIRM_MS),
-  });
-  jpNats = await connectNats(regions.jp.url, 'test-jp', createLogger('silent'));
 }, 240_000);
 
 afterAll(async () => {
   await publisher?.stop();
-  accounts?.stop();
-  await killAll(processes);
-  await home?.nc.close();
-  await jpNats?.nc.close();
-  await regions?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await two?.stop();
 });
 
 type Open = (
@@ -128,16 +87,6 @@ const sseSeqStream: Open = (url, key, after, push) => {
   });
   return { abort: () => abort(), ended };
 };
-
-/** Resolves once JP's copy of the keys holds every key made at home so far. */
-async function keysInJp(): Promise<void> {
-  const atHome = (await home.jsm.streams.info('KV_keys')).state.last_seq;
-  await eventually(
-    async () => (await jpNats.jsm.streams.info('KV_keys')).state.last_seq >= atHome,
-    10_000,
-    "the keys in JP's copy",
-  );
-}
 
 /**
  * Reads `perStop` events at each stop, alternating between the regions' `targets`, each stop
@@ -405,7 +354,7 @@ it('the TypeScript client given [US, JP] fails over to JP with its position when
   });
   await eventually(() => seqs.every((s) => s.length >= 40), 20_000, 'every client reading from US');
   expect(iterators.map((it) => it.endpoint)).toEqual([edges.us.sse, edges.us.grpc, edges.us.disk]);
-  await stopProcess(edges.us.process as ServiceProcess, 'SIGKILL');
+  await stopProcess(edges.us.process, 'SIGKILL');
   await new Promise((r) => setTimeout(r, 1_000));
   const end = (await home.jsm.streams.info('MD')).state.last_seq;
   await eventually(() => seqs.every((s) => (s.at(-1) ?? 0) >= end), 30_000, `every client past ${end} on JP`);
