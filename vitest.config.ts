@@ -20,6 +20,10 @@ const FULL_ONLY_FAULTS = [
   // (540–716 s on fresh clones). npm test keeps the kill of the node a gateway is connected to
   // (e2e/nats-cluster-external), the worker crash on the cluster and the full disk.
   'test/fault/cluster-faults.test.ts',
+  // Two regions' faults (a 60 s link cut at 1,000 events/s, the home MD leader and the JP server
+  // killed): 58 s alone with a 10 s cut. npm test keeps test/fault/regions.test.ts (cross-region
+  // resume on every transport, region_lag, a cut link, revocation, client failover: 35 s).
+  'test/fault/regions-faults.test.ts',
 ];
 const full = process.env.TEST_FULL === '1';
 
