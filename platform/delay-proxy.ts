@@ -1,7 +1,8 @@
 /**
  * A TCP proxy that stands for a long-distance link on one machine (the inter-region link of
- * `npm run cluster -- --regions us,jp` and the region tests): every chunk is forwarded `delayMs`
- * after it arrived, in each direction, in order, so a round trip takes twice the delay; `cut()`
+ * `npm run cluster -- --regions us,jp`, the region tests and `bench regions`): every chunk is
+ * forwarded `delayMs` after it arrived, in each direction, in order, so a round trip takes twice
+ * the delay, and at most a window of bytes is in flight each way (a TCP connection's bound); `cut()`
  * drops every connection and refuses new ones (a link down) until `restore()`. The delay can be
  * changed while running; chunks already waiting keep the time they were given.
  */
@@ -17,10 +18,22 @@ export type DelayProxy = {
   close(): Promise<void>;
 };
 
-/** Forwards `from` to `to`, each chunk `delay()` ms after it arrived, order kept. */
-function pipeDelayed(from: Socket, to: Socket, delay: () => number): void {
+/**
+ * Bytes a direction may have in flight (sent, not yet "acknowledged" one round trip later), as a
+ * TCP connection's window bounds it: a long link's throughput is at most window ÷ round trip
+ * (4 MiB ÷ 160 ms ≈ 26 MB/s at 80 ms each way), which is what makes distance cost a catch-up.
+ */
+export const DEFAULT_WINDOW_BYTES = 4 * 1_048_576;
+
+/**
+ * Forwards `from` to `to`, each chunk `delay()` ms after it arrived, order kept; `from` is paused
+ * while `window` bytes are in flight (freed a round trip after each chunk was read).
+ */
+function pipeDelayed(from: Socket, to: Socket, delay: () => number, window: number): void {
   const queue: { at: number; chunk: Buffer }[] = [];
   let timer: NodeJS.Timeout | null = null;
+  let inFlight = 0;
+  let paused = false;
   const flush = () => {
     timer = null;
     const now = Date.now();
@@ -31,8 +44,21 @@ function pipeDelayed(from: Socket, to: Socket, delay: () => number): void {
     if (queue.length > 0) timer = setTimeout(flush, (queue[0] as { at: number }).at - now);
   };
   from.on('data', (chunk: Buffer) => {
-    queue.push({ at: Date.now() + delay(), chunk });
+    const d = delay();
+    queue.push({ at: Date.now() + d, chunk });
     if (!timer) timer = setTimeout(flush, Math.max(0, (queue[0] as { at: number }).at - Date.now()));
+    inFlight += chunk.length;
+    setTimeout(() => {
+      inFlight -= chunk.length;
+      if (paused && inFlight < window) {
+        paused = false;
+        from.resume();
+      }
+    }, 2 * d);
+    if (inFlight >= window && !paused) {
+      paused = true;
+      from.pause();
+    }
   });
   from.on('close', () => {
     // What was sent before the close still arrives, late like the rest, then the close.
@@ -43,8 +69,9 @@ function pipeDelayed(from: Socket, to: Socket, delay: () => number): void {
 
 export async function startDelayProxy(
   target: { host?: string; port: number },
-  opts: { delayMs: number; port?: number },
+  opts: { delayMs: number; port?: number; windowBytes?: number },
 ): Promise<DelayProxy> {
+  const window = opts.windowBytes ?? DEFAULT_WINDOW_BYTES;
   let cut = false;
   const sockets = new Set<Socket>();
   const track = (s: Socket) => {
@@ -75,8 +102,8 @@ export async function startDelayProxy(
     const upstream = tcpConnect(target.port, target.host ?? '127.0.0.1');
     track(upstream);
     const delay = () => proxy.delayMs;
-    pipeDelayed(client, upstream, delay);
-    pipeDelayed(upstream, client, delay);
+    pipeDelayed(client, upstream, delay, window);
+    pipeDelayed(upstream, client, delay, window);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -54,6 +54,8 @@ export type ResumingReader = {
   seqs: number[];
   /** Times its stream ended or was refused and it connected again. */
   reconnects: number;
+  /** How each connection ended (e.g. `grpc_status 14`, `close_code 1001`), where kept. */
+  ends?: string[];
   /** When a connection was refused with a server error (HTTP 5xx; ms since the epoch), where kept. */
   serverErrorsAt?: number[];
   last(): number;

@@ -27,6 +27,7 @@ function resuming(
   const reader: ResumingReader = {
     seqs,
     reconnects: 0,
+    ends: [],
     last: () => seqs.at(-1) ?? from,
     stop() {
       stopped = true;
@@ -38,7 +39,8 @@ function resuming(
       const before = seqs.length;
       try {
         current = open(targets[i % targets.length] as string, reader.last(), (s) => seqs.push(s));
-        await current.ended;
+        const how = await current.ended;
+        if (!stopped) reader.ends?.push(String(how));
       } catch {}
       if (stopped) break;
       if (seqs.length === before) await new Promise((r) => setTimeout(r, retryMs));
@@ -81,7 +83,9 @@ export function grpcSeqStream(
     if (seq !== undefined) push(Number(seq));
   });
   const ended = new Promise<string>((resolve) => {
-    call.on('error', (err: { code?: number }) => resolve(`grpc_status ${err.code}`));
+    call.on('error', (err: { code?: number; details?: string }) =>
+      resolve(`grpc_status ${err.code}${err.details ? ` ${err.details}` : ''}`),
+    );
     call.on('end', () => resolve('grpc_status 0'));
   }).finally(() => client.close());
   return { abort: () => call.cancel(), ended };

@@ -3,12 +3,14 @@
  * standalone `docker-compose` that `.ci/run` installs from Debian; no engine is needed to
  * validate): valid with every required variable set, refused naming the variable when a secret
  * is missing; and Prometheus (compose/prometheus.yml) scrapes every edge replica on the port its
- * METRICS_PORT opens.
+ * METRICS_PORT opens. The two-region overlay (docker-compose.regions.yml) validates on top of it,
+ * needing NATS_LEAF_PASSWORD, and the NATS configurations it adds pass nats-server's own check (`-t`).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { findNatsServer } from '../../platform/nats-server.ts';
 
 const dir = join(import.meta.dirname, '..', '..', 'compose');
 const file = join(dir, 'docker-compose.yml');
@@ -27,9 +29,9 @@ const required = {
   NATS_WORKER_PASSWORD: 'placeholder',
 };
 
-function config(env: Record<string, string>) {
+function config(env: Record<string, string>, files: string[] = [file]) {
   const [cmd, args] = plugin ? ['docker', ['compose']] : ['docker-compose', []];
-  return spawnSync(cmd, [...args, '-f', file, 'config', '-q'], {
+  return spawnSync(cmd, [...args, ...files.flatMap((f) => ['-f', f]), 'config', '-q'], {
     cwd: dir,
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
@@ -45,6 +47,33 @@ it.skipIf(!plugin && !standalone)('docker compose config validates the topology'
   expect(refused.status).not.toBe(0);
   expect(refused.stderr).toContain('API_KEY_SECRET');
 });
+
+it.skipIf(!plugin && !standalone)(
+  'the two-region overlay validates, and its NATS configurations pass nats-server -t',
+  () => {
+    const overlay = [file, join(dir, 'docker-compose.regions.yml')];
+    const ok = config({ ...required, NATS_LEAF_PASSWORD: 'placeholder' }, overlay);
+    expect(ok.stderr).toBe('');
+    expect(ok.status).toBe(0);
+    const refused = config(required, overlay);
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain('NATS_LEAF_PASSWORD');
+    const natsServer = findNatsServer();
+    for (const conf of ['nats-home.conf', 'nats-jp.conf']) {
+      const checked = spawnSync(natsServer, ['-t', '-c', conf], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: {
+          ...required,
+          NATS_LEAF_PASSWORD: 'placeholder',
+          NATS_NAME: 'nats1',
+          PATH: process.env.PATH ?? '',
+        },
+      });
+      expect(`${checked.stdout}${checked.stderr}`, conf).toContain('is valid');
+    }
+  },
+);
 
 it('Prometheus scrapes every edge replica on its METRICS_PORT', () => {
   const compose = readFileSync(file, 'utf8');

@@ -1,0 +1,176 @@
+/**
+ * `npm run bench -- regions` (issue 32 §4): two regions on this machine (platform/nats-regions.ts:
+ * a home nats-server and a JP one joined as a leaf node through a proxy of BENCH_LINK_DELAY_MS each
+ * way, 80 by default, with a TCP-like 4 MiB window), a unified edge in each region in this process
+ * (JP's reading its mirror; open guard), one JSON on stdout.
+ * - Live: BENCH_REGIONS_RATE events/s (default 1,000) published at home for BENCH_REGIONS_LIVE_S
+ *   seconds (default 10); a client in a process of its own reads the US and the JP edge at once:
+ *   publish → receive p50/p99 on each; goal: JP p50 ≤ link delay + US p50. Meanwhile the mirror's
+ *   lag (home's newest sequence − JP's) is sampled every 50 ms: p50/p99/max, events and ms.
+ * - Catch-up: BENCH_REGIONS_EVENTS events (default 1,000,000) stored at home and mirrored to JP
+ *   (the mirror's own rate is printed); then, BENCH_REGIONS_ROUNDS rounds (default 2, order swapped
+ *   each round), a client in JP catching up from 0 on the JP edge, and on the US edge reached
+ *   through a second proxy of the same delay (what a JP client would do without a JP copy). Ratio
+ *   of medians, JP ÷ US across the link; goal ≥ 5× at 80 ms.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setupStreams } from '../app/streams.ts';
+import { openStatusBucket } from '../consumers/status/projector.ts';
+import { KV_BUCKETS, STREAMS } from '../contracts/streams.ts';
+import { openGuard } from '../gateways/core/guard.ts';
+import { LiveTail } from '../gateways/core/live-tail.ts';
+import { buildUnifiedApp } from '../gateways/unified/app.ts';
+import { startDelayProxy } from '../platform/delay-proxy.ts';
+import { openBucket } from '../platform/kv.ts';
+import { createLogger } from '../platform/logger.ts';
+import { connectNats, type Nats } from '../platform/nats.ts';
+import { HOME_DOMAIN, startNatsRegions } from '../platform/nats-regions.ts';
+import { benchConfig } from './lib/config.ts';
+import { fillMdStream, publishAtRate } from './lib/feed.ts';
+import { startWorker } from './lib/ipc.ts';
+import { type Read, read } from './lib/replay-clients.ts';
+
+const DELAY_MS = Number(process.env.BENCH_LINK_DELAY_MS ?? 80);
+const RATE = Number(process.env.BENCH_REGIONS_RATE ?? 1_000);
+const LIVE_S = Number(process.env.BENCH_REGIONS_LIVE_S ?? 10);
+const EVENTS = Number(process.env.BENCH_REGIONS_EVENTS ?? 1_000_000);
+const ROUNDS = Number(process.env.BENCH_REGIONS_ROUNDS ?? 2);
+
+const log = createLogger('silent', 'bench');
+const progress = (line: string) => process.stderr.write(`  ${line}\n`);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] as number;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function edge(nats: Nats, region: 'us' | 'jp') {
+  const config = benchConfig();
+  const tail = await LiveTail.start(nats, log, {
+    ringSize: config.SSE_RING_SIZE,
+    staleAfterMs: 60_000,
+    expectedCoins: ['BTC'],
+  });
+  const unified = buildUnifiedApp({ config, nats, tail, guard: openGuard, log, region });
+  const url = await unified.app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url,
+    stream: `${url}/api/v1/unified/stream`,
+    async close() {
+      await unified.app.close();
+      tail.stop();
+    },
+  };
+}
+
+const lastSeq = async (nats: Nats) => (await nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
+
+export async function run() {
+  const dir = mkdtempSync(join(tmpdir(), 'mdp-bench-regions-'));
+  const regions = await startNatsRegions({ baseDir: dir, homeSize: 1, linkDelayMs: DELAY_MS });
+  const closers: (() => Promise<unknown>)[] = [];
+  try {
+    await regions.linked();
+    const home = await connectNats(regions.home.url, 'bench-home', log);
+    closers.push(() => home.nc.close());
+    await setupStreams(home, benchConfig());
+    await openBucket(home, KV_BUCKETS.keys);
+    await openStatusBucket(home);
+    const jp = await connectNats(regions.jp.url, 'bench-jp', log);
+    closers.push(() => jp.nc.close());
+    await setupStreams(jp, benchConfig({ NATS_HOME_DOMAIN: HOME_DOMAIN }), log);
+    const us = await edge(home, 'us');
+    const jpEdge = await edge(jp, 'jp');
+    closers.push(us.close, jpEdge.close);
+
+    // Live: latency in each region, and the mirror's lag, under RATE events/s.
+    const client = await startWorker('region-latency-client');
+    closers.push(() => client.close());
+    const publisher = publishAtRate(home, RATE);
+    const lagEvents: number[] = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const [h, j] = await Promise.all([lastSeq(home), lastSeq(jp)]);
+        lagEvents.push(Math.max(0, h - j));
+        await sleep(50);
+      }
+    })();
+    const [usLive, jpLive] = await client.call<{ events: number; p50_ms: number; p99_ms: number }[]>(
+      'latency',
+      { urls: [us.stream, jpEdge.stream], ms: LIVE_S * 1_000 },
+      LIVE_S * 1_000 + 30_000,
+    );
+    sampling = false;
+    await sampler;
+    const published = await publisher.stop();
+    const live = {
+      rate_per_s: RATE,
+      seconds: LIVE_S,
+      published,
+      us: usLive,
+      jp: jpLive,
+      jp_p50_minus_link_delay_vs_us_p50: round3(((jpLive?.p50_ms ?? 0) - DELAY_MS) / (usLive?.p50_ms || 1)),
+      mirror_lag: {
+        samples: lagEvents.length,
+        p50_events: pct(lagEvents, 0.5),
+        p99_events: pct(lagEvents, 0.99),
+        max_events: Math.max(...lagEvents),
+        p50_ms: round3((pct(lagEvents, 0.5) / RATE) * 1_000),
+        p99_ms: round3((pct(lagEvents, 0.99) / RATE) * 1_000),
+      },
+      goal: 'JP p50 ≤ link delay + US p50 (the ratio ≤ 1)',
+    };
+    progress(`live: ${JSON.stringify(live)}`);
+
+    // Catch-up: the same events from JP's copy, and from US across the link.
+    process.stderr.write(`filling ${EVENTS}…\n`);
+    const fill = await fillMdStream(home, EVENTS);
+    const last = await lastSeq(home);
+    const t0 = performance.now();
+    while ((await lastSeq(jp)) < last) await sleep(100);
+    const mirrorSeconds = (performance.now() - t0) / 1_000;
+    const mirror = { seconds: round3(mirrorSeconds), events_per_s: Math.round(EVENTS / mirrorSeconds) };
+    progress(`mirror caught up: ${JSON.stringify(mirror)}`);
+    const usPort = Number(new URL(us.url).port);
+    const link = await startDelayProxy({ port: usPort }, { delayMs: DELAY_MS });
+    closers.push(() => link.close());
+    const acrossUrl = `http://127.0.0.1:${link.port}`;
+    const runs: { jp_local: Read[]; us_across_link: Read[] } = { jp_local: [], us_across_link: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      const order =
+        r % 2 === 0 ? (['jp_local', 'us_across_link'] as const) : (['us_across_link', 'jp_local'] as const);
+      for (const kind of order) {
+        const got = await read('sse', kind === 'jp_local' ? jpEdge.url : acrossUrl, {
+          kind: 'catchup',
+          last,
+        });
+        runs[kind].push(got);
+        progress(`${kind}: ${got.events} events, ${got.events_per_s}/s`);
+      }
+    }
+    const ratio = round3(
+      median(runs.jp_local.map((x) => x.events_per_s)) /
+        median(runs.us_across_link.map((x) => x.events_per_s)),
+    );
+    return {
+      benchmark: 'regions',
+      link_delay_ms: DELAY_MS,
+      live,
+      catch_up: {
+        events: last,
+        fill,
+        mirror,
+        runs,
+        ratio_jp_copy_vs_us_across_link: ratio,
+        goal: 'catch-up from the JP copy ≥ 5× the US edge across the link',
+      },
+    };
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => {});
+    await regions.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
