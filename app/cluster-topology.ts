@@ -128,6 +128,8 @@ export async function startLocalCluster(opts: ClusterOptions): Promise<LocalClus
     : {};
   const common = {
     NATS_URL: nats.url,
+    // The home region's status shows how far JP's copy is behind.
+    ...(regions ? { NATS_REGION_DOMAINS: 'jp' } : {}),
     STREAM_REPLICAS: '3',
     ARTIFACT_STORE: 'nats',
     ...opts.env,

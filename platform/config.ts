@@ -187,6 +187,21 @@ export const ConfigSchema = z.object({
    * until the link is back. Open streams go on. ms.
    */
   REGION_CONFIRM_MS: int(120_000, 1_000, 86_400_000),
+  /**
+   * In the home region: the JetStream domains of the other regions' NATS (leaf nodes of this one),
+   * comma-separated; the status (`/api/v1/status`, public too) shows how far each region's copy of
+   * `MD` is behind. Empty: one region.
+   */
+  NATS_REGION_DOMAINS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((d) => d.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^[A-Za-z0-9_-]{1,32}$/)).max(16)),
   /** Public `{base_url}` used in download and status URLs; default: from the request's Host. */
   PUBLIC_BASE_URL: z.url().optional(),
   /** Where Parquet artifacts are stored (storage backend `local`); default DATA_DIR/artifacts. */

@@ -199,6 +199,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
         parts: deps.status,
         deadlineMs: config.ACCOUNT_PROJECTION_DEADLINE_MS,
         staleAfterMs: config.SSE_FEED_STALE_MS,
+        regionDomains: config.NATS_REGION_DOMAINS,
       })
     : () => {};
   registerOpenApi(app, documented);

@@ -11,7 +11,8 @@
  *    JP edge resumes after it all the same.
  * 2. A key made at home is accepted in JP before JP's copy of the keys has it (read from home);
  *    JSON-RPC: a filter made on JP with `last_event_id` = the last event polled from a US filter
- *    goes on exactly; `eth_blockNumber` answers each region's own height.
+ *    goes on exactly; `eth_blockNumber` answers each region's own height; JP's lag is said by its
+ *    /healthz, JSON-RPC headers and gRPC GetBlockNumber, and seen from home (the status's view).
  * 3. A position JP's copy does not hold yet while the link is cut: a non-terminal `region_lag`
  *    notice (never `position_beyond_end`), then, once the link is back, exactly the events after it.
  * 4. The link cut: a JP client stays connected, then receives every sequence exactly once; past
@@ -26,6 +27,7 @@ import { streamDisk } from '../../clients/typescript/src/disk.ts';
 import { streamGrpc } from '../../clients/typescript/src/grpc.ts';
 import { stream } from '../../clients/typescript/src/index.ts';
 import type { ResumingStream } from '../../clients/typescript/src/resuming-stream.ts';
+import { watchRegionCopies } from '../../gateways/http/status/region-copies.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { NatsRegions } from '../../platform/nats-regions.ts';
 import type { TestAccounts } from '../support/accounts.ts';
@@ -223,6 +225,15 @@ it('JSON-RPC: a key made at home works in JP at once; a filter moved from US to 
     ),
   );
   expect(block).toMatchObject({ region_home: 'us' });
+  // The home region's status view of JP's copy (what /api/v1/status shows with NATS_REGION_DOMAINS=jp).
+  const copies = watchRegionCopies(home, ['jp']);
+  try {
+    await eventually(() => copies.list()[0]?.reachable === true, 10_000, "JP's copy seen from home");
+    expect(copies.list()[0]).toMatchObject({ region: 'jp', lag: expect.any(Number) });
+    expect(Number(copies.list()[0]?.last_seq)).toBeGreaterThan(0);
+  } finally {
+    copies.stop();
+  }
   expect(Number(block.number)).toBeGreaterThan(0);
   expect(jpHeight).toBeLessThanOrEqual(Number.parseInt(us as string, 16) + RATE);
   expect((await home.jsm.streams.getMessage('MD', { seq: jpHeight }))?.seq).toBe(jpHeight);

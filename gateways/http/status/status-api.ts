@@ -16,6 +16,7 @@ import { attachEdgeStatus, type EdgeStatusParts } from '../../core/status-hooks.
 import type { ConsoleSessions } from '../console-session.ts';
 import type { RequireKey } from '../require-key.ts';
 import { registerErrorLookupRoute } from './errors-route.ts';
+import { watchRegionCopies } from './region-copies.ts';
 import { registerStatusRoutes } from './routes.ts';
 import { createStatusView } from './status-view.ts';
 
@@ -33,6 +34,8 @@ export type StatusApiDeps = {
   /** Longest a status command waits for its projection, ms. */
   deadlineMs: number;
   staleAfterMs: number;
+  /** The other regions' JetStream domains (NATS_REGION_DOMAINS). */
+  regionDomains?: readonly string[];
 };
 
 export async function registerStatusApi(app: FastifyInstance, deps: StatusApiDeps): Promise<() => void> {
@@ -45,7 +48,13 @@ export async function registerStatusApi(app: FastifyInstance, deps: StatusApiDep
     board: parts.board,
     deadlineMs: deps.deadlineMs,
   });
-  const view = createStatusView({ nats, board: parts.board, staleAfterMs: deps.staleAfterMs });
+  const regions = deps.regionDomains?.length ? watchRegionCopies(nats, deps.regionDomains) : null;
+  const view = createStatusView({
+    nats,
+    board: parts.board,
+    staleAfterMs: deps.staleAfterMs,
+    ...(regions ? { regions: regions.list } : {}),
+  });
   registerStatusRoutes(app, {
     requireKey: deps.requireKey,
     accounts: deps.accounts,
@@ -62,5 +71,6 @@ export async function registerStatusApi(app: FastifyInstance, deps: StatusApiDep
   return () => {
     unsubscribe();
     projector.stop();
+    regions?.stop();
   };
 }

@@ -2,7 +2,8 @@
  * What `GET /api/v1/status` and `GET /api/v1/public/status` show: per region and transport
  * up / degraded / maintenance; per source and coin of the platform feed, the last event time and
  * whether it is stale; the `MD` stream's first and last sequence; unresolved incidents; active and
- * upcoming maintenance windows. The public summary leaves out the feed detail, and neither shows
+ * upcoming maintenance windows; with other regions, how far each region's copy of `MD` is behind
+ * (region-copies.ts). The public summary leaves out the feed detail, and neither shows
  * account data (who opened an incident or scheduled a window). Feed figures are computed at most
  * once per second (one JetStream look-up per feed subject, at most MAX_FEED_SUBJECTS).
  */
@@ -21,6 +22,7 @@ import {
 import { STREAMS } from '../../../contracts/streams.ts';
 import { MD_ALL, parseMdSubject } from '../../../contracts/subjects.ts';
 import type { Nats } from '../../../platform/nats.ts';
+import type { RegionCopyView } from './region-copies.ts';
 
 const MAX_FEED_SUBJECTS = 1_000;
 const FEED_CACHE_MS = 1_000;
@@ -63,7 +65,13 @@ export const presentWindow = (w: MaintenanceWindow, now: number, withAccount = f
 type Feed = { source: string; coin: string; last_event_at: string; stale: boolean };
 type TransportState = 'up' | 'degraded' | 'maintenance';
 
-export type StatusViewDeps = { nats: Nats; board: StatusBoard; staleAfterMs: number };
+export type StatusViewDeps = {
+  nats: Nats;
+  board: StatusBoard;
+  staleAfterMs: number;
+  /** The other regions' copies (region-copies.ts); none in a single region. */
+  regions?: () => RegionCopyView[];
+};
 
 export function createStatusView(deps: StatusViewDeps) {
   let cached: {
@@ -138,6 +146,7 @@ export function createStatusView(deps: StatusViewDeps) {
       status: overall,
       generated_at: iso(now),
       transports: t,
+      ...(deps.regions ? { regions: deps.regions() } : {}),
       incidents: deps.board.openIncidents().map((i) => presentIncident(i)),
       maintenance: {
         active: windows.filter((w) => windowActive(w, now)).map((w) => presentWindow(w, now)),
