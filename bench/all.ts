@@ -36,6 +36,7 @@ export const REDUCED: Record<string, Record<string, string>> = {
   export: { BENCH_EXPORT_EVENTS: '200000', BENCH_EXPORT_ROUNDS: '2' },
   derived: { BENCH_DERIVED_EVENTS: '200000', BENCH_DERIVED_LIVE_S: '8' },
   isolation: { ISOLATION_SECONDS: '3', ISOLATION_ROUNDS: '2' },
+  regions: { BENCH_REGIONS_EVENTS: '200000', BENCH_REGIONS_LIVE_S: '5' },
 };
 
 const root = fileURLToPath(new URL('..', import.meta.url));

@@ -164,7 +164,7 @@ export async function run() {
         fill,
         mirror,
         runs,
-        ratio_jp_copy_vs_us_across_link: ratio,
+        ratio_jp_copy_vs_home_across_link: ratio,
         goal: 'catch-up from the JP copy ≥ 5× the US edge across the link',
       },
     };
