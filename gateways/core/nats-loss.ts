@@ -29,6 +29,8 @@ function trackerOf(nats: Nats): Tracker {
       }, POLL_MS),
     };
     tracker.timer.unref();
+    // A closed connection stops being watched (and can be collected).
+    void nats.nc.closed().then(() => clearInterval(tracker.timer));
     trackers.set(nats, tracker);
     t = tracker;
   }

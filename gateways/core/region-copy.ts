@@ -69,6 +69,7 @@ export function regionCopyState(nats: Nats): RegionCopyState | null {
         () => {},
       );
     monitor.timer.unref();
+    void nats.nc.closed().then(() => clearInterval(monitor.timer));
     monitors.set(nats, monitor);
     void refresh();
     m = monitor;
