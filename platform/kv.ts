@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm, type KvOptions } from '@nats-io/kv';
 import { KV_BUCKETS, REGION_MIRRORED_BUCKETS } from '../contracts/streams.ts';
+import { inTime } from './in-time.ts';
 import { decode, encode } from './msgpack.ts';
 import type { Nats } from './nats.ts';
 
@@ -78,7 +79,7 @@ export async function openBucket<T>(
     async get(key) {
       const e = await kv.get(key);
       // Not in this region's copy: written at home moments ago (a key just made), or absent.
-      if (!e && home) return entryValue(await askHome(() => home.get(key)));
+      if (!e && home) return entryValue(await inTime(home.get(key), HOME_READ_MS));
       return entryValue(e);
     },
     async put(key, value) {
@@ -111,11 +112,6 @@ const HOME_READ_MS = 2_000;
 async function homeView(nats: Nats, name: string): Promise<KV | null> {
   if (!nats.home) return null;
   return new Kvm(jetstream(nats.nc, { domain: nats.home.domain, timeout: HOME_READ_MS })).open(name);
-}
-
-/** The home region's answer, or null when it does not come in time (the link is down or slow). */
-function askHome(read: () => Promise<KvEntry>): Promise<KvEntry> {
-  return Promise.race([read().catch(() => null), sleep(HOME_READ_MS, null, { ref: false })]);
 }
 
 /** Bucket names and their retention: sessions and usage expire on their own, keys and accounts never. */

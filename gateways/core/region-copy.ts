@@ -7,10 +7,10 @@
  * answers (headers) and in gRPC `GetBlockNumber`; the guard refuses new admissions once the last
  * contact is older than REGION_CONFIRM_MS (keys can no longer be confirmed). Null at home.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import { ApiError } from '../../contracts/errors.ts';
 import { STREAMS } from '../../contracts/streams.ts';
+import { inTime } from '../../platform/in-time.ts';
 import type { Nats } from '../../platform/nats.ts';
 
 export type RegionCopyState = {
@@ -34,13 +34,10 @@ async function read(
 ): Promise<RegionCopyState | null> {
   const [local, homeLast] = await Promise.all([
     nats.jsm.streams.info(STREAMS.MD),
-    Promise.race([
-      home.jsm.streams.info(STREAMS.MD).then(
-        (i) => i.state.last_seq,
-        () => null,
-      ),
-      sleep(REFRESH_MS - 100, null, { ref: false }),
-    ]),
+    inTime(
+      home.jsm.streams.info(STREAMS.MD).then((i) => i.state.last_seq),
+      REFRESH_MS - 100,
+    ),
   ]);
   if (!local.mirror) return null;
   const active = Number(local.mirror.active ?? -1);

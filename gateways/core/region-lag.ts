@@ -7,8 +7,8 @@
  * link is down), the position is taken as the client gives it, said the same way without
  * `home_last_seq`. A position beyond the home region's end too stays `position_beyond_end`.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { JetStreamManager } from '@nats-io/jetstream';
+import { inTime } from '../../platform/in-time.ts';
 import type { Resumed, StreamBounds } from './resume-merge.ts';
 
 /** How long the home region is given to answer, ms: one round trip across the link, and margin. */
@@ -21,13 +21,10 @@ export async function regionLag(
   local: StreamBounds,
   beyondEnd: Resumed,
 ): Promise<Resumed> {
-  const homeLast = await Promise.race([
-    home.streams.info(stream).then(
-      (info) => info.state.last_seq,
-      () => null,
-    ),
-    sleep(HOME_ASK_MS, null, { ref: false }),
-  ]);
+  const homeLast = await inTime(
+    home.streams.info(stream).then((info) => info.state.last_seq),
+    HOME_ASK_MS,
+  );
   if (homeLast !== null && requested > homeLast) return beyondEnd;
   const behind =
     homeLast === null ? 'the home region cannot be reached' : `the home region is at ${homeLast}`;

@@ -5,9 +5,9 @@
  * from home (its mirror's own account); `reachable: false` while the region does not answer. A
  * region's own edges say the same of themselves (gateways/core/region-copy.ts).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { STREAMS } from '../../../contracts/streams.ts';
+import { inTime } from '../../../platform/in-time.ts';
 import type { Nats } from '../../../platform/nats.ts';
 
 export type RegionCopyView = {
@@ -39,12 +39,12 @@ export function watchRegionCopies(
     );
     await Promise.all(
       domains.map(async (domain) => {
-        const info = await Promise.race([
-          jetstreamManager(nats.nc, { domain, timeout: ASK_MS, checkAPI: false })
-            .then((jsm) => jsm.streams.info(STREAMS.MD))
-            .catch(() => null),
-          sleep(ASK_MS, null, { ref: false }),
-        ]);
+        const info = await inTime(
+          jetstreamManager(nats.nc, { domain, timeout: ASK_MS, checkAPI: false }).then((jsm) =>
+            jsm.streams.info(STREAMS.MD),
+          ),
+          ASK_MS,
+        );
         const active = Number(info?.mirror?.active ?? -1);
         views.set(domain, {
           region: domain,
