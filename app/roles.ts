@@ -38,6 +38,22 @@ export type Role =
   | 'worker';
 export type { Region, Stoppable };
 
+/**
+ * Parts that stop at once, each on its own (the edges: every client told `reconnect` together):
+ * one after another, the last edge's clients heard of a Ctrl-C only after every other edge had
+ * closed, and on a loaded machine past the shutdown deadline, so never.
+ */
+const stoppedTogether = (name: string, parts: Stoppable[]): Stoppable => ({
+  name,
+  stop: async () => {
+    const results = await Promise.allSettled(parts.map((p) => p.stop()));
+    const failed = results.flatMap((r, i) =>
+      r.status === 'rejected' ? [`${parts[i]?.name}: ${r.reason}`] : [],
+    );
+    if (failed.length > 0) throw new Error(failed.join('; '));
+  },
+});
+
 /** A process of edges of one region: its guard, the edges, and its own `/metrics` when `METRICS_PORT` is set. */
 async function edgesOf(
   starters: EdgeStarter[],
@@ -49,7 +65,7 @@ async function edgesOf(
   const edge = await startEdgeGuard(nats, config, log);
   const started: Stoppable[] = [];
   for (const start of starters) started.push(await start(nats, config, log, region, edge));
-  return [edge.part, ...started, ...(await startMetricsListener(config, log, edge))];
+  return [edge.part, stoppedTogether('edges', started), ...(await startMetricsListener(config, log, edge))];
 }
 
 export async function startRole(
@@ -75,8 +91,7 @@ export async function startRole(
       ];
       const us = await startUnifiedGateway(nats, config, log, 'us', edge);
       usAddress = us.address;
-      return [
-        ...parts,
+      const edges = [
         us,
         await startUnifiedGateway(nats, config, log, 'jp', edge),
         await startJsonRpcGateway(nats, config, log, 'us', edge),
@@ -86,6 +101,7 @@ export async function startRole(
         await startDisksyncGateway(nats, config, log, 'us', edge),
         await startDisksyncGateway(nats, config, log, 'jp', edge),
       ];
+      return [...parts, stoppedTogether('edges', edges)];
     }
     case 'gateway-unified':
       return edgesOf([startUnifiedGateway], nats, config, log, region);

@@ -11,9 +11,12 @@
  *   random instant within what the stream holds (seeded; the seed is printed), from the request
  *   to the first event; p50/p99/max (goal p99 ≤ 50 ms), each beside a resume by position from
  *   a sequence at the same place in the stream (Last-Event-ID, after_seq, from_seq: the baseline
- *   without the time lookup), alternating; the client in a process of its own (bench/lib/first-event-client.ts).
+ *   without the time lookup), alternating; the client in a process of its own (bench/lib/first-event-client.ts);
+ *   and the floor under both: a raw JetStream consumer at the same sequence and its first message.
  * Clients: bench/lib/replay-clients.ts (they count, they do not decode).
  */
+import { AckPolicy, DeliverPolicy } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
 import { openGuard } from '../gateways/core/guard.ts';
 import { LatestState } from '../gateways/core/latest-state.ts';
 import { LiveTail } from '../gateways/core/live-tail.ts';
@@ -22,6 +25,7 @@ import { KeyLeases } from '../gateways/disksync/lease.ts';
 import { buildGrpcApp } from '../gateways/grpc/app.ts';
 import { buildUnifiedApp } from '../gateways/unified/app.ts';
 import { createLogger } from '../platform/logger.ts';
+import type { Nats } from '../platform/nats.ts';
 import { listenOpenDisksync } from '../test/support/disksync.ts';
 import { benchConfig } from './lib/config.ts';
 import { fillMdStream, resetMdStream, startBenchNats } from './lib/feed.ts';
@@ -39,6 +43,27 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] as number;
+
+/**
+ * The floor under any first event: a raw JetStream consumer created at `after + 1` in this process
+ * and its first message, ms. nats-server loads the stored block holding that sequence when it is not
+ * in its cache (8 MB blocks on 2.9: tens of ms), which no gateway can avoid.
+ */
+async function rawFirst(nats: Nats, after: number): Promise<number> {
+  const t0 = performance.now();
+  const info = await nats.jsm.consumers.add('MD', {
+    deliver_policy: DeliverPolicy.StartSequence,
+    opt_start_seq: after + 1,
+    ack_policy: AckPolicy.None,
+    mem_storage: true,
+    inactive_threshold: nanos(5_000),
+  });
+  const messages = await (await nats.js.consumers.get('MD', info.name)).fetch({ max_messages: 1 });
+  for await (const _ of messages) break;
+  const ms = performance.now() - t0;
+  await nats.jsm.consumers.delete('MD', info.name).catch(() => {});
+  return ms;
+}
 
 export async function run() {
   const bench = await startBenchNats();
@@ -105,6 +130,7 @@ export async function run() {
       // Alternating: a replay from a random instant, a resume after a random sequence (the baseline).
       const byTime: number[] = [];
       const byPosition: number[] = [];
+      const raw: number[] = [];
       for (let i = 0; i < FIRST_SAMPLES; i++) {
         const at = random();
         const from = firstMs + Math.floor(at * (lastMs - firstMs));
@@ -115,6 +141,7 @@ export async function run() {
         byPosition.push(
           await client.call<number>('first', { transport: t, address: address[t], start: { after } }),
         );
+        raw.push(await rawFirst(nats, after));
       }
       const time = summary(byTime);
       const position = summary(byPosition);
@@ -124,6 +151,8 @@ export async function run() {
         resume_by_position: position,
         p50_vs_resume: round3(time.p50_ms / position.p50_ms),
         p99_vs_resume: round3(time.p99_ms / position.p99_ms),
+        raw_consumer: summary(raw),
+        p99_vs_raw: round3(time.p99_ms / summary(raw).p99_ms),
       };
       progress(`${t} time to first event: ${JSON.stringify(first[t])}`);
     }

@@ -143,7 +143,13 @@ it('stops on Ctrl-C with every client told reconnect, the service key revoked an
   });
 
   process.kill(-(child.pid as number), 'SIGINT');
-  expect(await within(terminal, 20_000, "the stream's terminal notice after Ctrl-C")).toMatchObject({
+  // A failure says what the service logged after the signal (a shutdown past its deadline names its part).
+  const afterSignal = logs.length;
+  const told = await within(terminal, 20_000, "the stream's terminal notice after Ctrl-C").catch((err) => {
+    const said = logs.slice(afterSignal).map((l) => `${l.msg}${l.part ? ` (${l.part})` : ''}`);
+    throw new Error(`${err.message}; the service logged: ${JSON.stringify(said)}`);
+  });
+  expect(told).toMatchObject({
     code: 'reconnect',
     terminal: true,
   });
