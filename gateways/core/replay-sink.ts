@@ -39,6 +39,9 @@ export class ReplaySink implements FeedSink {
   lastSeq = 0;
   private limit = Number.POSITIVE_INFINITY;
   private holding = false;
+  /** The clock reading from which the next event holds (`holdFrom`), and what then runs. */
+  private boundaryMs: number | null = null;
+  private onBoundary: (() => void) | null = null;
   private readonly queue: FeedEvent[] = [];
   private head = 0;
   private lastTimeMs: number | null = null;
@@ -60,6 +63,7 @@ export class ReplaySink implements FeedSink {
 
   event(ev: FeedEvent): void {
     if (this.closed || ev.seq > this.limit) return;
+    if (this.boundaryMs !== null && Date.now() >= this.boundaryMs) this.reachBoundary();
     this.lastSeq = ev.seq;
     if (this.speed === null && !this.holding && this.queued() === 0) {
       this.count++;
@@ -89,6 +93,24 @@ export class ReplaySink implements FeedSink {
   /** Events wait (the end is being looked up). */
   hold(): void {
     this.holding = true;
+  }
+
+  /**
+   * Holds from the first event handed over once the clock reads `ms` (and runs `reached`, once):
+   * an event stored after a replay's `to` is received after it, so none is delivered before the
+   * end is known, however late the caller's own timer for `to` fires on a busy process.
+   */
+  holdFrom(ms: number, reached: () => void): void {
+    this.boundaryMs = ms;
+    this.onBoundary = reached;
+  }
+
+  private reachBoundary(): void {
+    const reached = this.onBoundary;
+    this.boundaryMs = null;
+    this.onBoundary = null;
+    this.holding = true;
+    reached?.();
   }
 
   /** Nothing past `seq` is delivered (waiting events past it are dropped); holding ends. */

@@ -86,18 +86,28 @@ export async function openWindowFeed(
   if (endNow !== null) finishAt(endNow);
   else if (toMs !== null) {
     // When the clock reaches `to`, events wait while its last sequence is looked up; the lookup
-    // fails only with NATS away, and is asked again until it answers.
-    const endWhenAnswered = (): void => {
-      sink.hold();
+    // fails only with NATS away, and is asked again until it answers. The clock is read by the
+    // sink on every event (the first one after `to` holds at once) and by a timer (a stream with
+    // nothing arriving): a timer alone, late on a busy process, let events stored after `to`
+    // through before it fired (seen in a fresh-clone run).
+    let asked = false;
+    const lookUp = (): void => {
       seqAtOrBefore(deps.nats, stream, toMs, deps.log)
         .then((endSeq) => {
           if (!closed) finishAt(endSeq);
         })
         .catch((err) => {
           deps.log.warn({ err: String(err) }, 'replay end lookup failed; asking again');
-          if (!closed) timer = setTimeout(endWhenAnswered, END_RETRY_MS);
+          if (!closed) timer = setTimeout(lookUp, END_RETRY_MS);
         });
     };
+    const endWhenAnswered = (): void => {
+      if (asked) return;
+      asked = true;
+      sink.hold();
+      lookUp();
+    };
+    sink.holdFrom(toMs + 1, endWhenAnswered);
     // Node's timers hold at most about 24.8 days: a `to` further away is waited for in steps.
     const arm = (): void => {
       const wait = toMs + 1 - Date.now();

@@ -253,13 +253,21 @@ describe.each(transports)('replay by time on $name', ({ open }) => {
     await publisher;
     const { last_seq } = (await stack.nats.jsm.streams.info(STREAMS.MD)).state;
     const want: number[] = [];
+    const times = new Map<number, string>();
     for (let seq = (stored.at(-1) as Stored).seq + 1; seq <= last_seq; seq++) {
       const m = await stack.nats.jsm.streams.getMessage(STREAMS.MD, { seq });
       const ms = m ? storedMs(m.timestamp) : -1;
+      times.set(seq, m?.timestamp ?? 'none');
       if (ms >= from && ms <= to) want.push(seq);
     }
     expect(want.length).toBeGreaterThan(5);
-    expect(replay.seqs).toEqual(want);
+    // A failure names each sequence on one side only, with its stored time, against from and to.
+    const only = (a: number[], b: number[]) =>
+      a.filter((x) => !b.includes(x)).map((x) => `${x} ${times.get(x)}`);
+    expect(
+      replay.seqs,
+      `from ${new Date(from).toISOString()} to ${new Date(to).toISOString()}: replayed only ${JSON.stringify(only(replay.seqs, want))}, stored in the range only ${JSON.stringify(only(want, replay.seqs))}`,
+    ).toEqual(want);
     expect(replay.notices.find((n) => n.code === 'replay_complete')).toMatchObject({ count: want.length });
   });
 
