@@ -25,6 +25,10 @@ export type Nats = {
   readonly connected: () => boolean;
   /** Runs `fn` after every reconnect; returns the unsubscribe function. */
   onReconnect(fn: () => void): () => void;
+  /** Runs `fn` at every disconnect; returns the unsubscribe function. */
+  onDisconnect(fn: () => void): () => void;
+  /** When the connection went down (ms since the epoch), while it is down; null while connected. */
+  readonly downSince: () => number | null;
   /**
    * Replicas of the KV buckets this process creates (1 when unset); `setupStreams` sets it from
    * STREAM_REPLICAS, so buckets are R3 on a 3-node cluster like the streams.
@@ -64,13 +68,16 @@ export async function connectNats(
     noAsyncTraces: true,
   });
   let connected = true;
+  let downSince: number | null = null;
   const reconnectListeners = new Set<() => void>();
+  const disconnectListeners = new Set<() => void>();
   (async () => {
     for await (const s of nc.status()) {
       if (s.type === 'disconnect' || s.type === 'reconnect') {
         connected = s.type === 'reconnect';
+        downSince = connected ? null : (downSince ?? Date.now());
         log.warn({ nats: s.type, server: s.server }, `nats ${s.type}`);
-        if (connected) for (const fn of reconnectListeners) fn();
+        for (const fn of connected ? reconnectListeners : disconnectListeners) fn();
       } else if (s.type === 'error') log.error({ nats: s.type, err: String(s.error) }, 'nats error');
     }
   })().catch(() => {});
@@ -90,6 +97,11 @@ export async function connectNats(
       reconnectListeners.add(fn);
       return () => reconnectListeners.delete(fn);
     },
+    onDisconnect(fn) {
+      disconnectListeners.add(fn);
+      return () => disconnectListeners.delete(fn);
+    },
+    downSince: () => downSince,
   };
 }
 

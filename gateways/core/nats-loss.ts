@@ -4,64 +4,48 @@
  * guard refuses new ones with `feed_unavailable`, so clients move to another edge or region (the
  * TypeScript client's next endpoint) instead of waiting on heartbeats from an edge with no data;
  * `/healthz` is 503 from the first moment. A NATS that comes back within the bound (a cluster
- * node's restart, a reconnect to another node) ends nothing. One tracker per connection, polling
- * `connected()` four times a second; 0 turns the rule off.
+ * node's restart, a reconnect to another node) ends nothing. Driven by the connection's own
+ * disconnect and reconnect (platform/nats.ts); 0 turns the rule off.
  */
 import { ApiError } from '../../contracts/errors.ts';
 import type { Nats } from '../../platform/nats.ts';
 
-const POLL_MS = 250;
-
-type Tracker = { downSince: number | null; listeners: Set<(downMs: number) => void>; timer: NodeJS.Timeout };
-const trackers = new WeakMap<Nats, Tracker>();
-
-function trackerOf(nats: Nats): Tracker {
-  let t = trackers.get(nats);
-  if (!t) {
-    const tracker: Tracker = {
-      downSince: null,
-      listeners: new Set(),
-      timer: setInterval(() => {
-        if (nats.connected()) tracker.downSince = null;
-        else tracker.downSince ??= Date.now();
-        const down = tracker.downSince === null ? 0 : Date.now() - tracker.downSince;
-        for (const fn of tracker.listeners) fn(down);
-      }, POLL_MS),
-    };
-    tracker.timer.unref();
-    // A closed connection stops being watched (and can be collected).
-    void nats.nc.closed().then(() => clearInterval(tracker.timer));
-    trackers.set(nats, tracker);
-    t = tracker;
-  }
-  return t;
-}
-
 /** How long the connection has been down, ms (0 while up). */
-export function natsDownMs(nats: Nats): number {
-  const since = trackerOf(nats).downSince;
+const natsDownMs = (nats: Nats): number => {
+  const since = nats.downSince();
   return since === null ? 0 : Date.now() - since;
-}
+};
 
-/** Runs `onLost` once each time the connection has been down for `afterMs`; returns the unsubscribe. */
+/** Runs `onLost` each time the connection stays down for `afterMs`; returns the unsubscribe. */
 export function onNatsLost(nats: Nats, afterMs: number, onLost: () => void): () => void {
   if (afterMs <= 0) return () => {};
-  const t = trackerOf(nats);
-  let fired = false;
-  const listener = (downMs: number) => {
-    if (downMs === 0) fired = false;
-    else if (downMs >= afterMs && !fired) {
-      fired = true;
-      onLost();
-    }
+  let timer: NodeJS.Timeout | null = null;
+  const cancel = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
   };
-  t.listeners.add(listener);
-  return () => t.listeners.delete(listener);
+  // Counted from when it went down: a second disconnect before any reconnect changes nothing.
+  const offDown = nats.onDisconnect(() => {
+    if (timer) return;
+    timer = setTimeout(
+      () => {
+        timer = null;
+        onLost();
+      },
+      Math.max(0, afterMs - natsDownMs(nats)),
+    );
+    timer.unref();
+  });
+  const offUp = nats.onReconnect(cancel);
+  return () => {
+    cancel();
+    offDown();
+    offUp();
+  };
 }
 
 /** The guard's rule: no new stream or request on an edge whose NATS has been down `afterMs`. */
 export function natsLossAdmission(nats: Nats, afterMs: number): { admit(): void } {
-  trackerOf(nats);
   return {
     admit() {
       const down = natsDownMs(nats);
