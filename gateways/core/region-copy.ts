@@ -7,7 +7,7 @@
  * answers (headers) and in gRPC `GetBlockNumber`; the guard refuses new admissions once the last
  * contact is older than REGION_CONFIRM_MS (keys can no longer be confirmed). Null at home.
  */
-import type { JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager, StreamInfo } from '@nats-io/jetstream';
 import { ApiError } from '../../contracts/errors.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { inTime } from '../../platform/in-time.ts';
@@ -28,6 +28,23 @@ const REFRESH_MS = 1_000;
 type Monitor = { state: RegionCopyState | null; timer: NodeJS.Timeout };
 const monitors = new WeakMap<Nats, Monitor>();
 
+/**
+ * A region's copy of `MD` (its stream info) against the home region's newest sequence (null: not
+ * known): its newest sequence, the events it lacks, and how long ago its mirror heard from home.
+ * Read in the region (below) and at home for the status (gateways/http/status/region-copies.ts).
+ */
+export function copyState(
+  copy: StreamInfo,
+  homeLast: number | null,
+): Pick<RegionCopyState, 'last_seq' | 'lag' | 'last_contact_ms'> {
+  const active = Number(copy.mirror?.active ?? -1);
+  return {
+    last_seq: copy.state.last_seq,
+    lag: homeLast === null ? null : Math.max(0, homeLast - copy.state.last_seq),
+    last_contact_ms: active >= 0 ? Math.round(active / 1e6) : null,
+  };
+}
+
 async function read(
   nats: Nats,
   home: { domain: string; jsm: JetStreamManager },
@@ -40,15 +57,7 @@ async function read(
     ),
   ]);
   if (!local.mirror) return null;
-  const active = Number(local.mirror.active ?? -1);
-  const last = local.state.last_seq;
-  return {
-    home: home.domain,
-    last_seq: last,
-    home_last_seq: homeLast,
-    lag: homeLast === null ? null : Math.max(0, homeLast - last),
-    last_contact_ms: active >= 0 ? Math.round(active / 1e6) : null,
-  };
+  return { home: home.domain, home_last_seq: homeLast, ...copyState(local, homeLast) };
 }
 
 /** The latest state (refreshed in the background, started by the first call); null at home or before the first read. */

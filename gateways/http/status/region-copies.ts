@@ -9,6 +9,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { STREAMS } from '../../../contracts/streams.ts';
 import { inTime } from '../../../platform/in-time.ts';
 import type { Nats } from '../../../platform/nats.ts';
+import { copyState } from '../../core/region-copy.ts';
 
 export type RegionCopyView = {
   region: string;
@@ -45,13 +46,10 @@ export function watchRegionCopies(
           ),
           ASK_MS,
         );
-        const active = Number(info?.mirror?.active ?? -1);
         views.set(domain, {
           region: domain,
           reachable: info !== null,
-          last_seq: info?.state.last_seq ?? null,
-          lag: info && homeLast !== null ? Math.max(0, homeLast - info.state.last_seq) : null,
-          last_contact_ms: info && active >= 0 ? Math.round(active / 1e6) : null,
+          ...(info ? copyState(info, homeLast) : { last_seq: null, lag: null, last_contact_ms: null }),
           checked_at: new Date().toISOString(),
         });
       }),
