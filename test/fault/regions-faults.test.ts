@@ -49,8 +49,7 @@ const homeLast = async () =>
 
 /** JP readers (SSE, gRPC) from JP's newest sequence, each with a key of its own. */
 async function jpReaders(): Promise<{ from: number; readers: ResumingReader[] }> {
-  const keys = await Promise.all([0, 1].map(async () => (await two.accounts.key('quant', { jp: true })).key));
-  await two.keysInJp();
+  const keys = await two.jpKeys(2);
   const from = (await two.jp.jsm.streams.info('MD')).state.last_seq;
   return {
     from,
@@ -120,10 +119,7 @@ it('kill -9 the home node leading MD: JP clients see no gap and no duplicate', {
 it('kill -9 the JP nats-server: JP fails health, TypeScript clients go on from US exactly; JP catches up when back', {
   timeout: 180_000,
 }, async () => {
-  const keys = await Promise.all(
-    [0, 1, 2].map(async () => (await two.accounts.key('quant', { jp: true })).key),
-  );
-  await two.keysInJp();
+  const keys = await two.jpKeys(3);
   const { jp, us } = two.edges;
   const iterators: ResumingStream[] = [
     stream({ url: [jp.sse, us.sse], key: keys[0] as string }),

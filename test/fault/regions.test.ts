@@ -129,10 +129,7 @@ async function travel(open: Open, targets: string[], keys: string[], perStop: nu
 it('SSE, gRPC and disk-sync clients move US → JP → US … and resume exactly with their last position', {
   timeout: 120_000,
 }, async () => {
-  const keys = await Promise.all(
-    Array.from({ length: 6 }, async () => (await accounts.key('quant', { jp: true })).key),
-  );
-  await keysInJp();
+  const keys = await two.jpKeys(6);
   // A slower link (500 ms each way): JP's copy is ~100 events behind, so a position brought from
   // US is one JP has not received yet, and the JP edge must resume after it all the same.
   regions.link.delayMs = 500;
@@ -350,10 +347,7 @@ it('a key revoked at home stops working in JP at once: its JP stream ends (auth_
 it('the TypeScript client given [US, JP] fails over to JP with its position when the US edges die: SSE, gRPC, disk-sync', {
   timeout: 90_000,
 }, async () => {
-  const keys = await Promise.all(
-    Array.from({ length: 3 }, async () => (await accounts.key('quant', { jp: true })).key),
-  );
-  await keysInJp();
+  const keys = await two.jpKeys(3);
   const iterators: ResumingStream[] = [
     stream({ url: [edges.us.sse, edges.jp.sse], key: keys[0] as string }),
     streamGrpc({ target: [edges.us.grpc, edges.jp.grpc], key: keys[1] as string }),

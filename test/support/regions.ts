@@ -29,6 +29,8 @@ export type TwoRegions = {
   startEdges(region: 'us' | 'jp'): Promise<Edges>;
   /** Resolves once JP's copy of the keys holds every key made at home so far. */
   keysInJp(): Promise<void>;
+  /** `n` Quant keys with Japan access, each of an account of its own, made at home and in JP's copy. */
+  jpKeys(n: number): Promise<string[]>;
   stop(): Promise<void>;
 };
 
@@ -78,6 +80,14 @@ export async function startTwoRegions(opts: {
   await regions.linked();
   const jpEdges = await startEdges('jp');
   const jp = await connectNats(regions.jp.url, 'test-jp', createLogger('silent'));
+  const keysInJp = async () => {
+    const atHome = (await home.jsm.streams.info('KV_keys')).state.last_seq;
+    await eventually(
+      async () => (await jp.jsm.streams.info('KV_keys')).state.last_seq >= atHome,
+      15_000,
+      "the keys in JP's copy",
+    );
+  };
   return {
     regions,
     home,
@@ -86,13 +96,13 @@ export async function startTwoRegions(opts: {
     edges: { us, jp: jpEdges },
     processes,
     startEdges,
-    async keysInJp() {
-      const atHome = (await home.jsm.streams.info('KV_keys')).state.last_seq;
-      await eventually(
-        async () => (await jp.jsm.streams.info('KV_keys')).state.last_seq >= atHome,
-        15_000,
-        "the keys in JP's copy",
+    keysInJp,
+    async jpKeys(n) {
+      const keys = await Promise.all(
+        Array.from({ length: n }, async () => (await accounts.key('quant', { jp: true })).key),
       );
+      await keysInJp();
+      return keys;
     },
     async stop() {
       accounts.stop();
