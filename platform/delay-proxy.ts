@@ -36,7 +36,7 @@ function pipeDelayed(from: Socket, to: Socket, delay: () => number, window: numb
   let paused = false;
   const flush = () => {
     timer = null;
-    const now = Date.now();
+    const now = performance.now();
     while (queue.length > 0 && (queue[0] as { at: number }).at <= now) {
       const { chunk } = queue.shift() as { chunk: Buffer };
       if (!to.destroyed) to.write(chunk);
@@ -45,8 +45,8 @@ function pipeDelayed(from: Socket, to: Socket, delay: () => number, window: numb
   };
   from.on('data', (chunk: Buffer) => {
     const d = delay();
-    queue.push({ at: Date.now() + d, chunk });
-    if (!timer) timer = setTimeout(flush, Math.max(0, (queue[0] as { at: number }).at - Date.now()));
+    queue.push({ at: performance.now() + d, chunk });
+    if (!timer) timer = setTimeout(flush, Math.max(0, (queue[0] as { at: number }).at - performance.now()));
     inFlight += chunk.length;
     setTimeout(() => {
       inFlight -= chunk.length;
@@ -62,7 +62,7 @@ function pipeDelayed(from: Socket, to: Socket, delay: () => number, window: numb
   });
   from.on('close', () => {
     // What was sent before the close still arrives, late like the rest, then the close.
-    const last = queue.length > 0 ? (queue[queue.length - 1] as { at: number }).at - Date.now() : 0;
+    const last = queue.length > 0 ? (queue[queue.length - 1] as { at: number }).at - performance.now() : 0;
     setTimeout(() => to.destroy(), Math.max(0, last) + 1);
   });
 }

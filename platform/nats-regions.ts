@@ -54,6 +54,8 @@ export type NatsRegionsOptions = {
   linkDelayMs?: number;
   binary?: string;
   ownProcessGroup?: boolean;
+  /** Starts the link's proxies (`startDelayProxy` in this process by default). */
+  startProxy?: typeof startDelayProxy;
 };
 
 export async function startNatsRegions(opts: NatsRegionsOptions): Promise<NatsRegions> {
@@ -69,7 +71,8 @@ export async function startNatsRegions(opts: NatsRegionsOptions): Promise<NatsRe
     for (let i = 1; i <= size; i++) {
       const leafPort = await freePort();
       listens.set(`us-${i}`, leafPort);
-      proxies.set(`us-${i}`, await startDelayProxy({ port: leafPort }, { delayMs: opts.linkDelayMs ?? 80 }));
+      const start = opts.startProxy ?? startDelayProxy;
+      proxies.set(`us-${i}`, await start({ port: leafPort }, { delayMs: opts.linkDelayMs ?? 80 }));
     }
     home = await startNatsCluster({
       baseDir: join(opts.baseDir, 'us'),
