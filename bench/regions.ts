@@ -34,7 +34,7 @@ import { COINS, fillMdStream, publishAtRate } from './lib/feed.ts';
 import { startWorker } from './lib/ipc.ts';
 import type { RawReader } from './lib/region-latency-client.ts';
 import { remoteProxies } from './lib/remote-delay-proxy.ts';
-import { type Read, read } from './lib/replay-clients.ts';
+import type { Read } from './lib/replay-clients.ts';
 import { median, percentile } from './lib/stats.ts';
 
 const DELAY_MS = Number(process.env.BENCH_LINK_DELAY_MS ?? 80);
@@ -162,15 +162,23 @@ export async function run() {
     const link = await proxies.start({ port: usPort }, { delayMs: DELAY_MS });
     closers.push(() => link.close());
     const acrossUrl = `http://127.0.0.1:${link.port}`;
+    // The client in a process of its own, as a JP client is on another machine.
+    const reader = await startWorker('remote-reader');
+    closers.push(() => reader.close());
     const runs: { jp_local: Read[]; us_across_link: Read[] } = { jp_local: [], us_across_link: [] };
     for (let r = 0; r < ROUNDS; r++) {
       const order =
         r % 2 === 0 ? (['jp_local', 'us_across_link'] as const) : (['us_across_link', 'jp_local'] as const);
       for (const kind of order) {
-        const got = await read('sse', kind === 'jp_local' ? jpEdge.url : acrossUrl, {
-          kind: 'catchup',
-          last,
-        });
+        const got = await reader.call<Read>(
+          'read',
+          {
+            transport: 'sse',
+            address: kind === 'jp_local' ? jpEdge.url : acrossUrl,
+            spec: { kind: 'catchup', last },
+          },
+          600_000,
+        );
         runs[kind].push(got);
         progress(`${kind}: ${got.events} events, ${got.events_per_s}/s`);
       }

@@ -11,7 +11,7 @@
  *   random instant within what the stream holds (seeded; the seed is printed), from the request
  *   to the first event; p50/p99/max (goal p99 ≤ 50 ms), each beside a resume by position from
  *   a sequence at the same place in the stream (Last-Event-ID, after_seq, from_seq: the baseline
- *   without the time lookup); the client in a process of its own (bench/lib/first-event-client.ts);
+ *   without the time lookup); the client in a process of its own (bench/lib/remote-reader.ts);
  *   and the floor under both: a raw JetStream consumer at the same sequence and its first message.
  *   The three take turns at going first at each place (the first pays for loading its stored
  *   block); p99 is the nearest rank (of 100 samples the 99th, not the largest).
@@ -124,8 +124,8 @@ export async function run() {
       p99_ms: round3(percentile(ms, 99)),
       max_ms: round3(Math.max(...ms)),
     });
-    // The client runs in a process of its own, as a remote client would (bench/lib/first-event-client.ts).
-    const client = await startWorker('first-event-client');
+    // The client runs in a process of its own, as a remote client would (bench/lib/remote-reader.ts).
+    const client = await startWorker('remote-reader');
     for (const t of ['sse', 'grpc', 'disksync'] as Transport[]) {
       // Alternating: a replay from a random instant, a resume after a random sequence (the baseline).
       const byTime: number[] = [];
