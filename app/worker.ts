@@ -5,6 +5,7 @@
  * worker keeps dying is failed after JOB_MAX_DELIVERIES attempts (consumers/generation/queue-delivery.ts).
  */
 import { join } from 'node:path';
+import { startMdArchiver } from '../consumers/export/md-archiver.ts';
 import { type JobWorker, startJobWorker } from '../consumers/generation/job-worker.ts';
 import { createWorkerPool } from '../consumers/generation/worker-pool.ts';
 import { artifactStoreSettings, artifactsDirOf } from '../gateways/http/app.ts';
@@ -21,6 +22,17 @@ export async function startWorker(nats: Nats, config: Config, log: Logger): Prom
   const pool = createWorkerPool(config.WINDOW_CONCURRENCY);
   void pool.warm();
   const workers: JobWorker[] = [];
+  // One `MD` archive per process, read by its export workers.
+  const archiveDir = config.MD_ARCHIVE
+    ? (config.MD_ARCHIVE_DIR ?? join(config.DATA_DIR, 'md-archive'))
+    : undefined;
+  const archiver = archiveDir
+    ? await startMdArchiver(nats, log, {
+        dir: archiveDir,
+        segmentSeqs: config.MD_ARCHIVE_SEGMENT_SEQS,
+        flushMs: config.MD_ARCHIVE_FLUSH_S * 1_000,
+      })
+    : null;
   try {
     for (let i = 0; i < config.WORKER_CONCURRENCY; i++)
       workers.push(
@@ -34,15 +46,16 @@ export async function startWorker(nats: Nats, config: Config, log: Logger): Prom
           // One set of window lanes per process, started with the first job consumer.
           windowLanes: i === 0 ? config.WINDOW_CONCURRENCY : 0,
           pool,
+          ...(archiveDir ? { archiveDir } : {}),
         }),
       );
   } catch (error) {
-    await Promise.all(workers.map((w) => w.stop()));
+    await Promise.all([...workers.map((w) => w.stop()), archiver?.stop()]);
     await pool.close();
     throw error;
   }
   const stop = async (): Promise<void> => {
-    await Promise.all(workers.map((w) => w.stop()));
+    await Promise.all([...workers.map((w) => w.stop()), archiver?.stop()]);
     await pool.close();
   };
   return { name: 'worker', stop };

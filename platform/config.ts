@@ -233,6 +233,20 @@ export const ConfigSchema = z.object({
   ARTIFACT_RETENTION_S: int(7 * 86_400, 60, 90 * 86_400),
   /** How often the retention sweep runs, seconds. */
   ARTIFACT_SWEEP_INTERVAL_S: int(3_600, 1, 86_400),
+  /**
+   * Workers keep an archive of `MD` in Parquet segments (consumers/export/md-archive.ts): a range
+   * export reads what it holds with DuckDB and only the rest from NATS. `false`: exports read `MD`.
+   */
+  MD_ARCHIVE: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
+  /** Where a worker keeps its `MD` archive (one worker process per directory); default DATA_DIR/md-archive. */
+  MD_ARCHIVE_DIR: z.string().optional(),
+  /** `MD` sequences per archive segment. */
+  MD_ARCHIVE_SEGMENT_SEQS: int(100_000, 10, 10_000_000),
+  /** A quiet feed's pending archive segment is written after this however short, seconds. */
+  MD_ARCHIVE_FLUSH_S: int(600, 1, 86_400),
   /** Free bytes the artifacts disk must keep: no job is accepted or started below it (503). */
   MIN_FREE_DISK_BYTES: int(1024 ** 3, 0),
   /** HMAC secret for API keys and session tokens; the default is refused outside development. */

@@ -34,6 +34,7 @@ import { STREAMS } from '../../contracts/streams.ts';
 import { mdFilter, parseFeedSubject } from '../../contracts/subjects.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { seqAtOrBefore, seqBefore } from '../../platform/stream-time.ts';
+import { type ArchivePart, archiveSelectSql, coverage, listSegments } from './md-archive.ts';
 import { type OnStored, type RangeRead, readStoredRange } from './range-reader.ts';
 
 export type ExportRangeOptions = {
@@ -68,6 +69,8 @@ export type ExportRangeOptions = {
   pipe?: boolean;
   /** DuckDB threads (default 1: one row group after another, always the same bytes). */
   threads?: number;
+  /** The `MD` archive's directory (md-archive.ts): what it holds of the range is read from it. */
+  archiveDir?: string;
 };
 
 export class ExportError extends Error {}
@@ -101,25 +104,45 @@ export function readNdjsonSql(ndjsonPath: string): string {
   return `read_json(${sql(ndjsonPath)}, format = 'newline_delimited', columns = {${columns}})`;
 }
 
+/**
+ * Where the rows come from besides the NDJSON: the archive's rows of the range (a SELECT of the
+ * export's columns, md-archive.ts), and the order of the whole (`seq`, or by stored time with
+ * `MD` first on a tie when the export has own events: the order the NDJSON's merge writes).
+ */
+export type CopySource = { archive?: string; order?: 'seq' | 'stored' };
+
+const ORDER_BY = { seq: ' ORDER BY seq', stored: ' ORDER BY stored_ms, owner IS NOT NULL, seq' } as const;
+
+/** The rows of the export: the NDJSON's, with the archive's before them, in the order asked. */
+function rowsSql(ndjsonPath: string, source: CopySource): string {
+  const order = source.order ? ORDER_BY[source.order] : '';
+  if (!source.archive && !order) return readNdjsonSql(ndjsonPath);
+  const columns = EXPORT_COLUMNS.map(([k]) => k).join(', ');
+  const ndjson = `SELECT ${columns} FROM ${readNdjsonSql(ndjsonPath)}`;
+  return `(SELECT * FROM (${source.archive ? `${source.archive} UNION ALL ` : ''}${ndjson})${order})`;
+}
+
 /** DuckDB's COPY of the NDJSON to the file: Parquet (ZSTD, key-value metadata) or CSV (header). */
 export function copySql(
   ndjsonPath: string,
   outPath: string,
   format: ExportFormat,
   metadata: Record<string, string>,
+  source: CopySource = {},
 ): string {
+  const rows = rowsSql(ndjsonPath, source);
   if (format === 'parquet') {
     const meta = Object.entries(metadata)
       .map(([k, v]) => `${k}: ${sql(v)}`)
       .join(', ');
     return (
-      `COPY (SELECT * FROM ${readNdjsonSql(ndjsonPath)}) TO ${sql(outPath)} ` +
+      `COPY (SELECT * FROM ${rows}) TO ${sql(outPath)} ` +
       `(FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE 122880, KV_METADATA {${meta}})`
     );
   }
   const select = EXPORT_COLUMNS.map(([k]) => (k === 'bids' || k === 'asks' ? `to_json(${k}) AS ${k}` : k));
   return (
-    `COPY (SELECT ${select.join(', ')} FROM ${readNdjsonSql(ndjsonPath)}) TO ${sql(outPath)} ` +
+    `COPY (SELECT ${select.join(', ')} FROM ${rows}) TO ${sql(outPath)} ` +
     `(FORMAT CSV, HEADER true, DELIMITER ',', QUOTE '"', NULLSTR '')`
   );
 }
@@ -364,6 +387,24 @@ export async function writeRangeNdjson(
   }
 }
 
+/**
+ * The archive's parts covering the range from its start (or from `MD`'s first sequence, where
+ * the stream no longer holds the range's start: the archive never gives what `MD` no longer has),
+ * and the last sequence they cover; null when the archive holds none of it.
+ */
+async function archivedPart(
+  nats: Nats,
+  opts: Pick<ExportRangeOptions, 'firstSeq' | 'lastSeq'>,
+  dir: string,
+): Promise<{ parts: ArchivePart[]; through: number } | null> {
+  if (opts.firstSeq > opts.lastSeq) return null;
+  const segments = await listSegments(dir);
+  if (segments.length === 0) return null;
+  const { state } = await nats.jsm.streams.info(STREAMS.MD);
+  const got = coverage(segments, Math.max(opts.firstSeq, state.first_seq), opts.lastSeq);
+  return got.parts.length > 0 ? got : null;
+}
+
 /** A named pipe at `path`, or false where none can be made (no `mkfifo`). */
 function makeFifo(path: string): boolean {
   try {
@@ -388,7 +429,15 @@ export async function exportRange(
     const ndjson = join(dir, 'events.ndjson');
     const own = await ownRange(nats, opts);
     const meta = exportMetadata(opts.selection, opts.firstSeq, opts.lastSeq, own);
-    const copy = copySql(ndjson, opts.out, opts.format, meta);
+    const hasOwn = own !== null && own.firstSeq <= own.lastSeq;
+    // What the archive holds of the range is read from it; `MD` is read from where it ends.
+    const archived = opts.archiveDir ? await archivedPart(nats, opts, opts.archiveDir) : null;
+    const source: CopySource = {
+      ...(archived ? { archive: archiveSelectSql(archived.parts, opts.selection) } : {}),
+      ...(hasOwn ? { order: 'stored' as const } : archived ? { order: 'seq' as const } : {}),
+    };
+    const copy = copySql(ndjson, opts.out, opts.format, meta, source);
+    if (archived) opts = { ...opts, firstSeq: Math.max(opts.firstSeq, archived.through + 1) };
     const threads = opts.threads ?? 1;
     let rows: number;
     if (opts.pipe === true && makeFifo(ndjson)) {

@@ -34,6 +34,8 @@ export type ExportWorkerOptions = {
   ackWaitMs?: number;
   progressEveryMs?: number;
   maxDeliveries?: number;
+  /** The `MD` archive this process keeps (md-archive.ts). */
+  archiveDir?: string;
 };
 
 export type ExportWorker = { stop(): Promise<void> };
@@ -126,6 +128,7 @@ async function runExport(
       out: local,
       tmpDir: dir,
       signal,
+      ...(opts.archiveDir ? { archiveDir: opts.archiveDir } : {}),
       onProgress: throttledProgress(opts.progressEveryMs ?? 250, (progress) => {
         current = { ...current, progress };
         void jobs.put(job.job_id, current).catch(() => {});

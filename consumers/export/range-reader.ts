@@ -21,6 +21,7 @@ import type { Nats } from '../../platform/nats.ts';
 export type RangeReadOptions = {
   /** The stream read (default `MD`). */
   stream?: string;
+  /** Subject filter; '' reads every message. */
   filter: string;
   firstSeq: number;
   lastSeq: number;
@@ -74,7 +75,8 @@ export async function readStoredRange(
     deliver_policy: DeliverPolicy.StartSequence,
     opt_start_seq: firstSeq,
     ack_policy: AckPolicy.None,
-    filter_subject: opts.filter,
+    // '' reads every message: no filter at all (an unfiltered consumer starts at once on 2.9).
+    ...(opts.filter ? { filter_subject: opts.filter } : {}),
     inactive_threshold: nanos(5 * 60_000),
     mem_storage: true,
     num_replicas: 1,

@@ -67,6 +67,8 @@ export type JobWorkerOptions = {
   maxDeliveries?: number;
   /** Whether this worker also takes range exports (`jobs.export`, consumers/export/; default true). */
   exports?: boolean;
+  /** The process's `MD` archive, read by its range exports (consumers/export/md-archive.ts). */
+  archiveDir?: string;
 };
 
 const DEFAULT_ACK_WAIT_MS = 30_000;
@@ -103,6 +105,7 @@ export async function startJobWorker(nats: Nats, log: Logger, opts: JobWorkerOpt
           ackWaitMs: opts.ackWaitMs ?? DEFAULT_ACK_WAIT_MS,
           maxDeliveries: opts.maxDeliveries ?? MAX_JOB_DELIVERIES,
           ...(opts.tmpDir ? { tmpDir: opts.tmpDir } : {}),
+          ...(opts.archiveDir ? { archiveDir: opts.archiveDir } : {}),
         });
   const ctx: JobContext = { nats, jobs, outcomes, store, log, opts };
   const abort = new AbortController();

@@ -20,10 +20,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportRange } from '../../consumers/export/export-range.ts';
+import { listSegments } from '../../consumers/export/md-archive.ts';
+import { startMdArchiver } from '../../consumers/export/md-archiver.ts';
 import type { MarketEvent } from '../../contracts/events.ts';
 import { EXPORT_COLUMNS } from '../../contracts/export.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import { mdSubject, ownSubject, parseFeedSubject } from '../../contracts/subjects.ts';
+import { createLogger } from '../../platform/logger.ts';
 import { eventually } from '../support/eventually.ts';
 import { expectError } from '../support/http.ts';
 import { book, publishNow, trade } from '../support/publisher.ts';
@@ -296,6 +299,43 @@ describe('POST /data/export', () => {
         pipe: true,
       });
       expect(readFileSync(viaPipe).equals(bytes)).toBe(true);
+      // From the MD archive: the whole range in segments, then only its start (the rest read
+      // from MD): the same bytes each time.
+      const archiveDir = join(dir, `archive-${format}`);
+      const archiver = await startMdArchiver(stack.nats, createLogger('silent', 'test'), {
+        dir: archiveDir,
+        segmentSeqs: 17,
+        pollMs: 20,
+      });
+      try {
+        await eventually(
+          () => archiver.through() >= last_seq,
+          10_000,
+          "the archive reaching the range's end",
+        );
+      } finally {
+        await archiver.stop();
+      }
+      const viaArchive = join(dir, `archive.${format}`);
+      const exportArchived = () =>
+        exportRange(stack.nats, {
+          selection,
+          format,
+          firstSeq: first_seq,
+          lastSeq: last_seq,
+          fromMs: from,
+          toMs: to,
+          out: viaArchive,
+          archiveDir,
+        });
+      await exportArchived();
+      expect(readFileSync(viaArchive).equals(bytes)).toBe(true);
+      for (const s of await listSegments(archiveDir)) if (s.first > first_seq + 20) rmSync(s.file);
+      const kept = await listSegments(archiveDir);
+      expect(kept.some((s) => s.first <= first_seq && s.last >= first_seq)).toBe(true);
+      expect(Math.max(...kept.map((s) => s.last))).toBeLessThan(last_seq);
+      await exportArchived();
+      expect(readFileSync(viaArchive).equals(bytes)).toBe(true);
       if (format === 'parquet') {
         // `first_seq`/`last_seq`: the range on MD; `own_*`: the same instants on OWN.
         const ownAll = await storedOn(STREAMS.OWN, 'own.>');

@@ -1,0 +1,178 @@
+/**
+ * Keeps the `MD` archive (md-archive.ts) up with the stream: reads `MD` in order from the sequence
+ * after the last segment (a restart goes on from there; a half-written segment is discarded and
+ * read again), writes each stored event as an NDJSON row (the export's row: md-archive.ts), and
+ * every `segmentSeqs` sequences, or after `flushMs` with something pending (a quiet feed), turns
+ * them into a Parquet segment with DuckDB. Segments wholly before the stream's first sequence
+ * (removed by its limits) are deleted. One archiver per directory.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as wait } from 'node:timers/promises';
+import { isStoredEvent } from '../../contracts/event-wire.ts';
+import { STREAMS } from '../../contracts/streams.ts';
+import { parseFeedSubject } from '../../contracts/subjects.ts';
+import { backoffMs } from '../../platform/backoff.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { Nats } from '../../platform/nats.ts';
+import { runDuckdbCopy } from './export-range.ts';
+import { ARCHIVE_COLUMNS, listSegments, removeTemporaries, segmentName, tempName } from './md-archive.ts';
+import { readStoredRange } from './range-reader.ts';
+
+export type MdArchiverOptions = {
+  dir: string;
+  /** Sequences per segment (default 100,000). */
+  segmentSeqs?: number;
+  /** A pending segment older than this is written however short, ms (default 10 min). */
+  flushMs?: number;
+  /** Wait between looks at a stream with nothing new, ms (default 1 s). */
+  pollMs?: number;
+};
+
+export type MdArchiver = {
+  /** The last sequence archived (0: none yet). */
+  through(): number;
+  stop(): Promise<void>;
+};
+
+const sql = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+/** The DuckDB statement turning a segment's NDJSON into its Parquet file. */
+export function segmentCopySql(ndjson: string, out: string): string {
+  const columns = ARCHIVE_COLUMNS.map(([k, t]) => `${k}: ${sql(t)}`).join(', ');
+  return (
+    `COPY (SELECT * FROM read_json(${sql(ndjson)}, format = 'newline_delimited', columns = {${columns}})) ` +
+    `TO ${sql(out)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE 122880)`
+  );
+}
+
+/** What a row starts with for each subject: `"subj_…"` fields (null: not an event of `MD`). */
+function subjectHeads(): (subject: string) => string | null {
+  const seen = new Map<string, string | null>();
+  return (subject) => {
+    let head = seen.get(subject);
+    if (head === undefined) {
+      const p = parseFeedSubject(subject);
+      head =
+        p && p.owner === null
+          ? `"subj_source":${JSON.stringify(p.source)},"subj_symbol":${JSON.stringify(p.symbol)},"subj_type":${JSON.stringify(p.eventType)},`
+          : null;
+      if (seen.size < 100_000) seen.set(subject, head);
+    }
+    return head;
+  };
+}
+
+type Pending = { first: number; last: number; ndjson: string; out: WriteStream; since: number };
+
+export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverOptions): Promise<MdArchiver> {
+  const { dir } = opts;
+  const segmentSeqs = opts.segmentSeqs ?? 100_000;
+  const flushMs = opts.flushMs ?? 600_000;
+  const pollMs = opts.pollMs ?? 1_000;
+  await mkdir(dir, { recursive: true });
+  await removeTemporaries(dir);
+  const existing = await listSegments(dir);
+  let through = existing.reduce((m, s) => Math.max(m, s.last), 0);
+  const heads = subjectHeads();
+  const stop = new AbortController();
+  let pending: Pending | null = null;
+
+  const open = (first: number): Pending => {
+    const ndjson = join(dir, tempName(`md-${first}.ndjson`));
+    return {
+      first,
+      last: first - 1,
+      ndjson,
+      out: createWriteStream(ndjson, { highWaterMark: 1 << 20 }),
+      since: Date.now(),
+    };
+  };
+
+  /** Reads [p.last + 1, to] into `p`'s NDJSON. */
+  const readInto = async (p: Pending, to: number) => {
+    const read = await readStoredRange(
+      nats,
+      { filter: '', firstSeq: p.last + 1, lastSeq: to, signal: stop.signal },
+      (subject, data, seq, storedMs) => {
+        const head = heads(subject);
+        if (head === null || !isStoredEvent(data) || data.length <= 2) return true;
+        const line = Buffer.concat([
+          Buffer.from(`{"seq":${seq},"stored_ms":${storedMs},"owner":null,${head}`, 'latin1'),
+          data.subarray(1),
+          NEWLINE,
+        ]);
+        if (p.out.write(line)) return true;
+        p.out.once('drain', () => read.resume());
+        return false;
+      },
+    );
+    await read.done;
+    p.last = to;
+  };
+
+  const close = async (p: Pending) => {
+    await new Promise<void>((resolve, reject) =>
+      p.out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+    );
+    const name = segmentName(p.first, p.last);
+    const tmp = join(dir, tempName(name));
+    await runDuckdbCopy(segmentCopySql(p.ndjson, tmp));
+    await rename(tmp, join(dir, name));
+    await rm(p.ndjson, { force: true });
+    through = p.last;
+    log.debug({ first: p.first, last: p.last }, 'md archive: segment written');
+  };
+
+  const dropBefore = async (firstSeq: number) => {
+    for (const s of await listSegments(dir)) if (s.last < firstSeq) await rm(s.file, { force: true });
+  };
+
+  const pause = (ms: number) => wait(ms, undefined, { signal: stop.signal }).catch(() => {});
+  const loop = async () => {
+    let failures = 0;
+    while (!stop.signal.aborted) {
+      try {
+        const { state } = await nats.jsm.streams.info(STREAMS.MD);
+        await dropBefore(state.first_seq);
+        if (!pending) pending = open(Math.max(through + 1, state.first_seq));
+        const to = Math.min(state.last_seq, pending.first + segmentSeqs - 1);
+        if (to > pending.last) await readInto(pending, to);
+        const full = pending.last - pending.first + 1 >= segmentSeqs;
+        const old = pending.last >= pending.first && Date.now() - pending.since >= flushMs;
+        if (full || old) {
+          const p = pending;
+          pending = null;
+          await close(p);
+          continue;
+        }
+        failures = 0;
+        await pause(pollMs);
+      } catch (err) {
+        if (stop.signal.aborted) break;
+        log.warn({ err: String(err) }, 'md archive: read or write failed; reading the segment again');
+        if (pending) {
+          pending.out.destroy();
+          await rm(pending.ndjson, { force: true });
+          pending = null;
+        }
+        await pause(backoffMs(failures++, { maxMs: 30_000 }));
+      }
+    }
+  };
+  const running = loop();
+  return {
+    through: () => through,
+    async stop() {
+      stop.abort();
+      await running;
+      if (pending) {
+        pending.out.destroy();
+        await rm(pending.ndjson, { force: true });
+      }
+    },
+  };
+}
+
+const NEWLINE = Buffer.from('\n');
