@@ -432,9 +432,11 @@ export async function exportRange(
     const hasOwn = own !== null && own.firstSeq <= own.lastSeq;
     // What the archive holds of the range is read from it; `MD` is read from where it ends.
     const archived = opts.archiveDir ? await archivedPart(nats, opts, opts.archiveDir) : null;
+    // Always sorted, archive or not: DuckDB cuts row groups where its input's chunks fall, and a
+    // sort's output falls the same way whatever the rows came from (exactly ROW_GROUP_SIZE each).
     const source: CopySource = {
       ...(archived ? { archive: archiveSelectSql(archived.parts, opts.selection) } : {}),
-      ...(hasOwn ? { order: 'stored' as const } : archived ? { order: 'seq' as const } : {}),
+      order: hasOwn ? 'stored' : 'seq',
     };
     const copy = copySql(ndjson, opts.out, opts.format, meta, source);
     if (archived) opts = { ...opts, firstSeq: Math.max(opts.firstSeq, archived.through + 1) };

@@ -92,6 +92,7 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
 
   /** Reads [p.last + 1, to] into `p`'s NDJSON. */
   const readInto = async (p: Pending, to: number) => {
+    let draining = false;
     const read = await readStoredRange(
       nats,
       { filter: '', firstSeq: p.last + 1, lastSeq: to, signal: stop.signal },
@@ -104,7 +105,13 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
           NEWLINE,
         ]);
         if (p.out.write(line)) return true;
-        p.out.once('drain', () => read.resume());
+        if (!draining) {
+          draining = true;
+          p.out.once('drain', () => {
+            draining = false;
+            read.resume();
+          });
+        }
         return false;
       },
     );
