@@ -1,6 +1,8 @@
 /**
  * Stored events of a range → a Parquet or CSV file, with DuckDB. The platform's events are read
- * from `MD` (`first_seq` … `last_seq`) and, for an export by an account, that account's own events
+ * from the worker's `MD` archive as far as it holds the range (Parquet segments, md-archive.ts:
+ * DuckDB reads them as it reads any file), the rest from `MD` (`first_seq` … `last_seq`) and, for
+ * an export by an account, that account's own events
  * from `OWN` (the events `OWN` stored within the same instants [`from`, `to`]: `own_first_seq` …
  * `own_last_seq`), each by one pull consumer in stream order (range-reader.ts, the narrowest
  * subject filter of the selection: `md.…`, and `own.<account_id>.…`). Events are kept when they
@@ -11,8 +13,9 @@
  * (or, with `pipe`, a named pipe that DuckDB reads at the same time). The two streams are merged
  * as they are read: rows by stored time, `MD`'s before `OWN`'s on the same millisecond, each
  * stream in its sequence order (a bounded queue per stream; a stream ahead pauses). DuckDB writes
- * the file with the fixed columns of contracts/export.ts, in the order written, on one thread: row
- * groups always cut at the same rows. Nothing of the export itself (time, job id, host) goes into
+ * the file with the fixed columns of contracts/export.ts, sorted (by `seq`, or as the merge orders
+ * them when own events are in it), on one thread: row groups of exactly 122,880 rows, cut at the
+ * same rows whether they came from the archive or from NATS. Nothing of the export itself (time, job id, host) goes into
  * the file, so the same stored events give the same bytes.
  */
 import { execFileSync } from 'node:child_process';

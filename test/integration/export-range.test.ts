@@ -6,7 +6,8 @@
  * row with the stored events of the range read from the streams themselves (and nothing else: other
  * coins, another account's own events and the events outside the range are absent, the exporting
  * account's own are there, from `OWN` with `OWN`'s seq), in the order by stored time, `MD`'s
- * before `OWN`'s on a tie, then seq; the file's metadata names both ranges. The SHA-256 is the file's, exporting twice gives the same bytes, the
+ * before `OWN`'s on a tie, then seq; the file's metadata names both ranges. From the worker's `MD`
+ * archive (the whole range in segments, then only its start) the export gives the same bytes. The SHA-256 is the file's, exporting twice gives the same bytes, the
  * file is the owner's only and served with Range; bad input is a 4xx with the catalogue's code;
  * `export_range` through the official MCP SDK client answers the same job.
  */
@@ -288,16 +289,18 @@ describe('POST /data/export', () => {
         account_id: owner.accountId,
       };
       const { first_seq, last_seq } = again.job;
-      await exportRange(stack.nats, {
-        selection,
-        format,
-        firstSeq: first_seq,
-        lastSeq: last_seq,
-        fromMs: from,
-        toMs: to,
-        out: viaPipe,
-        pipe: true,
-      });
+      const exportTo = (out: string, how: { pipe?: boolean; archiveDir?: string }) =>
+        exportRange(stack.nats, {
+          selection,
+          format,
+          firstSeq: first_seq,
+          lastSeq: last_seq,
+          fromMs: from,
+          toMs: to,
+          out,
+          ...how,
+        });
+      await exportTo(viaPipe, { pipe: true });
       expect(readFileSync(viaPipe).equals(bytes)).toBe(true);
       // From the MD archive: the whole range in segments, then only its start (the rest read
       // from MD): the same bytes each time.
@@ -317,17 +320,7 @@ describe('POST /data/export', () => {
         await archiver.stop();
       }
       const viaArchive = join(dir, `archive.${format}`);
-      const exportArchived = () =>
-        exportRange(stack.nats, {
-          selection,
-          format,
-          firstSeq: first_seq,
-          lastSeq: last_seq,
-          fromMs: from,
-          toMs: to,
-          out: viaArchive,
-          archiveDir,
-        });
+      const exportArchived = () => exportTo(viaArchive, { archiveDir });
       await exportArchived();
       expect(readFileSync(viaArchive).equals(bytes)).toBe(true);
       for (const s of await listSegments(archiveDir)) if (s.first > first_seq + 20) rmSync(s.file);
