@@ -131,6 +131,7 @@ export async function run() {
       const byTime: number[] = [];
       const byPosition: number[] = [];
       const raw: number[] = [];
+      const byTimeOpen: number[] = [];
       for (let i = 0; i < FIRST_SAMPLES; i++) {
         const at = random();
         const from = firstMs + Math.floor(at * (lastMs - firstMs));
@@ -145,6 +146,21 @@ export async function run() {
               await client.call<number>('first', { transport: t, address: address[t], start: { after } }),
             ),
           async () => raw.push(await rawFirst(nats, after)),
+          // gRPC also on a channel already open, as a client holding one asks (and as the raw
+          // consumer's connection is): the rest is the edge's.
+          ...(t === 'grpc'
+            ? [
+                async () =>
+                  byTimeOpen.push(
+                    await client.call<number>('first', {
+                      transport: t,
+                      address: address[t],
+                      start: { from },
+                      open: true,
+                    }),
+                  ),
+              ]
+            : []),
         ];
         // The first to read a place pays for loading its stored block: each goes first a third of the time.
         for (let k = 0; k < samples.length; k++)
@@ -158,6 +174,7 @@ export async function run() {
         resume_by_position: position,
         p50_vs_resume: round3(time.p50_ms / position.p50_ms),
         p99_vs_resume: round3(time.p99_ms / position.p99_ms),
+        ...(byTimeOpen.length > 0 ? { from_time_open_channel: summary(byTimeOpen) } : {}),
         raw_consumer: summary(raw),
         p99_vs_raw: round3(time.p99_ms / summary(raw).p99_ms),
       };

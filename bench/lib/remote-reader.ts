@@ -9,8 +9,17 @@ import { serveWorker } from './ipc.ts';
 import { firstEvent, type ReadSpec, read, type Start, type Transport } from './replay-clients.ts';
 
 serveWorker({
-  first: ({ transport, address, start }: { transport: Transport; address: string; start: Start }) =>
-    firstEvent(transport, address, start),
+  first: ({
+    transport,
+    address,
+    start,
+    open,
+  }: {
+    transport: Transport;
+    address: string;
+    start: Start;
+    open?: boolean;
+  }) => firstEvent(transport, address, start, { open: open ?? false }),
   read: ({ transport, address, spec }: { transport: Transport; address: string; spec: ReadSpec }) =>
     read(transport, address, spec),
 });

@@ -177,7 +177,19 @@ export function read(transport: Transport, address: string, spec: ReadSpec): Pro
  * Milliseconds from asking for a replay from an instant (or a resume after a sequence) to its
  * first event; the stream is then cancelled.
  */
-export async function firstEvent(transport: Transport, address: string, start: Start): Promise<number> {
+/** gRPC channels kept open for `firstEvent(…, { open: true })`, by address. */
+const openChannels = new Map<string, BytesStreams>();
+
+/**
+ * `open`: on a gRPC channel already open (one per address, kept), as a client that holds one
+ * asks; otherwise a new connection each time, as SSE and disk-sync always make.
+ */
+export async function firstEvent(
+  transport: Transport,
+  address: string,
+  start: Start,
+  opts: { open?: boolean } = {},
+): Promise<number> {
   const t0 = performance.now();
   if (transport === 'sse') {
     const ctl = new AbortController();
@@ -193,7 +205,10 @@ export async function firstEvent(transport: Transport, address: string, start: S
     return ms;
   }
   if (transport === 'grpc') {
-    const client = new BytesClient(address, credentials.createInsecure()) as unknown as BytesStreams;
+    const open = opts.open ? openChannels.get(address) : undefined;
+    const client =
+      open ?? (new BytesClient(address, credentials.createInsecure()) as unknown as BytesStreams);
+    if (opts.open && !open) openChannels.set(address, client);
     return new Promise((resolve) => {
       const call = client.StreamEvents(
         'from' in start ? { start_ms: start.from } : { after_seq: start.after },
@@ -204,7 +219,7 @@ export async function firstEvent(transport: Transport, address: string, start: S
         if (seqOfBytes(b) < 0) return;
         const ms = performance.now() - t0;
         call.cancel();
-        client.close();
+        if (!opts.open) client.close();
         resolve(ms);
       });
     });
