@@ -11,6 +11,7 @@ import { RetryBackoff } from '../../platform/backoff.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { fieldError, isObject } from '../normalizer/fields.ts';
 import { isNormalizeError } from '../normalizer/index.ts';
+import { mapAll } from '../normalizer/mapper.ts';
 import { binanceMapper } from '../normalizer/mappers/binance.ts';
 import { reportFormatError } from './format-errors.ts';
 
@@ -25,7 +26,7 @@ export function updateId(value: unknown, field: string): number {
 export function parseDepthSnapshot(body: unknown, symbol: string, receivedAtMs: number): DepthSnapshot {
   if (!isObject(body)) throw fieldError(body, 'snapshot', 'an object');
   const lastUpdateId = updateId(body.lastUpdateId, 'lastUpdateId');
-  const [book] = binanceMapper.map(body, { symbol, receivedAtMs });
+  const [book] = mapAll(binanceMapper, body, { symbol, receivedAtMs });
   if (book?.event_type !== 'book') throw fieldError(undefined, 'bids', 'depth levels');
   return { lastUpdateId, bids: book.bids, asks: book.asks };
 }

@@ -16,6 +16,7 @@ import { connectorResyncs } from '../../platform/metrics.ts';
 import { book } from '../normalizer/canonical.ts';
 import { isObject, type Json } from '../normalizer/fields.ts';
 import { isNormalizeError } from '../normalizer/index.ts';
+import { mapAll } from '../normalizer/mapper.ts';
 import { binanceMapper } from '../normalizer/mappers/binance.ts';
 import { BinanceDepthSync, type DepthDiff, type DepthStep } from './binance-depth-sync.ts';
 import { type SnapshotFetcher, updateId } from './binance-snapshot.ts';
@@ -145,7 +146,7 @@ export function binanceVenue(opts: BinanceOptions): VenueAdapter {
 
   const onTrade = (msg: unknown, receivedAtMs: number): FrameOutcome => {
     let outcome: FrameOutcome = 'ok';
-    for (const ev of binanceMapper.map(msg, { symbol: undefined, receivedAtMs })) {
+    for (const ev of mapAll(binanceMapper, msg, { symbol: undefined, receivedAtMs })) {
       const st = states.get(ev.symbol);
       if (!st || ev.event_type !== 'trade') continue;
       const id = Number(ev.venue_trade_id);
@@ -165,7 +166,7 @@ export function binanceVenue(opts: BinanceOptions): VenueAdapter {
     if (!st) return 'ok';
     let diff: TimedDiff;
     try {
-      const [ev] = binanceMapper.map(msg, { symbol: undefined, receivedAtMs });
+      const [ev] = mapAll(binanceMapper, msg, { symbol: undefined, receivedAtMs });
       if (ev?.event_type !== 'book') return 'ok';
       diff = {
         first: updateId(data.U, 'U'),
@@ -215,7 +216,7 @@ export function binanceVenue(opts: BinanceOptions): VenueAdapter {
         }
       }
       // Anything else: the mapper knows which events carry no market data and refuses the rest.
-      for (const _ of binanceMapper.map(msg, { symbol: undefined, receivedAtMs })) break;
+      mapAll(binanceMapper, msg, { symbol: undefined, receivedAtMs });
       return 'ok';
     },
     stop: () => abort.abort(),

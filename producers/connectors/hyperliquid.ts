@@ -15,6 +15,7 @@
  */
 import type { MarketEvent, TradeEvent } from '../../contracts/events.ts';
 import { isObject } from '../normalizer/fields.ts';
+import { mapAll } from '../normalizer/mapper.ts';
 import { hyperliquidMapper } from '../normalizer/mappers/hyperliquid.ts';
 import { scanL2Book } from './hyperliquid-book-scan.ts';
 import {
@@ -95,7 +96,7 @@ export function hyperliquidVenue(opts: HyperliquidOptions): VenueAdapter {
       const scanned = scanL2Book(text);
       if (scanned) return onBook(scanned);
       const msg = parseFrame(text);
-      const events = [...hyperliquidMapper.map(msg, { symbol: undefined, receivedAtMs })];
+      const events = mapAll(hyperliquidMapper, msg, { symbol: undefined, receivedAtMs });
       const channel = isObject(msg) ? msg.channel : undefined;
       if (channel === 'trades') return onTrades(events);
       if (channel === 'l2Book') return onBook(events[0]);

@@ -5,7 +5,7 @@ export {
   NormalizeError,
   type NormalizeErrorCode,
 } from './errors.ts';
-export { type MapContext, type Mapper, NORMALIZER_VERSION } from './mapper.ts';
+export { type MapContext, type Mapper, mapAll, NORMALIZER_VERSION } from './mapper.ts';
 export {
   type NormalizeOptions,
   type NormalizeRequest,

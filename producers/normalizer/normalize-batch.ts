@@ -59,7 +59,7 @@ export function normalizeBatch(request: NormalizeRequest, options: NormalizeOpti
     try {
       if (typeof item !== 'object' || item === null || !('payload' in item) || item.payload === undefined)
         throw new NormalizeError('missing_field', `events[${index}].payload is missing`, 'payload');
-      for (const event of mapper.map(item.payload, ctx)) events.push(event);
+      mapper.map(item.payload, ctx, events);
     } catch (error) {
       events.length = start;
       rejected.push(rejection(index, error));

@@ -8,12 +8,13 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { hyperliquidFrames } from '../../bench/lib/connector-frames.ts';
 import { scanL2Book } from '../../producers/connectors/hyperliquid-book-scan.ts';
+import { mapAll } from '../../producers/normalizer/mapper.ts';
 import { hyperliquidMapper } from '../../producers/normalizer/mappers/hyperliquid.ts';
 
 /** The general path's event, or the error it throws. */
 function general(text: string): { event?: string; error?: string } {
   try {
-    const [event] = [...hyperliquidMapper.map(JSON.parse(text), { symbol: undefined, receivedAtMs: 1 })];
+    const [event] = mapAll(hyperliquidMapper, JSON.parse(text), { symbol: undefined, receivedAtMs: 1 });
     return { event: JSON.stringify(event) };
   } catch (err) {
     return { error: String(err) };

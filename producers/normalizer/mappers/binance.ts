@@ -153,7 +153,7 @@ function mapOne(msg: Json, stream: string | undefined, ctx: MapContext): MarketE
 
 export const binanceMapper: Mapper = {
   source: 'binance',
-  *map(payload, ctx) {
+  map(payload, ctx, out) {
     let msg = payload;
     let stream: string | undefined;
     if (isObject(payload) && typeof payload.stream === 'string' && 'data' in payload) {
@@ -162,7 +162,7 @@ export const binanceMapper: Mapper = {
     }
     if (isObject(msg)) {
       const event = mapOne(msg, stream, ctx);
-      if (event !== undefined) yield event;
+      if (event !== undefined) out.push(event);
       return;
     }
     // All-market streams (`!markPrice@arr`, …) send arrays of events.
@@ -171,7 +171,7 @@ export const binanceMapper: Mapper = {
       const item = msg[i];
       if (!isObject(item)) throw fieldError(item, `[${i}]`, 'an object');
       const event = mapOne(item, stream, ctx);
-      if (event !== undefined) yield event;
+      if (event !== undefined) out.push(event);
     }
   },
 };

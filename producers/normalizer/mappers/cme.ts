@@ -100,7 +100,7 @@ function unsupported(message: string): NormalizeError {
 
 export const cmeMapper: Mapper = {
   source: 'cme',
-  *map(payload: unknown, ctx: MapContext): Generator<MarketEvent> {
+  map(payload: unknown, ctx: MapContext, out: MarketEvent[]): void {
     if (!isObject(payload)) throw fieldError(payload, 'payload', 'a Databento JSON record');
     const hd = isObject(payload.hd) ? payload.hd : payload;
     const rtype = hd.rtype;
@@ -136,7 +136,7 @@ export const cmeMapper: Mapper = {
       const size = positive(payload.size, 'size');
       // Databento has no trade id: the venue message sequence number stands in for it.
       const id = integerId(payload.sequence, 'sequence');
-      yield trade('cme', symbol, ts, capture, aggressor(payload.side), px, size, id);
+      out.push(trade('cme', symbol, ts, capture, aggressor(payload.side), px, size, id));
     }
     if (payload.levels === undefined) {
       if (!isTrade) throw fieldError(undefined, 'levels', 'book levels');
@@ -144,6 +144,6 @@ export const cmeMapper: Mapper = {
     }
     const { bids, asks } = levels(payload);
     if (isTrade && isCrossed(bids, asks)) return; // a tbbo's pre-trade BBO is optional: keep the trade
-    yield book('cme', symbol, ts, capture, bids, asks, true);
+    out.push(book('cme', symbol, ts, capture, bids, asks, true));
   },
 };

@@ -57,7 +57,7 @@ function mapTrade(raw: unknown, ctx: MapContext): MarketEvent {
 }
 
 /** The fills of a trades message (or a bare array), one event each. */
-function* mapTrades(fills: unknown[], prefix: string, ctx: MapContext): Generator<MarketEvent> {
+function mapTrades(fills: unknown[], prefix: string, ctx: MapContext, out: MarketEvent[]): void {
   for (let i = 0; i < fills.length; i++) {
     const fill = fills[i];
     if (prefix === '' && isObject(fill) && fill.fundingRate !== undefined) continue; // fundingHistory row
@@ -67,7 +67,7 @@ function* mapTrades(fills: unknown[], prefix: string, ctx: MapContext): Generato
     } catch (error) {
       throw within(`${prefix}[${i}]`, error);
     }
-    yield event;
+    out.push(event);
   }
 }
 
@@ -130,37 +130,37 @@ function unsupported(what: string): NormalizeError {
 }
 
 /** A bare message: WsBook (info l2Book), WsBbo, WsTrade, or an array (trades, fundingHistory rows). */
-function* mapBare(data: unknown, ctx: MapContext): Generator<MarketEvent> {
+function mapBare(data: unknown, ctx: MapContext, out: MarketEvent[]): void {
   if (Array.isArray(data)) {
-    yield* mapTrades(data, '', ctx);
+    mapTrades(data, '', ctx, out);
     return;
   }
   if (!isObject(data)) throw fieldError(data, 'payload', 'an object');
-  if (data.levels !== undefined) yield mapBook(data, ctx);
-  else if (data.bbo !== undefined) yield mapBbo(data, ctx);
-  else if (data.tid !== undefined && data.px !== undefined) yield mapTrade(data, ctx);
+  if (data.levels !== undefined) out.push(mapBook(data, ctx));
+  else if (data.bbo !== undefined) out.push(mapBbo(data, ctx));
+  else if (data.tid !== undefined && data.px !== undefined) out.push(mapTrade(data, ctx));
   else throw unsupported('a message without a known shape');
 }
 
 export const hyperliquidMapper: Mapper = {
   source: 'hyperliquid',
-  *map(payload, ctx) {
+  map(payload, ctx, out) {
     if (!isObject(payload) || typeof payload.channel !== 'string') {
-      yield* mapBare(payload, ctx);
+      mapBare(payload, ctx, out);
       return;
     }
     const { channel, data } = payload;
     switch (channel) {
       case 'trades':
-        yield* mapTrades(array(data, 'data'), 'data', ctx);
+        mapTrades(array(data, 'data'), 'data', ctx, out);
         return;
       case 'l2Book':
         if (!isObject(data)) throw fieldError(data, 'data', 'a WsBook object');
-        yield mapBook(data, ctx);
+        out.push(mapBook(data, ctx));
         return;
       case 'bbo':
         if (!isObject(data)) throw fieldError(data, 'data', 'a WsBbo object');
-        yield mapBbo(data, ctx);
+        out.push(mapBbo(data, ctx));
         return;
       default:
         if (!NOT_MARKET_DATA.has(channel)) throw unsupported(`channel "${channel.slice(0, 40)}"`);

@@ -4,7 +4,7 @@
  * `trade` (`match_id`, `aggressor_side` B/S, `price`, `quantity` in contracts, `timestamp_ns`) and
  * `book` (`bids`/`asks` as `[price, quantity]`, a snapshot). Order messages change one order (rejected).
  */
-import type { MarketEvent, Side } from '../../../contracts/events.ts';
+import type { Side } from '../../../contracts/events.ts';
 import { book, trade, tupleLevels } from '../canonical.ts';
 import { NormalizeError } from '../errors.ts';
 import { fieldError, isObject, nsToMs, positive, symbolOf, textId } from '../fields.ts';
@@ -28,26 +28,28 @@ function aggressor(side: unknown): Side {
 
 export const sgxMapper: Mapper = {
   source: 'sgx',
-  *map(payload, ctx): Generator<MarketEvent> {
+  map(payload, ctx, out) {
     if (!isObject(payload)) throw fieldError(payload, 'payload', 'an object');
     const type = payload.msg_type;
     if (type === 'trade') {
       const ts = nsToMs(payload.timestamp_ns, 'timestamp_ns');
-      yield trade(
-        'sgx',
-        symbolOf(ctx, payload.symbol, 'symbol'),
-        ts,
-        ts,
-        aggressor(payload.aggressor_side),
-        positive(payload.price, 'price'),
-        positive(payload.quantity, 'quantity'),
-        textId(payload.match_id, 'match_id'),
+      out.push(
+        trade(
+          'sgx',
+          symbolOf(ctx, payload.symbol, 'symbol'),
+          ts,
+          ts,
+          aggressor(payload.aggressor_side),
+          positive(payload.price, 'price'),
+          positive(payload.quantity, 'quantity'),
+          textId(payload.match_id, 'match_id'),
+        ),
       );
     } else if (type === 'book') {
       const ts = nsToMs(payload.timestamp_ns, 'timestamp_ns');
       const symbol = symbolOf(ctx, payload.symbol, 'symbol');
       const bids = tupleLevels(payload.bids, 'bids', false);
-      yield book('sgx', symbol, ts, ts, bids, tupleLevels(payload.asks, 'asks', false), true);
+      out.push(book('sgx', symbol, ts, ts, bids, tupleLevels(payload.asks, 'asks', false), true));
     } else if (typeof type === 'string' && ORDER_MESSAGES.has(type)) {
       throw new NormalizeError(
         'book_delta',

@@ -8,7 +8,7 @@
  * never added: the event stays as it was sent.
  */
 import { z } from 'zod';
-import { BookEvent, type MarketEvent, TradeEvent } from '../../../contracts/events.ts';
+import { BookEvent, TradeEvent } from '../../../contracts/events.ts';
 import { book, trade } from '../canonical.ts';
 import { NormalizeError } from '../errors.ts';
 import { fieldError, isObject, symbolOf } from '../fields.ts';
@@ -67,7 +67,7 @@ function checkNoEmptyLevel(levels: readonly { size: number }[], field: string): 
 
 export const syntheticMapper: Mapper = {
   source: 'synthetic',
-  *map(payload, ctx): Generator<MarketEvent> {
+  map(payload, ctx, events) {
     if (!isObject(payload)) throw fieldError(payload, 'payload', 'a canonical event object');
     if (payload.event_type === 'trade') {
       const parsed = SyntheticTrade.safeParse(payload);
@@ -86,7 +86,7 @@ export const syntheticMapper: Mapper = {
         id,
       );
       out.notional_usd = agreed(t.notional_usd, out.notional_usd, 1e-8);
-      yield t.venue_trade_id === undefined ? out : { ...out, venue_trade_id: t.venue_trade_id };
+      events.push(t.venue_trade_id === undefined ? out : { ...out, venue_trade_id: t.venue_trade_id });
     } else if (payload.event_type === 'book') {
       const parsed = SyntheticBook.safeParse(payload);
       if (!parsed.success) throw toNormalizeError(payload, parsed.error);
@@ -107,7 +107,7 @@ export const syntheticMapper: Mapper = {
       );
       out.mid_price = agreed(b.mid_price, out.mid_price, 0);
       out.spread_bps = agreed(b.spread_bps, out.spread_bps, 1e-9);
-      yield out;
+      events.push(out);
     } else {
       throw fieldError(payload.event_type, 'event_type', '"trade" or "book"');
     }
