@@ -190,7 +190,7 @@ export const ConfigSchema = z.object({
   /**
    * In the home region: the JetStream domains of the other regions' NATS (leaf nodes of this one),
    * comma-separated; the status (`/api/v1/status`, public too) shows how far each region's copy of
-   * `MD` is behind. Empty: one region.
+   * `MD` is behind, and the console's key list each key's last use there. Empty: one region.
    */
   NATS_REGION_DOMAINS: z
     .string()

@@ -114,6 +114,37 @@ async function homeView(nats: Nats, name: string): Promise<KV | null> {
   return new Kvm(jetstream(nats.nc, { domain: nats.home.domain, timeout: HOME_READ_MS })).open(name);
 }
 
+/**
+ * One bucket's entry in the other regions' own copies (their JetStream domains, across the link):
+ * each region's answer, null where it has none or does not answer within `HOME_READ_MS`. For what
+ * a region keeps for itself and home wants to show (a key's last use in JP, in the console).
+ */
+export function regionsView<T>(nats: Nats, name: string, domains: readonly string[]) {
+  const views = new Map<string, Promise<KV>>();
+  const view = (domain: string): Promise<KV> => {
+    let v = views.get(domain);
+    if (!v) {
+      v = new Kvm(jetstream(nats.nc, { domain, timeout: HOME_READ_MS })).open(name);
+      // A region that did not answer is asked again next time.
+      v.catch(() => views.delete(domain));
+      views.set(domain, v);
+    }
+    return v;
+  };
+  return {
+    get: (key: string): Promise<(T | null)[]> =>
+      Promise.all(
+        domains.map(async (domain) => {
+          const e = await inTime(
+            view(domain).then((kv) => kv.get(key)),
+            HOME_READ_MS,
+          );
+          return e && e.operation === 'PUT' && e.value.length > 0 ? decode<T>(e.value) : null;
+        }),
+      ),
+  };
+}
+
 /** Bucket names and their retention: sessions and usage expire on their own, keys and accounts never. */
 export const BUCKET_OPTIONS = {
   [KV_BUCKETS.keys]: {},

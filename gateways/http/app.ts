@@ -8,10 +8,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ProjectionProgress } from '../../consumers/accounts/projector.ts';
 import { openJobsBucket } from '../../consumers/generation/job-worker.ts';
 import { type RetentionSweep, startRetentionSweep } from '../../consumers/generation/retention-sweep.ts';
-import { KV_BUCKETS } from '../../contracts/streams.ts';
 import { type ArtifactStoreSettings, openArtifactStores } from '../../platform/artifact-store/open.ts';
 import type { Config } from '../../platform/config.ts';
-import { BUCKET_OPTIONS, openBucket } from '../../platform/kv.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { metricsRegistry } from '../../platform/metrics.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -34,6 +32,7 @@ import { ExportService } from './export/export-service.ts';
 import { GenerationService, generationOptions } from './generation/generation-service.ts';
 import { registerGenerationRoutes } from './generation/routes.ts';
 import { createHealth, registerHealthz } from './health.ts';
+import { lastUsedEverywhere } from './key-last-used.ts';
 import { registerLiveRoute } from './live-sim/live-route.ts';
 import { SimSessions } from './live-sim/sim-sessions.ts';
 import { registerMcpRoutes } from './mcp/routes.ts';
@@ -140,7 +139,7 @@ export async function buildHttpApp(deps: HttpAppDeps): Promise<HttpApp> {
   registerConsoleRoutes(
     app,
     deps.accounts,
-    await openBucket<number>(nats, KV_BUCKETS.keyUsage, BUCKET_OPTIONS[KV_BUCKETS.keyUsage]),
+    await lastUsedEverywhere(nats, config.NATS_REGION_DOMAINS),
     cookies,
   );
   registerConsoleUi(app);

@@ -4,21 +4,23 @@
  * `keyListPerAccount` listings per account: 429 beyond), edit name and scopes (a `key_updated` event: every gateway drops its cached copy at
  * once), revoke. A key of another account is a 404, as is no key at all.
  */
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CreateKeyBody, UpdateKeyBody } from '../../contracts/accounts.ts';
 import { KEY_ID } from '../../contracts/api-key-format.ts';
 import { KEY_LIST_MAX } from '../../contracts/base-url-limits.ts';
 import { ApiError } from '../../contracts/errors.ts';
-import type { Bucket } from '../../platform/kv.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
 import { clientAddress } from '../core/client-address.ts';
 import { parseWith } from '../core/validate.ts';
 import type { ConsoleLimits } from './console-limits.ts';
 import { CONSOLE_BASE, CreatedKeyResponse, iso, KeyList, UpdatedKeyResponse } from './console-responses.ts';
+import type { LastUsed } from './key-last-used.ts';
 
 export type ConsoleKeyDeps = {
   accounts: AccountsService;
-  usage: Bucket<number>;
+  /** When each key was last used, every region (key-last-used.ts). */
+  usage: LastUsed;
   limits: ConsoleLimits;
   /** The request's account (401 without a live session; 403 for a cookie session without its CSRF token). */
   session(req: FastifyRequest): Promise<string>;

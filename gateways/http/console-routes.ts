@@ -5,10 +5,10 @@
  * limits (console-limits.ts) first: 429 with `Retry-After`. Every route carries its OpenAPI doc,
  * whose schemas are the ones its handler parses with.
  */
+
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { LoginBody, RegisterBody, SetPlanBody } from '../../contracts/accounts.ts';
 import { ApiError, type ErrorCode } from '../../contracts/errors.ts';
-import type { Bucket } from '../../platform/kv.ts';
 import type { AccountsService } from '../../producers/accounts/service.ts';
 import { clientAddress } from '../core/client-address.ts';
 import { parseWith } from '../core/validate.ts';
@@ -24,13 +24,14 @@ import {
   RegisteredResponse,
 } from './console-responses.ts';
 import type { ConsoleSessions } from './console-session.ts';
+import type { LastUsed } from './key-last-used.ts';
 
 const tag = 'console';
 
 export function registerConsoleRoutes(
   app: FastifyInstance,
   accounts: AccountsService,
-  usage: Bucket<number>,
+  usage: LastUsed,
   sessions: ConsoleSessions,
   limits: ConsoleLimits = new ConsoleLimits(),
 ): void {

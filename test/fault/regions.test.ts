@@ -13,6 +13,7 @@
  *    JSON-RPC: a filter made on JP with `last_event_id` = the last event polled from a US filter
  *    goes on exactly; `eth_blockNumber` answers each region's own height; JP's lag is said by its
  *    /healthz, JSON-RPC headers and gRPC GetBlockNumber, and seen from home (the status's view).
+ *    A key used only in JP has its last use in JP's own bucket; the console's view finds it.
  * 3. A position JP's copy does not hold yet while the link is cut: a non-terminal `region_lag`
  *    notice (never `position_beyond_end`), then, once the link is back, exactly the events after it.
  * 4. The link cut: a JP client stays connected, then receives every sequence exactly once; past
@@ -27,6 +28,7 @@ import { streamDisk } from '../../clients/typescript/src/disk.ts';
 import { streamGrpc } from '../../clients/typescript/src/grpc.ts';
 import { stream } from '../../clients/typescript/src/index.ts';
 import type { ResumingStream } from '../../clients/typescript/src/resuming-stream.ts';
+import { lastUsedEverywhere } from '../../gateways/http/key-last-used.ts';
 import { watchRegionCopies } from '../../gateways/http/status/region-copies.ts';
 import type { Nats } from '../../platform/nats.ts';
 import type { NatsRegions } from '../../platform/nats-regions.ts';
@@ -234,6 +236,24 @@ it('JSON-RPC: a key made at home works in JP at once; a filter moved from US to 
   expect(Number(block.number)).toBeGreaterThan(0);
   expect(jpHeight).toBeLessThanOrEqual(Number.parseInt(us as string, 16) + RATE);
   expect((await home.jsm.streams.getMessage('MD', { seq: jpHeight }))?.seq).toBe(jpHeight);
+});
+
+it('a key used only in JP shows its last use at home (the console reads every region’s usage)', {
+  timeout: 30_000,
+}, async () => {
+  const { key, keyId } = await accounts.key('quant', { jp: true });
+  await keysInJp();
+  const before = Date.now();
+  expect(await rpc(edges.jp.rpc, key, 'eth_chainId')).toMatch(/^0x/);
+  const homeOnly = await lastUsedEverywhere(home, []);
+  const everywhere = await lastUsedEverywhere(home, ['jp']);
+  // JP's edge wrote the use to JP's own bucket: home's has none, the console's view finds it.
+  await eventually(
+    async () => ((await everywhere.get(keyId)) ?? 0) >= before,
+    10_000,
+    'the JP use seen from home',
+  );
+  expect(await homeOnly.get(keyId)).toBeNull();
 });
 
 it('a position JP has not received (link cut) gets region_lag, then exactly the events after it; a JP client rides out the cut', {
