@@ -37,6 +37,8 @@ import { COINS, resetMdStream, startBenchNats } from './lib/feed.ts';
 const EVENTS = Number(process.env.BENCH_EXPORT_EVENTS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_EXPORT_ROUNDS ?? 3);
 const FORMAT = (process.env.BENCH_EXPORT_FORMAT ?? 'parquet') as ExportFormat;
+/** Archive segments, as a worker writes them (MD_ARCHIVE_SEGMENT_SEQS's default). */
+const SEGMENT = 100_000;
 
 const progress = (line: string) => process.stderr.write(`  export: ${line}\n`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
@@ -96,8 +98,11 @@ export async function run(): Promise<unknown> {
     const archiver = await startMdArchiver(nats, createLogger('silent', 'bench'), {
       dir: archiveDir,
       pollMs: 20,
+      segmentSeqs: SEGMENT,
+      // The last, short segment of a stream that is not a whole number of them: at once.
+      flushMs: 1_000,
     });
-    while (archiver.through() < state.last_seq - (state.last_seq % 100_000)) await sleep(20);
+    while (archiver.through() < state.last_seq) await sleep(20);
     const archiveMs = performance.now() - tArchive;
     await archiver.stop();
     progress(`archived through ${archiver.through()} in ${Math.round(archiveMs)} ms`);

@@ -79,6 +79,9 @@ export async function run() {
     homeSize: 1,
     linkDelayMs: DELAY_MS,
     startProxy: proxies.start,
+  }).catch(async (err) => {
+    await proxies.close();
+    throw err;
   });
   const closers: (() => Promise<unknown>)[] = [];
   try {

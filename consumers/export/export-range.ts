@@ -20,11 +20,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { constants, createReadStream, createWriteStream, openSync } from 'node:fs';
-import { mkdtemp, open, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { isStoredEvent } from '../../contracts/event-wire.ts';
 import {
   EXPORT_COLUMNS,
@@ -37,7 +36,8 @@ import { STREAMS } from '../../contracts/streams.ts';
 import { mdFilter, parseFeedSubject } from '../../contracts/subjects.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { seqAtOrBefore, seqBefore } from '../../platform/stream-time.ts';
-import { type ArchivePart, archiveSelectSql, coverage, listSegments } from './md-archive.ts';
+import { type DuckDBSettings, openDuckDB } from '../generation/part-writer.ts';
+import { type ArchivePart, archivedStream, archiveSelectSql, coverage, listSegments } from './md-archive.ts';
 import { type OnStored, type RangeRead, readStoredRange } from './range-reader.ts';
 
 export type ExportRangeOptions = {
@@ -150,17 +150,35 @@ export function copySql(
   );
 }
 
-/** Runs one COPY in a fresh DuckDB instance. */
-export async function runDuckdbCopy(statement: string, threads = 1): Promise<void> {
-  const db = await DuckDBInstance.create(':memory:', { threads: String(threads) });
+/**
+ * What an export's DuckDB may hold in memory; past it, its sort spills to the export's temporary
+ * directory (a range may hold millions of rows, and a worker runs other jobs beside it).
+ */
+const EXPORT_MEMORY_LIMIT = '1GB';
+
+/** Runs one statement in a fresh DuckDB instance; resolves with its first row's first value. */
+async function runDuckdb(statement: string, settings: DuckDBSettings = {}): Promise<unknown> {
+  const db = await openDuckDB(settings);
   const conn = await db.connect();
   try {
-    await conn.run(statement);
+    const reader = await conn.runAndReadAll(statement);
+    return reader.getRows()[0]?.[0];
   } finally {
     conn.closeSync();
     db.closeSync();
   }
 }
+
+/** Runs one COPY in a fresh DuckDB instance. */
+export async function runDuckdbCopy(statement: string, settings: DuckDBSettings = {}): Promise<void> {
+  await runDuckdb(statement, settings);
+}
+
+/** The error of a range holding more rows of the selection than an export may write. */
+const tooManyRows = (maxRows: number) =>
+  new ExportError(
+    `the range holds more than ${maxRows.toLocaleString('en-US')} events of the selection: export a shorter range or fewer coins`,
+  );
 
 /**
  * The Parquet key-value metadata of an export: what was asked and what was read, nothing else.
@@ -287,10 +305,7 @@ export async function writeRangeNdjson(
   };
   /** Writes one row; false when the sink is full. */
   const write = (owner: string, data: Uint8Array, seq: number, storedMs: number): boolean => {
-    if (++rows > maxRows)
-      throw new ExportError(
-        `the range holds more than ${maxRows.toLocaleString('en-US')} events of the selection: export a shorter range or fewer coins`,
-      );
+    if (++rows > maxRows) throw tooManyRows(maxRows);
     const head = `{"seq":${seq},"stored_ms":${storedMs},"owner":${owner},`;
     const need = head.length + data.length + 1;
     let room = true;
@@ -399,13 +414,25 @@ async function archivedPart(
   nats: Nats,
   opts: Pick<ExportRangeOptions, 'firstSeq' | 'lastSeq'>,
   dir: string,
+  into: string,
 ): Promise<{ parts: ArchivePart[]; through: number } | null> {
   if (opts.firstSeq > opts.lastSeq) return null;
   const segments = await listSegments(dir);
   if (segments.length === 0) return null;
-  const { state } = await nats.jsm.streams.info(STREAMS.MD);
+  const { state, created } = await nats.jsm.streams.info(STREAMS.MD);
+  // The archive of another `MD` (deleted and made again since) answers nothing.
+  if ((await archivedStream(dir)) !== created) return null;
   const got = coverage(segments, Math.max(opts.firstSeq, state.first_seq), opts.lastSeq);
-  return got.parts.length > 0 ? got : null;
+  if (got.parts.length === 0) return null;
+  // Linked into the export's own directory: the archiver's retention cannot remove them meanwhile.
+  const parts = await Promise.all(
+    got.parts.map(async (p) => {
+      const file = join(into, basename(p.file));
+      await link(p.file, file).catch(() => copyFile(p.file, file));
+      return { ...p, file };
+    }),
+  );
+  return { parts, through: got.through };
 }
 
 /** A named pipe at `path`, or false where none can be made (no `mkfifo`). */
@@ -434,7 +461,18 @@ export async function exportRange(
     const meta = exportMetadata(opts.selection, opts.firstSeq, opts.lastSeq, own);
     const hasOwn = own !== null && own.firstSeq <= own.lastSeq;
     // What the archive holds of the range is read from it; `MD` is read from where it ends.
-    const archived = opts.archiveDir ? await archivedPart(nats, opts, opts.archiveDir) : null;
+    const archived = opts.archiveDir ? await archivedPart(nats, opts, opts.archiveDir, dir) : null;
+    const settings: DuckDBSettings = {
+      threads: opts.threads ?? 1,
+      memoryLimit: EXPORT_MEMORY_LIMIT,
+      tempDirectory: join(dir, 'duckdb'),
+    };
+    // The archive's rows count against the export's bound, and in its progress, like the others.
+    const maxRows = opts.maxRows ?? EXPORT_MAX_ROWS;
+    const fromArchive = archived
+      ? Number(await runDuckdb(`SELECT count(*) FROM (${archiveSelectSql(archived.parts, opts.selection)})`))
+      : 0;
+    if (fromArchive > maxRows) throw tooManyRows(maxRows);
     // Always sorted, archive or not: DuckDB cuts row groups where its input's chunks fall, and a
     // sort's output falls the same way whatever the rows came from (exactly ROW_GROUP_SIZE each).
     const source: CopySource = {
@@ -442,11 +480,20 @@ export async function exportRange(
       order: hasOwn ? 'stored' : 'seq',
     };
     const copy = copySql(ndjson, opts.out, opts.format, meta, source);
-    if (archived) opts = { ...opts, firstSeq: Math.max(opts.firstSeq, archived.through + 1) };
-    const threads = opts.threads ?? 1;
+    if (archived) {
+      const progress = opts.onProgress;
+      opts = {
+        ...opts,
+        firstSeq: Math.max(opts.firstSeq, archived.through + 1),
+        maxRows: maxRows - fromArchive,
+        ...(progress
+          ? { onProgress: (done, total) => progress(done + fromArchive, total + fromArchive) }
+          : {}),
+      };
+    }
     let rows: number;
     if (opts.pipe === true && makeFifo(ndjson)) {
-      const copying = runDuckdbCopy(copy, threads);
+      const copying = runDuckdbCopy(copy, settings);
       let copyFailed = false;
       void copying.catch(() => {
         copyFailed = true;
@@ -482,10 +529,11 @@ export async function exportRange(
         createWriteStream(ndjson, { highWaterMark: 1 << 20 }),
       );
       opts.signal?.throwIfAborted();
-      await runDuckdbCopy(copy, threads);
+      await runDuckdbCopy(copy, settings);
     }
+    rows += fromArchive;
     opts.signal?.throwIfAborted();
-    opts.onProgress?.(rows, rows);
+    opts.onProgress?.(rows - fromArchive, rows - fromArchive);
     return { rows, bytes: (await stat(opts.out)).size };
   } finally {
     await rm(dir, { recursive: true, force: true });

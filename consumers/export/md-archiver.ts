@@ -4,10 +4,12 @@
  * read again), writes each stored event as an NDJSON row (the export's row: md-archive.ts), and
  * every `segmentSeqs` sequences, or after `flushMs` with something pending (a quiet feed), turns
  * them into a Parquet segment with DuckDB. Segments wholly before the stream's first sequence
- * (removed by its limits) are deleted. One archiver per directory.
+ * (removed by its limits) are deleted; a new `MD` (its creation time differs) empties the archive.
+ * One archiver per directory (a lock file with its pid); a failed write drops the pending segment
+ * and reads it again after a backoff.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open as openFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as wait } from 'node:timers/promises';
 import { isStoredEvent } from '../../contracts/event-wire.ts';
@@ -17,7 +19,17 @@ import { backoffMs } from '../../platform/backoff.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { runDuckdbCopy } from './export-range.ts';
-import { ARCHIVE_COLUMNS, listSegments, removeTemporaries, segmentName, tempName } from './md-archive.ts';
+import {
+  ARCHIVE_COLUMNS,
+  archivedStream,
+  listSegments,
+  lockArchive,
+  removeBroken,
+  removeTemporaries,
+  resetArchive,
+  segmentName,
+  tempName,
+} from './md-archive.ts';
 import { readStoredRange } from './range-reader.ts';
 
 export type MdArchiverOptions = {
@@ -72,7 +84,9 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
   const flushMs = opts.flushMs ?? 600_000;
   const pollMs = opts.pollMs ?? 1_000;
   await mkdir(dir, { recursive: true });
+  const unlock = await lockArchive(dir);
   await removeTemporaries(dir);
+  await removeBroken(dir);
   const existing = await listSegments(dir);
   let through = existing.reduce((m, s) => Math.max(m, s.last), 0);
   const heads = subjectHeads();
@@ -93,9 +107,23 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
   /** Reads [p.last + 1, to] into `p`'s NDJSON. */
   const readInto = async (p: Pending, to: number) => {
     let draining = false;
+    // A failed write (a full disk) ends the read and this segment; the loop reads it again later.
+    const failed = new AbortController();
+    const wrote = new Promise<never>((_, reject) => {
+      p.out.once('error', (err) => {
+        failed.abort(err);
+        reject(err);
+      });
+    });
+    wrote.catch(() => {});
     const read = await readStoredRange(
       nats,
-      { filter: '', firstSeq: p.last + 1, lastSeq: to, signal: stop.signal },
+      {
+        filter: '',
+        firstSeq: p.last + 1,
+        lastSeq: to,
+        signal: AbortSignal.any([stop.signal, failed.signal]),
+      },
       (subject, data, seq, storedMs) => {
         const head = heads(subject);
         if (head === null || !isStoredEvent(data) || data.length <= 2) return true;
@@ -115,7 +143,7 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
         return false;
       },
     );
-    await read.done;
+    await Promise.race([read.done, wrote]);
     p.last = to;
   };
 
@@ -126,6 +154,9 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
     const name = segmentName(p.first, p.last);
     const tmp = join(dir, tempName(name));
     await runDuckdbCopy(segmentCopySql(p.ndjson, tmp));
+    // On the disk before it has its name: a crash never leaves a named segment half written.
+    const f = await openFile(tmp, 'r');
+    await f.datasync().finally(() => f.close());
     await rename(tmp, join(dir, name));
     await rm(p.ndjson, { force: true });
     through = p.last;
@@ -141,32 +172,41 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
     let failures = 0;
     while (!stop.signal.aborted) {
       try {
-        const { state } = await nats.jsm.streams.info(STREAMS.MD);
+        const { state, created } = await nats.jsm.streams.info(STREAMS.MD);
+        if ((await archivedStream(dir)) !== created) {
+          // A new `MD` (deleted and made again): its sequences start over, the old segments go.
+          discard();
+          await resetArchive(dir, created);
+          through = 0;
+        }
         await dropBefore(state.first_seq);
         if (!pending) pending = open(Math.max(through + 1, state.first_seq));
         const to = Math.min(state.last_seq, pending.first + segmentSeqs - 1);
         if (to > pending.last) await readInto(pending, to);
         const full = pending.last - pending.first + 1 >= segmentSeqs;
         const old = pending.last >= pending.first && Date.now() - pending.since >= flushMs;
+        failures = 0;
         if (full || old) {
           const p = pending;
           pending = null;
           await close(p);
           continue;
         }
-        failures = 0;
         await pause(pollMs);
       } catch (err) {
         if (stop.signal.aborted) break;
         log.warn({ err: String(err) }, 'md archive: read or write failed; reading the segment again');
-        if (pending) {
-          pending.out.destroy();
-          await rm(pending.ndjson, { force: true });
-          pending = null;
-        }
+        discard();
         await pause(backoffMs(failures++, { maxMs: 30_000 }));
       }
     }
+  };
+  /** Drops the pending segment (read again later); its file is removed in the background. */
+  const discard = () => {
+    if (!pending) return;
+    pending.out.destroy();
+    void rm(pending.ndjson, { force: true }).catch(() => {});
+    pending = null;
   };
   const running = loop();
   return {
@@ -174,10 +214,8 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
     async stop() {
       stop.abort();
       await running;
-      if (pending) {
-        pending.out.destroy();
-        await rm(pending.ndjson, { force: true });
-      }
+      discard();
+      await unlock();
     },
   };
 }

@@ -3,13 +3,15 @@
  * an overlap and hold every stored event once with the export's columns (read back with DuckDB,
  * compared with the stream); a stop in the middle of a segment and a restart go on from the last
  * segment (nothing twice, nothing lost); a quiet feed's pending segment is written after the flush
- * time; segments wholly before the stream's first sequence (removed by its limits) are deleted.
+ * time; segments wholly before the stream's first sequence (removed by its limits) are deleted; a
+ * second archiver on the directory is refused; a new `MD` (deleted and made again) empties it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { setupStreams } from '../../app/streams.ts';
 import { listSegments } from '../../consumers/export/md-archive.ts';
 import { type MdArchiver, startMdArchiver } from '../../consumers/export/md-archiver.ts';
 import { STREAMS } from '../../contracts/streams.ts';
@@ -130,4 +132,20 @@ it('deletes segments the stream no longer holds', async () => {
     'the segments before the first sequence deleted',
   );
   await contiguous();
+}, 30_000);
+
+it('one archiver per directory: a second one on it is refused', async () => {
+  await expect(startMdArchiver(nats, log, { dir: archiveDir })).rejects.toThrow(/one archiver per directory/);
+});
+
+it('a new MD (deleted and made again) empties the archive, which then follows the new one', async () => {
+  await nats.jsm.streams.delete(STREAMS.MD);
+  await setupStreams(nats, testConfig());
+  await publish(300, 25);
+  await eventually(async () => archiver?.through() === 25, 10_000, 'the new stream archived from its start');
+  expect((await listSegments(archiveDir)).map((s) => [s.first, s.last])).toEqual([
+    [1, 20],
+    [21, 25],
+  ]);
+  expect(await archivedRows()).toEqual(await storedRows());
 }, 30_000);
