@@ -26,11 +26,16 @@ export async function startWorker(nats: Nats, config: Config, log: Logger): Prom
   const archiveDir = config.MD_ARCHIVE
     ? (config.MD_ARCHIVE_DIR ?? join(config.DATA_DIR, 'md-archive'))
     : undefined;
+  // The archive only speeds exports up: a worker that cannot keep one (its directory not
+  // writable, or kept by another process) still works, exporting from what `MD` holds.
   const archiver = archiveDir
     ? await startMdArchiver(nats, log, {
         dir: archiveDir,
         segmentSeqs: config.MD_ARCHIVE_SEGMENT_SEQS,
         flushMs: config.MD_ARCHIVE_FLUSH_S * 1_000,
+      }).catch((err) => {
+        log.warn({ err: String(err), dir: archiveDir }, 'md archive: not kept by this worker');
+        return null;
       })
     : null;
   try {
