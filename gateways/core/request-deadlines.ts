@@ -26,7 +26,8 @@ const hasBody = (req: FastifyRequest): boolean =>
 
 export function installDeadlines(app: FastifyInstance, d: Deadlines): void {
   app.addHook('preParsing', async (req, reply, payload) => {
-    if (!hasBody(req)) return payload;
+    // A body already received whole (most: one read with the headers) has nothing left to wait for.
+    if (!hasBody(req) || req.raw.complete) return payload;
     // Not `pipeline`: destroying the request would destroy the socket before the 408 is written.
     const guarded = new PassThrough();
     const timer = setTimeout(() => {
