@@ -76,7 +76,15 @@ function subjectHeads(): (subject: string) => string | null {
   };
 }
 
-type Pending = { first: number; last: number; ndjson: string; out: WriteStream; since: number };
+type Pending = {
+  first: number;
+  last: number;
+  ndjson: string;
+  out: WriteStream;
+  since: number;
+  /** Aborted by a failed write (a full disk): the read ends, and the segment is read again later. */
+  failed: AbortController;
+};
 
 export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverOptions): Promise<MdArchiver> {
   const { dir } = opts;
@@ -95,34 +103,23 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
 
   const open = (first: number): Pending => {
     const ndjson = join(dir, tempName(`md-${first}.ndjson`));
-    return {
-      first,
-      last: first - 1,
-      ndjson,
-      out: createWriteStream(ndjson, { highWaterMark: 1 << 20 }),
-      since: Date.now(),
-    };
+    const out = createWriteStream(ndjson, { highWaterMark: 1 << 20 });
+    const failed = new AbortController();
+    out.once('error', (err) => failed.abort(err));
+    return { first, last: first - 1, ndjson, out, since: Date.now(), failed };
   };
 
   /** Reads [p.last + 1, to] into `p`'s NDJSON. */
   const readInto = async (p: Pending, to: number) => {
     let draining = false;
-    // A failed write (a full disk) ends the read and this segment; the loop reads it again later.
-    const failed = new AbortController();
-    const wrote = new Promise<never>((_, reject) => {
-      p.out.once('error', (err) => {
-        failed.abort(err);
-        reject(err);
-      });
-    });
-    wrote.catch(() => {});
+    p.failed.signal.throwIfAborted();
     const read = await readStoredRange(
       nats,
       {
         filter: '',
         firstSeq: p.last + 1,
         lastSeq: to,
-        signal: AbortSignal.any([stop.signal, failed.signal]),
+        signal: AbortSignal.any([stop.signal, p.failed.signal]),
       },
       (subject, data, seq, storedMs) => {
         const head = heads(subject);
@@ -143,7 +140,8 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
         return false;
       },
     );
-    await Promise.race([read.done, wrote]);
+    await read.done;
+    p.failed.signal.throwIfAborted();
     p.last = to;
   };
 
