@@ -3,8 +3,9 @@
  * an overlap and hold every stored event once with the export's columns (read back with DuckDB,
  * compared with the stream); a stop in the middle of a segment and a restart go on from the last
  * segment (nothing twice, nothing lost); a quiet feed's pending segment is written after the flush
- * time; segments wholly before the stream's first sequence (removed by its limits) are deleted; a
- * second archiver on the directory is refused; a new `MD` (deleted and made again) empties it.
+ * time; a segment filled by many small reads (a live feed) adds no listener per read; segments
+ * wholly before the stream's first sequence (removed by its limits) are deleted; a second archiver
+ * on the directory is refused; a new `MD` (deleted and made again) empties it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -121,6 +122,32 @@ it('archives every stored event once, in segments that follow each other, across
   await contiguous();
   expect(await archivedRows()).toEqual(await storedRows());
 }, 60_000);
+
+it('a segment filled by many small reads (a live feed) holds no listener per read', async () => {
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => warnings.push(w.name);
+  process.on('warning', onWarning);
+  const dir2 = join(dir, 'live');
+  const live = await startMdArchiver(nats, log, {
+    dir: dir2,
+    segmentSeqs: 1_000_000,
+    pollMs: 10,
+    flushMs: 60_000,
+  });
+  try {
+    const at = await lastSeq();
+    for (let i = 0; i < 15; i++) {
+      await publish(1_000 + i, 1);
+      // Each event read into the pending segment by a read of its own.
+      await new Promise((r) => setTimeout(r, 40));
+    }
+    expect(await lastSeq()).toBe(at + 15);
+  } finally {
+    await live.stop();
+    process.off('warning', onWarning);
+  }
+  expect(warnings.filter((w) => w === 'MaxListenersExceededWarning')).toEqual([]);
+}, 30_000);
 
 it('deletes segments the stream no longer holds', async () => {
   // The stream's limits removed everything before 45: segments ending before it go.
