@@ -63,6 +63,8 @@ export type ExportRangeOptions = {
   onProgress?: (rowsDone: number, rowsTotalEstimate: number) => void;
   /** Refuses more rows than this (default EXPORT_MAX_ROWS). */
   maxRows?: number;
+  /** Rows the export already has from the archive: they count in `maxRows` and in the progress. */
+  rowsBefore?: number;
   /**
    * Whether DuckDB reads the NDJSON through a named pipe while the events are still being read
    * (default false: from a file written first). Off by default: DuckDB reads a pipe about half as
@@ -263,6 +265,7 @@ export async function writeRangeNdjson(
   const account = selection.account_id;
   const own = account && opts.own && opts.own.firstSeq <= opts.own.lastSeq ? opts.own : null;
   const maxRows = opts.maxRows ?? EXPORT_MAX_ROWS;
+  const before = opts.rowsBefore ?? 0;
   const finished = new Promise<void>((resolve, reject) => {
     sink.once('close', resolve);
     sink.once('error', reject);
@@ -305,7 +308,7 @@ export async function writeRangeNdjson(
   };
   /** Writes one row; false when the sink is full. */
   const write = (owner: string, data: Uint8Array, seq: number, storedMs: number): boolean => {
-    if (++rows > maxRows) throw tooManyRows(maxRows);
+    if (++rows + before > maxRows) throw tooManyRows(maxRows);
     const head = `{"seq":${seq},"stored_ms":${storedMs},"owner":${owner},`;
     const need = head.length + data.length + 1;
     let room = true;
@@ -317,7 +320,8 @@ export async function writeRangeNdjson(
     batch.set(data.subarray(1), used);
     used += data.length - 1;
     batch[used++] = 0x0a; // \n
-    if ((rows & 0x3fff) === 0) opts.onProgress?.(rows, Math.max(rows, estimate - scanned + rows));
+    if ((rows & 0x3fff) === 0)
+      opts.onProgress?.(before + rows, before + Math.max(rows, estimate - scanned + rows));
     return room && !full;
   };
   /** Writes the queued rows in order while the next one is known: by stored time, `MD` first on a tie. */
@@ -383,7 +387,7 @@ export async function writeRangeNdjson(
     estimate =
       Math.min(reads[0]?.pending ?? 0, Math.max(0, lastSeq - firstSeq + 1)) +
       (own ? Math.min(reads[1]?.pending ?? 0, own.lastSeq - own.firstSeq + 1) : 0);
-    opts.onProgress?.(0, estimate);
+    opts.onProgress?.(before, before + estimate);
     const untilEnd = (i: 0 | 1) =>
       (reads[i]?.done ?? Promise.resolve()).then(() => {
         ended[i] = true;
@@ -480,17 +484,8 @@ export async function exportRange(
       order: hasOwn ? 'stored' : 'seq',
     };
     const copy = copySql(ndjson, opts.out, opts.format, meta, source);
-    if (archived) {
-      const progress = opts.onProgress;
-      opts = {
-        ...opts,
-        firstSeq: Math.max(opts.firstSeq, archived.through + 1),
-        maxRows: maxRows - fromArchive,
-        ...(progress
-          ? { onProgress: (done, total) => progress(done + fromArchive, total + fromArchive) }
-          : {}),
-      };
-    }
+    if (archived)
+      opts = { ...opts, firstSeq: Math.max(opts.firstSeq, archived.through + 1), rowsBefore: fromArchive };
     let rows: number;
     if (opts.pipe === true && makeFifo(ndjson)) {
       const copying = runDuckdbCopy(copy, settings);
@@ -533,7 +528,7 @@ export async function exportRange(
     }
     rows += fromArchive;
     opts.signal?.throwIfAborted();
-    opts.onProgress?.(rows - fromArchive, rows - fromArchive);
+    opts.onProgress?.(rows, rows);
     return { rows, bytes: (await stat(opts.out)).size };
   } finally {
     await rm(dir, { recursive: true, force: true });

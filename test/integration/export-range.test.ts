@@ -289,7 +289,7 @@ describe('POST /data/export', () => {
         account_id: owner.accountId,
       };
       const { first_seq, last_seq } = again.job;
-      const exportTo = (out: string, how: { pipe?: boolean; archiveDir?: string }) =>
+      const exportTo = (out: string, how: { pipe?: boolean; archiveDir?: string; maxRows?: number }) =>
         exportRange(stack.nats, {
           selection,
           format,
@@ -323,12 +323,19 @@ describe('POST /data/export', () => {
       const exportArchived = () => exportTo(viaArchive, { archiveDir });
       await exportArchived();
       expect(readFileSync(viaArchive).equals(bytes)).toBe(true);
+      // Archived rows count in the export's bound like the others.
+      await expect(exportTo(viaArchive, { archiveDir, maxRows: 3 })).rejects.toThrow(/more than 3 events/);
       for (const s of await listSegments(archiveDir)) if (s.first > first_seq + 20) rmSync(s.file);
       const kept = await listSegments(archiveDir);
       expect(kept.some((s) => s.first <= first_seq && s.last >= first_seq)).toBe(true);
       expect(Math.max(...kept.map((s) => s.last))).toBeLessThan(last_seq);
       await exportArchived();
       expect(readFileSync(viaArchive).equals(bytes)).toBe(true);
+      const rowCount = (await rowsOf(path, format)).length;
+      await expect(exportTo(viaArchive, { archiveDir, maxRows: rowCount - 1 })).rejects.toThrow(
+        `more than ${(rowCount - 1).toLocaleString('en-US')} events`,
+      );
+      await exportTo(viaArchive, { archiveDir, maxRows: rowCount });
       if (format === 'parquet') {
         // `first_seq`/`last_seq`: the range on MD; `own_*`: the same instants on OWN.
         const ownAll = await storedOn(STREAMS.OWN, 'own.>');
