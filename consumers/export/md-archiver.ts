@@ -145,7 +145,8 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
     p.last = to;
   };
 
-  const close = async (p: Pending) => {
+  /** Writes `p` as a segment; `streamLast` (the stream's newest sequence) says how far behind it is. */
+  const close = async (p: Pending, streamLast: number) => {
     await new Promise<void>((resolve, reject) =>
       p.out.end((err?: Error | null) => (err ? reject(err) : resolve())),
     );
@@ -158,7 +159,8 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
     await rename(tmp, join(dir, name));
     await rm(p.ndjson, { force: true });
     through = p.last;
-    log.debug({ first: p.first, last: p.last }, 'md archive: segment written');
+    // One line a segment (every 100,000 sequences): the progress of a long catch-up at start.
+    log.info({ first: p.first, last: p.last, behind: streamLast - p.last }, 'md archive: segment written');
   };
 
   const dropBefore = async (firstSeq: number) => {
@@ -187,7 +189,7 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
         if (full || old) {
           const p = pending;
           pending = null;
-          await close(p);
+          await close(p, state.last_seq);
           continue;
         }
         await pause(pollMs);
