@@ -33,6 +33,7 @@ import { createLogger } from '../platform/logger.ts';
 import type { Nats } from '../platform/nats.ts';
 import { book, trade } from '../test/support/publisher.ts';
 import { COINS, resetMdStream, startBenchNats } from './lib/feed.ts';
+import { sleep } from './lib/ipc.ts';
 
 const EVENTS = Number(process.env.BENCH_EXPORT_EVENTS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_EXPORT_ROUNDS ?? 3);
@@ -43,7 +44,6 @@ const SEGMENT = 100_000;
 const progress = (line: string) => process.stderr.write(`  export: ${line}\n`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
 
 /** Stores `n` events (3 trades : 1 book of 10 levels, over COINS) on `MD`; waits until all are stored. */

@@ -72,8 +72,6 @@ export async function openBucket<T>(
     ...(opts.anyReplica ? { allow_direct: true } : {}),
   });
   const home = REGION_MIRRORED_BUCKETS.includes(name) ? await homeView(nats, name) : null;
-  const entryValue = (e: KvEntry | null): T | null =>
-    e && e.operation === 'PUT' && e.value.length > 0 ? decode<T>(e.value) : null;
   return {
     raw: kv,
     async get(key) {
@@ -101,8 +99,16 @@ export async function openBucket<T>(
 
 type KvEntry = Awaited<ReturnType<KV['get']>>;
 
+/** An entry's value; null for none, a delete or a purge. */
+const entryValue = <T>(e: KvEntry | null): T | null =>
+  e && e.operation === 'PUT' && e.value.length > 0 ? decode<T>(e.value) : null;
+
 /** How long a region's read of a home bucket may take (the link's round trip, with margin), ms. */
 const HOME_READ_MS = 2_000;
+
+/** Bucket `name` in another JetStream domain (another region's NATS, across the leaf-node link). */
+const domainView = (nats: Nats, domain: string, name: string): Promise<KV> =>
+  new Kvm(jetstream(nats.nc, { domain, timeout: HOME_READ_MS })).open(name);
 
 /**
  * In a region other than home, the home region's copy of a mirrored bucket (its JetStream domain,
@@ -111,7 +117,7 @@ const HOME_READ_MS = 2_000;
  */
 async function homeView(nats: Nats, name: string): Promise<KV | null> {
   if (!nats.home) return null;
-  return new Kvm(jetstream(nats.nc, { domain: nats.home.domain, timeout: HOME_READ_MS })).open(name);
+  return domainView(nats, nats.home.domain, name);
 }
 
 /**
@@ -124,7 +130,7 @@ export function regionsView<T>(nats: Nats, name: string, domains: readonly strin
   const view = (domain: string): Promise<KV> => {
     let v = views.get(domain);
     if (!v) {
-      v = new Kvm(jetstream(nats.nc, { domain, timeout: HOME_READ_MS })).open(name);
+      v = domainView(nats, domain, name);
       // A region that did not answer is asked again next time.
       v.catch(() => views.delete(domain));
       views.set(domain, v);
@@ -135,11 +141,12 @@ export function regionsView<T>(nats: Nats, name: string, domains: readonly strin
     get: (key: string): Promise<(T | null)[]> =>
       Promise.all(
         domains.map(async (domain) => {
-          const e = await inTime(
-            view(domain).then((kv) => kv.get(key)),
-            HOME_READ_MS,
+          return entryValue<T>(
+            await inTime(
+              view(domain).then((kv) => kv.get(key)),
+              HOME_READ_MS,
+            ),
           );
-          return e && e.operation === 'PUT' && e.value.length > 0 ? decode<T>(e.value) : null;
         }),
       ),
   };

@@ -36,6 +36,7 @@ import { STREAMS } from '../../contracts/streams.ts';
 import { mdFilter, parseFeedSubject } from '../../contracts/subjects.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { seqAtOrBefore, seqBefore } from '../../platform/stream-time.ts';
+import { sqlString as sql } from '../generation/layout.ts';
 import { type DuckDBSettings, openDuckDB } from '../generation/part-writer.ts';
 import { type ArchivePart, archivedStream, archiveSelectSql, coverage, listSegments } from './md-archive.ts';
 import { type OnStored, type RangeRead, readStoredRange } from './range-reader.ts';
@@ -101,12 +102,13 @@ export async function ownRange(
   return { firstSeq: before + 1, lastSeq: last };
 }
 
-const sql = (s: string) => `'${s.replaceAll("'", "''")}'`;
-
-/** `read_json` of the NDJSON with the export's columns. */
-export function readNdjsonSql(ndjsonPath: string): string {
-  const columns = EXPORT_COLUMNS.map(([k, t]) => `${k}: ${sql(t)}`).join(', ');
-  return `read_json(${sql(ndjsonPath)}, format = 'newline_delimited', columns = {${columns}})`;
+/** `read_json` of the NDJSON with the export's columns (or `columns`: the archive's). */
+export function readNdjsonSql(
+  ndjsonPath: string,
+  columns: readonly (readonly [string, string])[] = EXPORT_COLUMNS,
+): string {
+  const typed = columns.map(([k, t]) => `${k}: ${sql(t)}`).join(', ');
+  return `read_json(${sql(ndjsonPath)}, format = 'newline_delimited', columns = {${typed}})`;
 }
 
 /**

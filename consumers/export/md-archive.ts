@@ -13,6 +13,7 @@
 import { open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { EXPORT_COLUMNS, type ExportSelection } from '../../contracts/export.ts';
+import { sqlString } from '../generation/layout.ts';
 
 export type Segment = { first: number; last: number; file: string };
 
@@ -160,7 +161,6 @@ export function coverage(
   return { parts, through };
 }
 
-const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 const inList = (column: string, values: readonly string[]) =>
   `${column} IN (${values.map(sqlString).join(', ')})`;
 

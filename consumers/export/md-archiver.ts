@@ -18,7 +18,8 @@ import { parseFeedSubject } from '../../contracts/subjects.ts';
 import { backoffMs } from '../../platform/backoff.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
-import { runDuckdbCopy } from './export-range.ts';
+import { sqlString } from '../generation/layout.ts';
+import { readNdjsonSql, runDuckdbCopy } from './export-range.ts';
 import {
   ARCHIVE_COLUMNS,
   archivedStream,
@@ -48,14 +49,11 @@ export type MdArchiver = {
   stop(): Promise<void>;
 };
 
-const sql = (s: string) => `'${s.replaceAll("'", "''")}'`;
-
 /** The DuckDB statement turning a segment's NDJSON into its Parquet file. */
 export function segmentCopySql(ndjson: string, out: string): string {
-  const columns = ARCHIVE_COLUMNS.map(([k, t]) => `${k}: ${sql(t)}`).join(', ');
   return (
-    `COPY (SELECT * FROM read_json(${sql(ndjson)}, format = 'newline_delimited', columns = {${columns}})) ` +
-    `TO ${sql(out)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE 122880)`
+    `COPY (SELECT * FROM ${readNdjsonSql(ndjson, ARCHIVE_COLUMNS)}) ` +
+    `TO ${sqlString(out)} (FORMAT PARQUET, COMPRESSION ZSTD, ROW_GROUP_SIZE 122880)`
   );
 }
 
@@ -97,6 +95,8 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
   await removeBroken(dir);
   const existing = await listSegments(dir);
   let through = existing.reduce((m, s) => Math.max(m, s.last), 0);
+  /** Which `MD` the segments are of (md-archive.ts); read once, written here only. */
+  let stream = await archivedStream(dir);
   const heads = subjectHeads();
   const stop = new AbortController();
   let pending: Pending | null = null;
@@ -173,10 +173,11 @@ export async function startMdArchiver(nats: Nats, log: Logger, opts: MdArchiverO
     while (!stop.signal.aborted) {
       try {
         const { state, created } = await nats.jsm.streams.info(STREAMS.MD);
-        if ((await archivedStream(dir)) !== created) {
+        if (stream !== created) {
           // A new `MD` (deleted and made again): its sequences start over, the old segments go.
           discard();
           await resetArchive(dir, created);
+          stream = created;
           through = 0;
         }
         await dropBefore(state.first_seq);
