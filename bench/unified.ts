@@ -33,7 +33,7 @@ import { benchConfig } from './lib/config.ts';
 import { type BenchNats, fillMdStream, publishAtRate, resetMdStream, startBenchNats } from './lib/feed.ts';
 import type { LatencySummary } from './lib/histogram.ts';
 import { sleep, startWorker, type Worker } from './lib/ipc.ts';
-import type { ProcSnapshot } from './lib/proc-stats.ts';
+import { type ProcSnapshot, pidCpuMs } from './lib/proc-stats.ts';
 import { SseClientGroup } from './lib/sse-client-group.ts';
 import type { ServerMode } from './lib/sse-server.ts';
 
@@ -430,10 +430,20 @@ async function latencyPhases(
 async function burst(bn: BenchNats, clients: SseClientGroup, server: Worker, n: number, timeoutMs: number) {
   const { last_seq } = (await bn.nats.jsm.streams.info(STREAMS.MD)).state;
   await server.call('reset', {}, timeoutMs);
-  await clients.all('expect', { seq: last_seq + n });
+  await clients.all('expect', { seq: last_seq + n, timing: false });
+  const natsCpu0 = pidCpuMs(bn.server.process.pid);
+  const pubCpu0 = process.cpuUsage();
   const fill = await fillMdStream(bn.nats, n);
-  const pub = { published: fill.stored, seconds: fill.seconds, top_ups: fill.top_ups };
   const r = await clients.waitAll(timeoutMs);
+  const used = process.cpuUsage(pubCpu0);
+  const pub = {
+    published: fill.stored,
+    seconds: fill.seconds,
+    top_ups: fill.top_ups,
+    // Where the rest of the machine went: the nats-server, and this process (publisher and bench).
+    nats_server_cpu_ms: Math.round(pidCpuMs(bn.server.process.pid) - natsCpu0),
+    publisher_cpu_ms: Math.round((used.user + used.system) / 1_000),
+  };
   const srv = await server.call<ServerStats>('stats', {}, timeoutMs);
   return { r, srv, pub };
 }

@@ -1,4 +1,5 @@
 /** Event-loop utilisation, CPU and memory of this process over a measurement window. */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 export type ProcSnapshot = {
@@ -6,6 +7,8 @@ export type ProcSnapshot = {
   cpu_pct: number;
   /** CPU time (user + system, all threads) over the window. */
   cpu_ms: number;
+  /** The kernel's part of `cpu_ms` (socket copies and syscalls). */
+  sys_ms: number;
   rss_mb: number;
   heap_used_mb: number;
 };
@@ -30,6 +33,7 @@ export class ProcStats {
       elu: Math.round(elu.utilization * 1_000) / 1_000,
       cpu_pct: Math.round(((cpu.user + cpu.system) / 1_000 / wallMs) * 1_000) / 10,
       cpu_ms: Math.round((cpu.user + cpu.system) / 1_000),
+      sys_ms: Math.round(cpu.system / 1_000),
       rss_mb: Math.round(mem.rss / 1_048_576),
       heap_used_mb: Math.round(mem.heapUsed / 1_048_576),
     };
@@ -38,3 +42,19 @@ export class ProcStats {
 
 /** Wall clock in µs, as `publish_us` is stamped by the producer. */
 export const wallUs = (): number => (performance.timeOrigin + performance.now()) * 1_000;
+
+/** CPU time (user + system, ms) another process has used so far, from /proc (0 where there is none). */
+export function pidCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command's closing parenthesis; utime and stime are the 14th and 15th.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1_000) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** The kernel's clock ticks per second (USER_HZ): 100 on every Linux Node runs on. */
+const CLOCK_TICKS = 100;

@@ -53,6 +53,9 @@ export const DRAIN_MARK = SOCKET_BUFFER / 2;
 /** Queued bytes past which a sink that is not blocked writes at once instead of at the turn's end. */
 const FLUSH_BYTES = 64 * 1024;
 
+/** Live runs taken as one frame (`run`) and handed back to go event by event, since start (tests, metrics). */
+export const runStats = { taken: 0, declined: 0 };
+
 export class BufferedSink implements FeedSink {
   private readonly queue: OutboundQueue;
   private readonly pendingLatency: number[] = [];
@@ -63,6 +66,8 @@ export class BufferedSink implements FeedSink {
   private ending = false;
   private waiters: (() => void)[] = [];
   private peak = 0;
+  /** In the flusher's dirty set since the last flush: scheduled once per flush, not once per frame. */
+  private scheduled = false;
   /**
    * The wire's unsent bytes when last read (after each write and drain). Reading them is a
    * getter chain on the socket (a large share of a wide fan-out's CPU when read per event), and
@@ -98,12 +103,52 @@ export class BufferedSink implements FeedSink {
   open(extraHeaders: Record<string, string> = {}): void {
     this.wire.open(extraHeaders, this.framer.preamble());
     this.opened = true;
-    this.flusher.schedule(this);
+    this.schedule();
   }
 
   event(ev: FeedEvent): void {
     if (this.opts.onEventWritten) this.pendingLatency.push(ev.receivedAtNs);
     this.enqueue(this.framer.event(ev), ev.eventType === 'book' ? ev.symbol : null, ev.seq);
+  }
+
+  /** The live tail's group this sink's runs come from (LiveTail `attach`): its chunks' share key. */
+  get runGroup(): string | undefined {
+    return this.shareKey;
+  }
+
+  /**
+   * Takes a run of live events, in order and all after what it holds, as one frame joined once for
+   * every sink of `group` (`shared.frame`, made by the first): one queue entry per run instead of
+   * one per event, the wide fan-out's per-client cost. False when it cannot (another share key
+   * now, a framer whose frames do not concatenate or are this client's own, a blocked wire whose
+   * queue must stay conflatable, a latency hook): the caller then hands the events one by one.
+   */
+  run(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame }): boolean {
+    const joinRun = this.framer.joinRun;
+    if (
+      group !== this.shareKey ||
+      joinRun === undefined ||
+      this.closed ||
+      this.blocked ||
+      !this.opened ||
+      this.opts.onEventWritten !== undefined ||
+      !this.queue.onlyEventFrames ||
+      this.framer.personal?.()
+    ) {
+      runStats.declined++;
+      return false;
+    }
+    runStats.taken++;
+    const last = evs[evs.length - 1] as FeedEvent;
+    let frame = shared.frame;
+    if (frame === undefined) {
+      const frames: Frame[] = [];
+      for (const ev of evs) frames.push(this.framer.event(ev));
+      frame = joinRun(frames);
+      shared.frame = frame;
+    } else this.framer.event(last); // a framer's own position (SSE ids) follows its last event
+    this.enqueue(frame, null, last.seq, (evs[0] as FeedEvent).seq);
+    return true;
   }
 
   notice(n: Notice | Record<string, unknown>): void {
@@ -179,6 +224,7 @@ export class BufferedSink implements FeedSink {
   }
 
   flush(): void {
+    this.scheduled = false;
     if (this.closed || this.blocked || !this.opened || this.queue.length === 0) return;
     const signature = this.shareKey === undefined || this.framer.personal?.() ? null : this.queue.signature();
     const chunk =
@@ -209,19 +255,25 @@ export class BufferedSink implements FeedSink {
     this.wake();
   }
 
-  private enqueue(text: Frame, conflationKey: string | null = null, seq?: number): void {
+  private enqueue(text: Frame, conflationKey: string | null = null, seq?: number, firstSeq = seq): void {
     if (this.closed) return;
     // The slow-client policy applies to real backpressure only: while the wire accepts writes, a
     // queue past the bound is written at once instead of waiting for the turn's flush.
     // A long synchronous run of events (a history batch) goes out in pieces of FLUSH_BYTES, so the
     // wire starts sending, and blocks the reader once it holds SOCKET_BUFFER, within the run.
-    if (!this.queue.push(text, conflationKey, seq)) {
+    if (!this.queue.push(text, conflationKey, seq, firstSeq)) {
       if (this.blocked) this.overflow();
       else if (this.opened) this.flush();
     } else if (!this.blocked && this.opened && this.queue.bytes >= FLUSH_BYTES) this.flush();
     if (this.closed) return;
     this.measure();
-    if (!this.blocked && this.opened && this.queue.length > 0) this.flusher.schedule(this);
+    if (!this.blocked && this.opened && this.queue.length > 0) this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.flusher.schedule(this);
   }
 
   /** Records the peak of what the connection holds (the wire's part as last read). */

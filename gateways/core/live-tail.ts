@@ -22,12 +22,20 @@ import { EventRing } from './event-ring.ts';
 import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
 import { FeedHealth, type FeedHealthListener } from './feed-health.ts';
 import { filterSubject, matches, type Selection } from './selection.ts';
+import type { Frame } from './sink-parts.ts';
 
 /** A client attached to the live tail. `lastSeq` guards against duplicates at handover. */
 export type TailSubscriber = {
   readonly selection: Selection;
   lastSeq: number;
   deliver(ev: FeedEvent): void;
+  /**
+   * With `deliverRun`: subscribers of one group (equal selections, one framer) are handed each
+   * read's events together, once per group, at the end of the task (see LiveTail `receive`); `shared`
+   * carries what the first of them made of the run for the others.
+   */
+  group?: string | undefined;
+  deliverRun?(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame }): void;
   /** `source`: the silent source (absent: an expected coin no source has published yet). */
   feedStale?(coin: string, silentMs: number, source?: string): void;
   feedRecovered?(coin: string, source?: string): void;
@@ -65,11 +73,28 @@ export type LiveTailOptions = {
   feed?: FeedSpec;
 };
 
+/**
+ * Subscribers with one selection and framer: an event is matched once for all of them and kept
+ * in `pending` until the task ends, then handed to each as one run (one queue entry per client per
+ * read, where one per event per client was most of a wide fan-out's CPU: issue 29).
+ */
+type FanoutGroup = {
+  readonly key: string;
+  readonly selection: Selection;
+  readonly members: Set<TailSubscriber>;
+  pending: FeedEvent[];
+  queued: boolean;
+};
+
 export class LiveTail {
   readonly ring: EventRing;
   readonly health: FeedHealth;
   private readonly byCoin = new Map<string, Set<TailSubscriber>>();
   private readonly anyCoin = new Set<TailSubscriber>();
+  private readonly groups = new Map<string, FanoutGroup>();
+  private readonly groupsByCoin = new Map<string, Set<FanoutGroup>>();
+  private readonly anyCoinGroups = new Set<FanoutGroup>();
+  private dirtyGroups: FanoutGroup[] = [];
   private reader: OrderedReader | null = null;
   private unregisterLag: () => void = () => {};
   /** Called for every event after fan-out (latency measurement). */
@@ -144,18 +169,48 @@ export class LiveTail {
 
   /** Starts live delivery of events after `sub.lastSeq`. The caller has replayed everything up to it. */
   attach(sub: TailSubscriber): () => void {
-    const coins = sub.selection.coins;
-    if (coins === null) this.anyCoin.add(sub);
-    else
-      for (const c of coins) {
-        const set = this.byCoin.get(c) ?? new Set();
-        this.byCoin.set(c, set);
-        set.add(sub);
-      }
+    if (sub.group !== undefined && sub.deliverRun) return this.attachToGroup(sub, sub.group);
+    this.index(sub.selection, this.byCoin, this.anyCoin, sub, true);
+    return () => this.index(sub.selection, this.byCoin, this.anyCoin, sub, false);
+  }
+
+  private attachToGroup(sub: TailSubscriber, key: string): () => void {
+    let g = this.groups.get(key);
+    if (g === undefined) {
+      const made: FanoutGroup = {
+        key,
+        selection: sub.selection,
+        members: new Set(),
+        pending: [],
+        queued: false,
+      };
+      this.index(made.selection, this.groupsByCoin, this.anyCoinGroups, made, true);
+      this.groups.set(key, made);
+      g = made;
+    }
+    const group = g;
+    group.members.add(sub);
     return () => {
-      this.anyCoin.delete(sub);
-      if (coins) for (const c of coins) this.byCoin.get(c)?.delete(sub);
+      if (!group.members.delete(sub) || group.members.size > 0) return;
+      this.index(group.selection, this.groupsByCoin, this.anyCoinGroups, group, false);
+      this.groups.delete(key);
     };
+  }
+
+  /** Adds (or removes) `item` under each coin of `sel`, or under every coin. */
+  private index<T>(sel: Selection, byCoin: Map<string, Set<T>>, any: Set<T>, item: T, add: boolean): void {
+    if (sel.coins === null) {
+      if (add) any.add(item);
+      else any.delete(item);
+      return;
+    }
+    for (const c of sel.coins) {
+      let set = byCoin.get(c);
+      if (add) {
+        if (set === undefined) byCoin.set(c, (set = new Set()));
+        set.add(item);
+      } else set?.delete(item);
+    }
   }
 
   stop(): void {
@@ -171,8 +226,38 @@ export class LiveTail {
     const subs = this.byCoin.get(ev.symbol);
     if (subs) for (const s of subs) this.offer(s, ev);
     for (const s of this.anyCoin) this.offer(s, ev);
+    const groups = this.groupsByCoin.get(ev.symbol);
+    if (groups) for (const g of groups) this.offerGroup(g, ev);
+    for (const g of this.anyCoinGroups) this.offerGroup(g, ev);
     this.onDispatched?.(ev);
   }
+
+  private offerGroup(g: FanoutGroup, ev: FeedEvent): void {
+    if (!matches(g.selection, ev)) return;
+    g.pending.push(ev);
+    if (g.queued) return;
+    g.queued = true;
+    if (this.dirtyGroups.push(g) === 1) queueMicrotask(this.deliverRuns);
+  }
+
+  /** Hands each group's events of the task that just ended to its members, as one run each. */
+  private readonly deliverRuns = (): void => {
+    const dirty = this.dirtyGroups;
+    this.dirtyGroups = [];
+    for (const g of dirty) {
+      const evs = g.pending;
+      g.pending = [];
+      g.queued = false;
+      const shared: { frame?: Frame } = {};
+      for (const s of g.members) {
+        try {
+          s.deliverRun?.(evs, g.key, shared);
+        } catch (err) {
+          this.log.error({ err: String(err) }, 'subscriber failed');
+        }
+      }
+    }
+  };
 
   private offer(s: TailSubscriber, ev: FeedEvent): void {
     if (ev.seq <= s.lastSeq || !matches(s.selection, ev)) return;
@@ -185,9 +270,10 @@ export class LiveTail {
   }
 
   private forFeed(coin: string, source: string | null, fn: (s: TailSubscriber) => void): void {
-    const takes = (s: TailSubscriber) =>
-      source === null || s.selection.sources === null || s.selection.sources.has(source);
-    for (const s of this.byCoin.get(coin) ?? []) if (takes(s)) fn(s);
-    for (const s of this.anyCoin) if (takes(s)) fn(s);
+    const takes = (sel: Selection) => source === null || sel.sources === null || sel.sources.has(source);
+    for (const s of this.byCoin.get(coin) ?? []) if (takes(s.selection)) fn(s);
+    for (const s of this.anyCoin) if (takes(s.selection)) fn(s);
+    for (const g of [...(this.groupsByCoin.get(coin) ?? []), ...this.anyCoinGroups])
+      if (takes(g.selection)) for (const s of g.members) fn(s);
   }
 }

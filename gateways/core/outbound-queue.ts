@@ -4,13 +4,14 @@
  * Overflow policy (ARCHITECTURE.md, slow clients): first conflate book frames to the newest per
  * coin; if that does not bring the backlog under the bound, the caller disconnects the client,
  * which resumes from JetStream. Frames and their conflation keys are kept in two parallel arrays
- * (no object per frame: this queue is on the per-event, per-client path).
+ * (no object per frame: this queue is on the per-event, per-client path); the keys' array exists
+ * only once a frame has a key (a trades-only stream never makes it).
  */
 import type { Chunk, Frame, Framer } from './sink-parts.ts';
 
 export class OutboundQueue {
   private texts: Frame[] = [];
-  private keys: (string | null)[] = [];
+  private keys: (string | null)[] | null = null;
   private total = 0;
   private peak = 0;
   /** Sequences of the first and last event frames, and whether every frame is an event. */
@@ -23,7 +24,9 @@ export class OutboundQueue {
   /**
    * Identifies the content when the queue holds only event frames: two queues of one selection
    * with the same first and last sequence and count hold the same frames (an event's frame is the
-   * same for everyone). Null when other frames (notices, heartbeats) are mixed in.
+   * same for everyone; a run of events joined as one frame is the same bytes as its events, and
+   * counts as one, so at worst two equal contents are not shared). Null when other frames
+   * (notices, heartbeats) are mixed in.
    */
   signature(): string | null {
     return this.onlyEvents && this.texts.length > 0
@@ -44,15 +47,24 @@ export class OutboundQueue {
     return this.texts.length;
   }
 
-  /** Adds a frame; returns false when the bound is now exceeded. */
-  push(text: Frame, conflationKey: string | null = null, seq?: number): boolean {
+  /** Whether every queued frame is an event's (true when empty). */
+  get onlyEventFrames(): boolean {
+    return this.onlyEvents;
+  }
+
+  /**
+   * Adds a frame; returns false when the bound is now exceeded. `seq`: the event's sequence (the
+   * last one's, for a run of events as one frame, whose first is `firstSeq`).
+   */
+  push(text: Frame, conflationKey: string | null = null, seq?: number, firstSeq = seq): boolean {
     if (seq === undefined) this.onlyEvents = false;
     else {
-      if (this.texts.length === 0) this.firstSeq = seq;
+      if (this.texts.length === 0) this.firstSeq = firstSeq as number;
       this.lastSeq = seq;
     }
+    if (conflationKey !== null) this.keys ??= new Array<string | null>(this.texts.length).fill(null);
+    this.keys?.push(conflationKey);
     this.texts.push(text);
-    this.keys.push(conflationKey);
     this.total += text.length;
     if (this.total > this.peak) this.peak = this.total;
     return this.total <= this.maxBytes;
@@ -60,12 +72,14 @@ export class OutboundQueue {
 
   /** Keeps only the newest frame of each conflation key (order of the survivors unchanged). */
   conflate(): void {
+    const all = this.keys;
+    if (all === null) return; // no frame has a key: nothing to conflate
     const seen = new Set<string>();
     const texts: Frame[] = [];
     const keys: (string | null)[] = [];
     let total = 0;
     for (let i = this.texts.length - 1; i >= 0; i--) {
-      const key = this.keys[i] as string | null;
+      const key = all[i] as string | null;
       if (key !== null) {
         if (seen.has(key)) continue;
         seen.add(key);
@@ -90,7 +104,7 @@ export class OutboundQueue {
 
   clear(): void {
     this.texts = [];
-    this.keys = [];
+    this.keys = null;
     this.total = 0;
     this.onlyEvents = true;
   }

@@ -24,6 +24,7 @@ import type { FeedSpec, LiveTail, TailSubscriber } from './live-tail.ts';
 import { regionLag } from './region-lag.ts';
 import { resumeAt, sourceAfter, takeRing } from './resume-merge.ts';
 import { matches, type Selection } from './selection.ts';
+import type { Frame } from './sink-parts.ts';
 
 /** An explicit, non-terminal answer to a position that cannot be resumed exactly. */
 export type FeedNotice = Exclude<Notice, FeedRecoveredNotice>;
@@ -35,6 +36,9 @@ export type FeedSink = {
   feedRecovered(coin: string, source?: string): void;
   /** Null when the sink can take more now; otherwise settles when it can (or has closed). */
   ready(): Promise<void> | null;
+  /** The live tail's group whose runs this sink can take (BufferedSink `run`), if any. */
+  readonly runGroup?: string | undefined;
+  run?(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame }): boolean;
 };
 
 export type FeedSubscription = {
@@ -169,6 +173,20 @@ export async function openFeed(
     // A feed without an end (every live client) delivers as it is handed events; `endAt` puts
     // the end check in front, so the fan-out's hot path pays for it only on replays with a `to`.
     deliver: (ev) => sink.event(ev),
+    // A live run shared by the sink's group (live-tail.ts) goes in as one frame while the feed has
+    // no end and the run is all new; else its events go one by one, through `deliver`.
+    deliverRun: (evs, group, shared) => {
+      const first = evs[0] as FeedEvent;
+      if (endSeq === Number.POSITIVE_INFINITY && first.seq > sub.lastSeq && sink.run?.(evs, group, shared)) {
+        sub.lastSeq = (evs[evs.length - 1] as FeedEvent).seq;
+        return;
+      }
+      for (const ev of evs) {
+        if (ev.seq <= sub.lastSeq) continue;
+        sub.lastSeq = ev.seq;
+        sub.deliver(ev);
+      }
+    },
     feedStale: (coin, ms, source) => sink.feedStale(coin, ms, source),
     feedRecovered: (coin, source) => sink.feedRecovered(coin, source),
   };
@@ -207,6 +225,7 @@ export async function openFeed(
   const goLive = (after: number) => {
     if (after >= endSeq) return reachEnd();
     sub.lastSeq = after;
+    sub.group = sink.runGroup;
     detach = tail.attach(sub);
     options.onLive?.(after);
     watchLiveEnd();

@@ -39,6 +39,12 @@ export type Framer = {
    * one selection in this flush (Flusher `shared`), so make it bytes once here, not once per socket.
    */
   join(frames: readonly Frame[], shared: boolean): Chunk;
+  /**
+   * A run of event frames as one frame, where joining is plain concatenation (SSE text, gRPC
+   * messages) so a run joined later with other frames gives the same bytes; absent: the framer
+   * takes events one by one (disk-sync packs frames into messages). See `BufferedSink.run`.
+   */
+  joinRun?(frames: readonly Frame[]): Frame;
 };
 
 /** A byte stream to one client. */

@@ -22,6 +22,15 @@ describe('OutboundQueue', () => {
     expect(q.length).toBe(0);
     expect(q.bytes).toBe(0);
   });
+
+  it('keeps every frame when none has a key', () => {
+    const q = new OutboundQueue(1_000);
+    for (const t of ['t1', 't2', 't3']) q.push(t, null, Number(t[1]));
+    q.conflate();
+    expect(q.bytes).toBe(6);
+    expect(q.signature()).toBe('1-3-3');
+    expect(q.drain({ join: (frames) => frames.join('') })).toBe('t1t2t3');
+  });
 });
 
 describe('OutboundQueue signature', () => {
