@@ -111,9 +111,12 @@ export class BufferedSink implements FeedSink {
     this.enqueue(this.framer.event(ev), ev.eventType === 'book' ? ev.symbol : null, ev.seq);
   }
 
-  /** The live tail's group this sink's runs come from (LiveTail `attach`): its chunks' share key. */
+  /**
+   * The live tail's group this sink's runs come from (LiveTail `attach`): its chunks' share key,
+   * where its framer joins runs (none for disk-sync, whose events stay one by one).
+   */
   get runGroup(): string | undefined {
-    return this.shareKey;
+    return this.framer.joinRun ? this.shareKey : undefined;
   }
 
   /**
