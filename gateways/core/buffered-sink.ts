@@ -124,7 +124,7 @@ export class BufferedSink implements FeedSink {
    * every sink of `group` (`shared.frame`, made by the first): one queue entry per run instead of
    * one per event, the wide fan-out's per-client cost. False when it cannot (another share key
    * now, a framer whose frames do not concatenate or are this client's own, a blocked wire whose
-   * queue must stay conflatable, a latency hook): the caller then hands the events one by one.
+   * queue must stay conflatable): the caller then hands the events one by one.
    */
   run(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame }): boolean {
     const joinRun = this.framer.joinRun;
@@ -134,7 +134,6 @@ export class BufferedSink implements FeedSink {
       this.closed ||
       this.blocked ||
       !this.opened ||
-      this.opts.onEventWritten !== undefined ||
       !this.queue.onlyEventFrames ||
       this.framer.personal?.()
     ) {
@@ -142,6 +141,7 @@ export class BufferedSink implements FeedSink {
       return false;
     }
     runStats.taken++;
+    if (this.opts.onEventWritten) for (const ev of evs) this.pendingLatency.push(ev.receivedAtNs);
     const last = evs[evs.length - 1] as FeedEvent;
     let frame = shared.frame;
     if (frame === undefined) {
