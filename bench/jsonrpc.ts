@@ -10,11 +10,15 @@
  *
  * The edge runs the service's guard (a Quant key: cached after the first call, no rate-limit I/O)
  * and its own live tail fed by a steady book publisher (BENCH_BOOKS_PER_S, default 40 over four
- * coins), so the answers change while measured. Server side in a worker process (a fresh one per
- * server); this process runs nats-server, the publisher and the client (keep-alive `http`).
- * Environment: BENCH_SCALE (default 1) scales durations; BENCH_RATE (1,000), BENCH_MEASURE_S (10),
- * BENCH_WARMUP_S (2), BENCH_BATCHES (1,000) override single parameters; BENCH_SERVER_NODE_ARGS passes
- * node flags to the server workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * coins), so the answers change while measured. Each server in a worker process of its own, both
+ * up at once; this process runs nats-server, the publisher and the client (keep-alive `http`).
+ * The measurement alternates in rounds (edge, then bare, BENCH_ROUNDS times, default 5), so a
+ * machine that slows down for a while slows both sides: the p50s are over every round's samples,
+ * and each round's pair of p50s is listed too.
+ * Environment: BENCH_SCALE (default 1) scales durations; BENCH_RATE (1,000), BENCH_MEASURE_S (10,
+ * over all rounds), BENCH_WARMUP_S (2), BENCH_BATCHES (1,000, over all rounds), BENCH_ROUNDS (5)
+ * override single parameters; BENCH_SERVER_NODE_ARGS passes node flags to the server workers
+ * (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { cpus } from 'node:os';
 import { startTestAccounts } from '../test/support/accounts.ts';
@@ -32,6 +36,7 @@ const MEASURE_S = Number(process.env.BENCH_MEASURE_S ?? 10 * SCALE);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2 * SCALE);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? Math.round(1_000 * SCALE));
 const BOOKS_PER_S = Number(process.env.BENCH_BOOKS_PER_S ?? 40);
+const ROUNDS = Math.max(1, Math.round(Number(process.env.BENCH_ROUNDS ?? 5)));
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const nowNs = () => Number(process.hrtime.bigint());
@@ -40,9 +45,8 @@ const single = (i: number) => JSON.stringify(call(i, COINS[i % COINS.length] as 
 const batch = (i: number) =>
   JSON.stringify(Array.from({ length: 100 }, (_, k) => call(i * 100 + k, COINS[k % COINS.length] as string)));
 
-/** One batch at a time, `n` times: latency of each, in µs. */
-async function sequential(url: string, headers: Record<string, string>, n: number) {
-  const h = new Histogram();
+/** One batch at a time, `n` times: latency of each, in µs (into `h` when given). */
+async function sequential(url: string, headers: Record<string, string>, n: number, h = new Histogram()) {
   let errors = 0;
   for (let i = 0; i < n; i++) {
     const t = nowNs();
@@ -67,22 +71,56 @@ type Measured = {
   proc: ProcSnapshot;
 };
 
-async function measure(
-  url: string,
-  headers: Record<string, string>,
-  worker: { call<T>(cmd: string, args?: unknown): Promise<T> },
-): Promise<Measured> {
-  await paced(url, headers, RATE, WARMUP_S, single);
-  await sequential(url, headers, Math.max(10, Math.round(BATCHES / 10)));
-  await worker.call('resetProc');
-  const s = await paced(url, headers, RATE, MEASURE_S, single);
-  const b = await sequential(url, headers, BATCHES);
-  const proc = await worker.call<ProcSnapshot>('proc');
-  return {
-    single: { ...ms(s.h.summary()), errors: s.errors, achieved_per_s: s.achieved_per_s },
-    batch: { ...ms(b.h.summary()), errors: b.errors },
-    proc,
-  };
+type Side = {
+  url: string;
+  worker: { call<T>(cmd: string, args?: unknown): Promise<T> };
+  single: Histogram;
+  batch: Histogram;
+  errors: { single: number; batch: number };
+  achieved: number[];
+};
+
+const side = (url: string, worker: Side['worker']): Side => ({
+  url,
+  worker,
+  single: new Histogram(),
+  batch: new Histogram(),
+  errors: { single: 0, batch: 0 },
+  achieved: [],
+});
+
+/** One round of one side: calls at RATE, then batches; returns the round's two p50s (ms). */
+async function round(s: Side, headers: Record<string, string>) {
+  const p = await paced(s.url, headers, RATE, MEASURE_S / ROUNDS, single);
+  s.single.merge(p.h);
+  s.errors.single += p.errors;
+  s.achieved.push(p.achieved_per_s);
+  const b = await sequential(s.url, headers, Math.max(1, Math.round(BATCHES / ROUNDS)));
+  s.batch.merge(b.h);
+  s.errors.batch += b.errors;
+  return { single_p50_ms: p.h.summary().p50 / 1_000, batch_p50_ms: b.h.summary().p50 / 1_000 };
+}
+
+/** Warms both sides, then alternates rounds: edge, bare, edge, bare, ... */
+async function measure(sides: [Side, Side], headers: Record<string, string>) {
+  for (const s of sides) {
+    await paced(s.url, headers, RATE, WARMUP_S, single);
+    await sequential(s.url, headers, Math.max(10, Math.round(BATCHES / 10)));
+    await s.worker.call('resetProc');
+  }
+  const rounds: { edge: Awaited<ReturnType<typeof round>>; bare: Awaited<ReturnType<typeof round>> }[] = [];
+  for (let i = 0; i < ROUNDS; i++)
+    rounds.push({ edge: await round(sides[0], headers), bare: await round(sides[1], headers) });
+  const done = async (s: Side): Promise<Measured> => ({
+    single: {
+      ...ms(s.single.summary()),
+      errors: s.errors.single,
+      achieved_per_s: Math.round(s.achieved.reduce((a, b) => a + b, 0) / s.achieved.length),
+    },
+    batch: { ...ms(s.batch.summary()), errors: s.errors.batch },
+    proc: await s.worker.call<ProcSnapshot>('proc'),
+  });
+  return { edge: await done(sides[0]), bare: await done(sides[1]), rounds };
 }
 
 export async function run(): Promise<unknown> {
@@ -102,19 +140,22 @@ export async function run(): Promise<unknown> {
     const first = await post(edgeUrl, single(0), headers);
     if (first.status !== 200 || !first.body.includes('"result"'))
       throw new Error(`edge answered ${first.status} ${first.body}`);
-    const edge = await measure(edgeUrl, headers, edgeWorker);
-    // The bytes the bare route answers: what the edge answered last for each kind of request.
+    // The bytes the bare route answers: what the edge answers for each kind of request.
     const bodies = {
       single: (await post(edgeUrl, single(1), headers)).body,
       batch: (await post(edgeUrl, batch(1), headers)).body,
     };
-    await edgeWorker.close();
-
     process.stderr.write('[bench] bare fastify route\n');
     const bareWorker = await startWorker('jsonrpc-server', { nodeArgs: SERVER_NODE_ARGS });
     const bareUrl = await bareWorker.call<string>('bare', { bodies });
-    const bare = await measure(bareUrl, headers, bareWorker);
-    await bareWorker.close();
+    process.stderr.write(`[bench] ${ROUNDS} alternating rounds\n`);
+    const { edge, bare, rounds } = await measure(
+      [side(edgeUrl, edgeWorker), side(bareUrl, bareWorker)],
+      headers,
+    ).finally(async () => {
+      await edgeWorker.close();
+      await bareWorker.close();
+    });
 
     const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
     return {
@@ -124,6 +165,7 @@ export async function run(): Promise<unknown> {
         rate_per_s: RATE,
         measure_s: MEASURE_S,
         batches: BATCHES,
+        rounds: ROUNDS,
         books_per_s: BOOKS_PER_S,
         body_bytes: { single: bodies.single.length, batch: bodies.batch.length },
       },
@@ -141,6 +183,11 @@ export async function run(): Promise<unknown> {
         goal: { p50_ms: 10, p50_vs_bare: 1.5 },
         met: edge.batch.p50_ms <= 10 && edge.batch.p50_ms <= 1.5 * bare.batch.p50_ms,
       },
+      rounds: rounds.map((r) => ({
+        ...r,
+        md_midPrice_p50_vs_bare: ratio(r.edge.single_p50_ms, r.bare.single_p50_ms),
+        batch_p50_vs_bare: ratio(r.edge.batch_p50_ms, r.bare.batch_p50_ms),
+      })),
       server_proc: { edge: edge.proc, bare: bare.proc },
     };
   } finally {
