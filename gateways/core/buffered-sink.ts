@@ -124,9 +124,10 @@ export class BufferedSink implements FeedSink {
    * every sink of `group` (`shared.frame`, made by the first): one queue entry per run instead of
    * one per event, the wide fan-out's per-client cost. False when it cannot (another share key
    * now, a framer whose frames do not concatenate or are this client's own, a blocked wire whose
-   * queue must stay conflatable): the caller then hands the events one by one.
+   * queue must stay conflatable, an event the framer cannot encode: `shared.frame` null for every
+   * member then): the caller then hands the events one by one, as `event` takes them.
    */
-  run(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame }): boolean {
+  run(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame | null }): boolean {
     const joinRun = this.framer.joinRun;
     if (
       group !== this.shareKey ||
@@ -135,21 +136,29 @@ export class BufferedSink implements FeedSink {
       this.blocked ||
       !this.opened ||
       !this.queue.onlyEventFrames ||
+      shared.frame === null ||
       this.framer.personal?.()
     ) {
       runStats.declined++;
       return false;
     }
-    runStats.taken++;
-    if (this.opts.onEventWritten) for (const ev of evs) this.pendingLatency.push(ev.receivedAtNs);
     const last = evs[evs.length - 1] as FeedEvent;
     let frame = shared.frame;
     if (frame === undefined) {
       const frames: Frame[] = [];
-      for (const ev of evs) frames.push(this.framer.event(ev));
+      try {
+        for (const ev of evs) frames.push(this.framer.event(ev));
+      } catch {
+        // A stored record this framer cannot encode (gRPC): `event` says so in its place.
+        shared.frame = null;
+        runStats.declined++;
+        return false;
+      }
       frame = joinRun(frames);
       shared.frame = frame;
     } else this.framer.event(last); // a framer's own position (SSE ids) follows its last event
+    runStats.taken++;
+    if (this.opts.onEventWritten) for (const ev of evs) this.pendingLatency.push(ev.receivedAtNs);
     this.enqueue(frame, null, last.seq, (evs[0] as FeedEvent).seq);
     return true;
   }

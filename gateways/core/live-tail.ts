@@ -35,7 +35,7 @@ export type TailSubscriber = {
    * carries what the first of them made of the run for the others.
    */
   group?: string | undefined;
-  deliverRun?(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame }): void;
+  deliverRun?(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame | null }): void;
   /** `source`: the silent source (absent: an expected coin no source has published yet). */
   feedStale?(coin: string, silentMs: number, source?: string): void;
   feedRecovered?(coin: string, source?: string): void;
@@ -205,11 +205,10 @@ export class LiveTail {
       return;
     }
     for (const c of sel.coins) {
-      let set = byCoin.get(c);
-      if (add) {
-        if (set === undefined) byCoin.set(c, (set = new Set()));
-        set.add(item);
-      } else set?.delete(item);
+      const set = byCoin.get(c);
+      if (!add) set?.delete(item);
+      else if (set) set.add(item);
+      else byCoin.set(c, new Set([item]));
     }
   }
 
@@ -248,7 +247,7 @@ export class LiveTail {
       const evs = g.pending;
       g.pending = [];
       g.queued = false;
-      const shared: { frame?: Frame } = {};
+      const shared: { frame?: Frame | null } = {};
       for (const s of g.members) {
         try {
           s.deliverRun?.(evs, g.key, shared);

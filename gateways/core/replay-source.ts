@@ -38,7 +38,7 @@ export type FeedSink = {
   ready(): Promise<void> | null;
   /** The live tail's group whose runs this sink can take (BufferedSink `run`), if any. */
   readonly runGroup?: string | undefined;
-  run?(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame }): boolean;
+  run?(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame | null }): boolean;
 };
 
 export type FeedSubscription = {

@@ -114,14 +114,15 @@ export async function startFeed(
   principal: Principal,
   signal?: AbortSignal,
 ): Promise<{ close(): void; stale: StaleFeed[] }> {
-  const { feed, subscribed, staleFeeds } = await feedInto(
+  // Shared before the feed attaches, so that a live stream joins its selection's group in the tail.
+  const share = (s: Subscribed) => sink.shareChunksAs(`grpc-feed|${selectionKey(s.selection)}`);
+  const { feed, staleFeeds } = await feedInto(
     deps,
     sink,
     request,
     principal,
-    undefined,
+    share,
     signal ? { signal } : {},
   );
-  sink.shareChunksAs(`grpc-feed|${selectionKey(subscribed.selection)}`);
   return { close: () => feed.close(), stale: staleFeeds() };
 }
