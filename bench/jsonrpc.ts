@@ -45,8 +45,9 @@ const single = (i: number) => JSON.stringify(call(i, COINS[i % COINS.length] as 
 const batch = (i: number) =>
   JSON.stringify(Array.from({ length: 100 }, (_, k) => call(i * 100 + k, COINS[k % COINS.length] as string)));
 
-/** One batch at a time, `n` times: latency of each, in µs (into `h` when given). */
-async function sequential(url: string, headers: Record<string, string>, n: number, h = new Histogram()) {
+/** One batch at a time, `n` times: latency of each, in µs. */
+async function sequential(url: string, headers: Record<string, string>, n: number) {
+  const h = new Histogram();
   let errors = 0;
   for (let i = 0; i < n; i++) {
     const t = nowNs();

@@ -53,7 +53,7 @@ export const DRAIN_MARK = SOCKET_BUFFER / 2;
 /** Queued bytes past which a sink that is not blocked writes at once instead of at the turn's end. */
 const FLUSH_BYTES = 64 * 1024;
 
-/** Live runs taken as one frame (`run`) and handed back to go event by event, since start (tests, metrics). */
+/** Live runs taken as one frame (`run`) and handed back to go event by event, since start (tests). */
 export const runStats = { taken: 0, declined: 0 };
 
 export class BufferedSink implements FeedSink {
