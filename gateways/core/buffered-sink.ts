@@ -145,21 +145,21 @@ export class BufferedSink implements FeedSink {
     const last = evs[evs.length - 1] as FeedEvent;
     let frame = shared.frame;
     if (frame === undefined) {
-      const frames: Frame[] = [];
       try {
+        const frames: Frame[] = [];
         for (const ev of evs) frames.push(this.framer.event(ev));
+        frame = joinRun(frames);
       } catch {
         // A stored record this framer cannot encode (gRPC): `event` says so in its place.
         shared.frame = null;
         runStats.declined++;
         return false;
       }
-      frame = joinRun(frames);
       shared.frame = frame;
     } else this.framer.event(last); // a framer's own position (SSE ids) follows its last event
     runStats.taken++;
     if (this.opts.onEventWritten) for (const ev of evs) this.pendingLatency.push(ev.receivedAtNs);
-    this.enqueue(frame, null, last.seq, (evs[0] as FeedEvent).seq);
+    this.enqueue(frame, null, last.seq, (evs[0] as FeedEvent).seq, evs.length);
     return true;
   }
 
@@ -267,13 +267,19 @@ export class BufferedSink implements FeedSink {
     this.wake();
   }
 
-  private enqueue(text: Frame, conflationKey: string | null = null, seq?: number, firstSeq = seq): void {
+  private enqueue(
+    text: Frame,
+    conflationKey: string | null = null,
+    seq?: number,
+    firstSeq = seq,
+    events = 1,
+  ): void {
     if (this.closed) return;
     // The slow-client policy applies to real backpressure only: while the wire accepts writes, a
     // queue past the bound is written at once instead of waiting for the turn's flush.
     // A long synchronous run of events (a history batch) goes out in pieces of FLUSH_BYTES, so the
     // wire starts sending, and blocks the reader once it holds SOCKET_BUFFER, within the run.
-    if (!this.queue.push(text, conflationKey, seq, firstSeq)) {
+    if (!this.queue.push(text, conflationKey, seq, firstSeq, events)) {
       if (this.blocked) this.overflow();
       else if (this.opened) this.flush();
     } else if (!this.blocked && this.opened && this.queue.bytes >= FLUSH_BYTES) this.flush();

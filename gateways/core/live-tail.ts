@@ -35,7 +35,8 @@ export type TailSubscriber = {
    * carries what the first of them made of the run for the others.
    */
   group?: string | undefined;
-  deliverRun?(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame | null }): void;
+  /** Takes the run whole (true, `lastSeq` now its last); false: the tail offers its events one by one. */
+  deliverRun?(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame | null }): boolean;
   /** `source`: the silent source (absent: an expected coin no source has published yet). */
   feedStale?(coin: string, silentMs: number, source?: string): void;
   feedRecovered?(coin: string, source?: string): void;
@@ -85,6 +86,18 @@ type FanoutGroup = {
   pending: FeedEvent[];
   queued: boolean;
 };
+
+/** Tails holding runs not yet handed over (see `deliverPendingRuns`). */
+const withPending = new Set<LiveTail>();
+
+/**
+ * Hands over every tail's pending runs now. Whatever enters a sink outside the live tail (an
+ * account's own event, read from `OWN`) calls it first, so it never overtakes a platform event read
+ * before it.
+ */
+export function deliverPendingRuns(): void {
+  for (const tail of withPending) tail.deliverPending();
+}
 
 export class LiveTail {
   readonly ring: EventRing;
@@ -236,24 +249,36 @@ export class LiveTail {
     g.pending.push(ev);
     if (g.queued) return;
     g.queued = true;
-    if (this.dirtyGroups.push(g) === 1) queueMicrotask(this.deliverRuns);
+    if (this.dirtyGroups.push(g) === 1) {
+      withPending.add(this);
+      queueMicrotask(this.deliverPending);
+    }
   }
 
-  /** Hands each group's events of the task that just ended to its members, as one run each. */
-  private readonly deliverRuns = (): void => {
+  /**
+   * Hands each group's events not yet handed over (those of the task that just ended) to its
+   * members, as one run each; a member that does not take a run is offered its events one by one.
+   * Run at the task's end, and before anything that must come after them (`deliverPendingRuns`, a
+   * replay's end check).
+   */
+  readonly deliverPending = (): void => {
+    if (this.dirtyGroups.length === 0) return;
     const dirty = this.dirtyGroups;
     this.dirtyGroups = [];
+    withPending.delete(this);
     for (const g of dirty) {
       const evs = g.pending;
       g.pending = [];
       g.queued = false;
       const shared: { frame?: Frame | null } = {};
       for (const s of g.members) {
+        let taken = false;
         try {
-          s.deliverRun?.(evs, g.key, shared);
+          taken = s.deliverRun?.(evs, g.key, shared) ?? false;
         } catch (err) {
           this.log.error({ err: String(err) }, 'subscriber failed');
         }
+        if (!taken) for (const ev of evs) this.offer(s, ev);
       }
     }
   };

@@ -17,6 +17,8 @@ export class OutboundQueue {
   /** Sequences of the first and last event frames, and whether every frame is an event. */
   private firstSeq = -1;
   private lastSeq = -1;
+  /** Events the queued frames hold (a run's frame holds several). */
+  private events = 0;
   private onlyEvents = true;
 
   constructor(readonly maxBytes: number) {}
@@ -24,13 +26,12 @@ export class OutboundQueue {
   /**
    * Identifies the content when the queue holds only event frames: two queues of one selection
    * with the same first and last sequence and count hold the same frames (an event's frame is the
-   * same for everyone; a run of events joined as one frame is the same bytes as its events, and
-   * counts as one, so at worst two equal contents are not shared). Null when other frames
-   * (notices, heartbeats) are mixed in.
+   * same for everyone, and a run of events joined as one frame is the same bytes as its events,
+   * counted as its events). Null when other frames (notices, heartbeats) are mixed in.
    */
   signature(): string | null {
     return this.onlyEvents && this.texts.length > 0
-      ? `${this.firstSeq}-${this.lastSeq}-${this.texts.length}`
+      ? `${this.firstSeq}-${this.lastSeq}-${this.events}`
       : null;
   }
 
@@ -54,13 +55,14 @@ export class OutboundQueue {
 
   /**
    * Adds a frame; returns false when the bound is now exceeded. `seq`: the event's sequence (the
-   * last one's, for a run of events as one frame, whose first is `firstSeq`).
+   * last one's, for a run of `events` events as one frame, whose first is `firstSeq`).
    */
-  push(text: Frame, conflationKey: string | null = null, seq?: number, firstSeq = seq): boolean {
+  push(text: Frame, conflationKey: string | null = null, seq?: number, firstSeq = seq, events = 1): boolean {
     if (seq === undefined) this.onlyEvents = false;
     else {
       if (this.texts.length === 0) this.firstSeq = firstSeq as number;
       this.lastSeq = seq;
+      this.events += events;
     }
     if (conflationKey !== null) this.keys ??= new Array<string | null>(this.texts.length).fill(null);
     this.keys?.push(conflationKey);
@@ -106,6 +108,7 @@ export class OutboundQueue {
     this.texts = [];
     this.keys = null;
     this.total = 0;
+    this.events = 0;
     this.onlyEvents = true;
   }
 }

@@ -18,7 +18,7 @@ import { OWN_ALL, ownAccountFilter, parseFeedSubject } from '../../contracts/sub
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
 import { seqAtOrBefore } from '../../platform/stream-time.ts';
-import type { FeedSpec, LiveTail } from './live-tail.ts';
+import { deliverPendingRuns, type FeedSpec, type LiveTail } from './live-tail.ts';
 import { LruCache } from './lru-cache.ts';
 import type { FeedDeps, FeedSink } from './replay-source.ts';
 import { filterSubject } from './selection.ts';
@@ -92,7 +92,11 @@ export async function ownResumePosition(
 /** A sink for the own feed: its position notices say they are about `OWN`. */
 export function ownSink(sink: FeedSink): FeedSink {
   return {
-    event: (ev) => sink.event(ev),
+    // Platform events read before it, still in a run (live-tail.ts), go first.
+    event: (ev) => {
+      deliverPendingRuns();
+      sink.event(ev);
+    },
     notice: (n) => sink.notice('first_seq' in n ? { ...n, feed: 'own' as const } : n),
     feedStale: () => {},
     feedRecovered: () => {},

@@ -174,18 +174,12 @@ export async function openFeed(
     // the end check in front, so the fan-out's hot path pays for it only on replays with a `to`.
     deliver: (ev) => sink.event(ev),
     // A live run shared by the sink's group (live-tail.ts) goes in as one frame while the feed has
-    // no end and the run is all new; else its events go one by one, through `deliver`.
+    // no end and the run is all new; else the tail offers its events one by one, through `deliver`.
     deliverRun: (evs, group, shared) => {
-      const first = evs[0] as FeedEvent;
-      if (endSeq === Number.POSITIVE_INFINITY && first.seq > sub.lastSeq && sink.run?.(evs, group, shared)) {
-        sub.lastSeq = (evs[evs.length - 1] as FeedEvent).seq;
-        return;
-      }
-      for (const ev of evs) {
-        if (ev.seq <= sub.lastSeq) continue;
-        sub.lastSeq = ev.seq;
-        sub.deliver(ev);
-      }
+      if (endSeq !== Number.POSITIVE_INFINITY || (evs[0] as FeedEvent).seq <= sub.lastSeq) return false;
+      if (!sink.run?.(evs, group, shared)) return false;
+      sub.lastSeq = (evs[evs.length - 1] as FeedEvent).seq;
+      return true;
     },
     feedStale: (coin, ms, source) => sink.feedStale(coin, ms, source),
     feedRecovered: (coin, source) => sink.feedRecovered(coin, source),
@@ -205,6 +199,7 @@ export async function openFeed(
   const watchLiveEnd = () => {
     if (!detach || endPoll || closed || endSeq === Number.POSITIVE_INFINITY) return;
     const check = () => {
+      tail.deliverPending(); // what the tail has read, this feed has been offered
       if (tail.lastSeq >= endSeq) reachEnd();
     };
     endPoll = setInterval(check, END_POLL_MS);
