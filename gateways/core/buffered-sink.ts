@@ -32,6 +32,8 @@ export type BufferedSinkOptions = {
   closeGraceMs: number;
   /** Identifies the client's selection: clients with equal keys share encoded chunks (see Flusher). */
   selectionKey?: string;
+  /** The live tail's group whose runs this client takes (selection.ts `runKey`), if any. */
+  runKey?: string;
   /** Called with the in-gateway latency (ns) of each event as it is written (benchmarks). */
   onEventWritten?: (latencyNs: number) => void;
 };
@@ -79,6 +81,8 @@ export class BufferedSink implements FeedSink {
   onClosed: (() => void) | null = null;
   /** The key under which this sink's chunks are shared (see Flusher), if any. */
   private shareKey: string | undefined;
+  /** The live tail's group whose runs this sink takes, if any (`runGroup`). */
+  private runKey: string | undefined;
 
   constructor(
     readonly framer: Framer,
@@ -88,6 +92,7 @@ export class BufferedSink implements FeedSink {
   ) {
     this.queue = new OutboundQueue(opts.maxBacklogBytes);
     this.shareKey = opts.selectionKey;
+    this.runKey = opts.runKey;
     wire.onClose(() => this.markClosed());
   }
 
@@ -97,6 +102,11 @@ export class BufferedSink implements FeedSink {
    */
   shareChunksAs(key: string | undefined): void {
     this.shareKey = key;
+  }
+
+  /** Takes the runs of the live tail's group `key` (selection.ts `runKey`); undefined: none. */
+  takeRunsOf(key: string | undefined): void {
+    this.runKey = key;
   }
 
   /** Starts the stream (status and headers where the transport has them); queued frames follow. */
@@ -112,25 +122,27 @@ export class BufferedSink implements FeedSink {
   }
 
   /**
-   * The live tail's group this sink's runs come from (LiveTail `attach`): its chunks' share key,
-   * where its framer joins runs (none for disk-sync, whose events stay one by one).
+   * The live tail's group this sink's runs come from (LiveTail `attach`), where its framer joins
+   * runs (none for disk-sync, whose events stay one by one).
    */
   get runGroup(): string | undefined {
-    return this.framer.joinRun ? this.shareKey : undefined;
+    return this.framer.joinRun ? this.runKey : undefined;
   }
 
   /**
    * Takes a run of live events, in order and all after what it holds, as one frame joined once for
    * every sink of `group` (`shared.frame`, made by the first): one queue entry per run instead of
-   * one per event, the wide fan-out's per-client cost. False when it cannot (another share key
-   * now, a framer whose frames do not concatenate or are this client's own, a blocked wire whose
-   * queue must stay conflatable, an event the framer cannot encode: `shared.frame` null for every
-   * member then): the caller then hands the events one by one, as `event` takes them.
+   * one per event, the wide fan-out's per-client cost. The group may hold clients of several
+   * accounts: a run holds only platform events, and what a flush writes is still shared per
+   * account (`shareKey`). False when it cannot (another group now, a framer whose frames do not
+   * concatenate or are this client's own, a blocked wire whose queue must stay conflatable, an
+   * event the framer cannot encode: `shared.frame` null for every member then): the caller then
+   * hands the events one by one, as `event` takes them.
    */
   run(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame | null }): boolean {
     const joinRun = this.framer.joinRun;
     if (
-      group !== this.shareKey ||
+      group !== this.runKey ||
       joinRun === undefined ||
       this.closed ||
       this.blocked ||

@@ -245,6 +245,13 @@ export class LiveTail {
   }
 
   private offerGroup(g: FanoutGroup, ev: FeedEvent): void {
+    // A group's members may be of several accounts (selection.ts `runKey`): an account's own
+    // event (none on `MD`, whose tail is the only one with groups) goes to each member as it sees it.
+    if (ev.owner !== null) {
+      this.deliverPending();
+      for (const s of g.members) this.offer(s, ev);
+      return;
+    }
     if (!matches(g.selection, ev)) return;
     g.pending.push(ev);
     if (g.queued) return;

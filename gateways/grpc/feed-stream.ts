@@ -13,7 +13,7 @@ import type { Subscription } from '../../contracts/subscription.ts';
 import { type AttachedFeed, attachFeed, sendStale, type WarnableSink } from '../core/attach-feed.ts';
 import type { BufferedSink } from '../core/buffered-sink.ts';
 import { assertNotRevoked, type Principal } from '../core/guard.ts';
-import { selectionKey } from '../core/selection.ts';
+import { runKey, selectionKey } from '../core/selection.ts';
 import type { Framer } from '../core/sink-parts.ts';
 import { type StaleFeed, type Subscribed, type SubscribeOptions, subscribe } from '../core/subscribe.ts';
 import { type Admitted, admit, type CallLike, failure, type GrpcEdgeDeps } from './context.ts';
@@ -115,7 +115,10 @@ export async function startFeed(
   signal?: AbortSignal,
 ): Promise<{ close(): void; stale: StaleFeed[] }> {
   // Shared before the feed attaches, so that a live stream joins its selection's group in the tail.
-  const share = (s: Subscribed) => sink.shareChunksAs(`grpc-feed|${selectionKey(s.selection)}`);
+  const share = (s: Subscribed) => {
+    sink.shareChunksAs(`grpc-feed|${selectionKey(s.selection)}`);
+    sink.takeRunsOf(runKey('grpc-feed', s.selection));
+  };
   const { feed, staleFeeds } = await feedInto(
     deps,
     sink,

@@ -12,7 +12,7 @@ import { clientAddress } from '../core/client-address.ts';
 import type { ConnectionRegistry } from '../core/connection-registry.ts';
 import { assertNotRevoked, type Guard, rateLimitHeaders } from '../core/guard.ts';
 import type { FeedDeps } from '../core/replay-source.ts';
-import { selectionKey } from '../core/selection.ts';
+import { runKey, selectionKey } from '../core/selection.ts';
 import { SseConnection, type SseConnectionOptions } from '../core/sse-connection.ts';
 import { parseSseSubscription } from '../core/sse-query.ts';
 import { type Subscribed, subscribe } from '../core/subscribe.ts';
@@ -54,7 +54,12 @@ export function registerStreamRoute(app: FastifyInstance, deps: StreamRouteDeps)
     const position = selection.viewer ? { md: 0, own: subscribed.lastOwnSeq } : null;
     const conn = new SseConnection(
       reply.raw,
-      { ...deps.connection, requestId: req.id, selectionKey: selectionKey(selection) },
+      {
+        ...deps.connection,
+        requestId: req.id,
+        selectionKey: selectionKey(selection),
+        runKey: runKey('sse', selection),
+      },
       deps.registry.flusher,
       position,
     );
