@@ -126,7 +126,7 @@ export class BufferedSink implements FeedSink {
    * runs (none for disk-sync, whose events stay one by one).
    */
   get runGroup(): string | undefined {
-    return this.framer.joinRun ? this.runKey : undefined;
+    return this.framer.concatenates ? this.runKey : undefined;
   }
 
   /**
@@ -140,10 +140,9 @@ export class BufferedSink implements FeedSink {
    * hands the events one by one, as `event` takes them.
    */
   run(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame | null }): boolean {
-    const joinRun = this.framer.joinRun;
     if (
       group !== this.runKey ||
-      joinRun === undefined ||
+      !this.framer.concatenates ||
       this.closed ||
       this.blocked ||
       !this.opened ||
@@ -160,7 +159,7 @@ export class BufferedSink implements FeedSink {
       try {
         const frames: Frame[] = [];
         for (const ev of evs) frames.push(this.framer.event(ev));
-        frame = joinRun(frames);
+        frame = this.framer.join(frames, false);
       } catch {
         // A stored record this framer cannot encode (gRPC): `event` says so in its place.
         shared.frame = null;

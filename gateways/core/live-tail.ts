@@ -188,26 +188,20 @@ export class LiveTail {
   }
 
   private attachToGroup(sub: TailSubscriber, key: string): () => void {
-    let g = this.groups.get(key);
-    if (g === undefined) {
-      const made: FanoutGroup = {
-        key,
-        selection: sub.selection,
-        members: new Set(),
-        pending: [],
-        queued: false,
-      };
-      this.index(made.selection, this.groupsByCoin, this.anyCoinGroups, made, true);
-      this.groups.set(key, made);
-      g = made;
-    }
-    const group = g;
+    const group = this.groups.get(key) ?? this.newGroup(key, sub.selection);
     group.members.add(sub);
     return () => {
       if (!group.members.delete(sub) || group.members.size > 0) return;
       this.index(group.selection, this.groupsByCoin, this.anyCoinGroups, group, false);
       this.groups.delete(key);
     };
+  }
+
+  private newGroup(key: string, selection: Selection): FanoutGroup {
+    const g: FanoutGroup = { key, selection, members: new Set(), pending: [], queued: false };
+    this.index(selection, this.groupsByCoin, this.anyCoinGroups, g, true);
+    this.groups.set(key, g);
+    return g;
   }
 
   /** Adds (or removes) `item` under each coin of `sel`, or under every coin. */

@@ -42,6 +42,11 @@ export function filterSubject(sel: Selection, owner?: string): string {
  * Equal for equal selections (order of values ignored). Clients with equal keys share encoded
  * chunks, so the viewer is part of it: two accounts never share one.
  */
+export function selectionKey(sel: Selection): string {
+  const part = (s: ReadonlySet<string> | null) => (s ? [...s].sort().join(',') : '*');
+  return `${part(sel.coins)};${part(sel.eventTypes)};${part(sel.sources)};${sel.viewer ?? ''}`;
+}
+
 /**
  * The key of a live tail's group (live-tail.ts): equal for equal selections whatever the viewer,
  * since a run holds only platform events, which every viewer sees alike (own events come from
@@ -49,9 +54,4 @@ export function filterSubject(sel: Selection, owner?: string): string {
  */
 export function runKey(kind: string, sel: Selection): string {
   return `${kind}|${selectionKey({ ...sel, viewer: null })}`;
-}
-
-export function selectionKey(sel: Selection): string {
-  const part = (s: ReadonlySet<string> | null) => (s ? [...s].sort().join(',') : '*');
-  return `${part(sel.coins)};${part(sel.eventTypes)};${part(sel.sources)};${sel.viewer ?? ''}`;
 }

@@ -40,11 +40,12 @@ export type Framer = {
    */
   join(frames: readonly Frame[], shared: boolean): Chunk;
   /**
-   * A run of event frames as one frame, where joining is plain concatenation (SSE text, gRPC
-   * messages) so a run joined later with other frames gives the same bytes; absent: the framer
-   * takes events one by one (disk-sync packs frames into messages). See `BufferedSink.run`.
+   * True where `join` (not shared) is plain concatenation (SSE text, gRPC messages): a run of
+   * events joined into one frame, joined later with other frames, gives the same bytes, so the
+   * sink can take live runs (`BufferedSink.run`); absent: events one by one (disk-sync packs
+   * frames into messages).
    */
-  joinRun?(frames: readonly Frame[]): Frame;
+  readonly concatenates?: boolean;
 };
 
 /** A byte stream to one client. */

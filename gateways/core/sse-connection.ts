@@ -54,7 +54,7 @@ export function sseFramer(requestId: string, retryMs: number, pos: SsePosition |
       const text = frames.length === 1 ? (frames[0] as string) : (frames as readonly string[]).join('');
       return shared ? Buffer.from(text) : text;
     },
-    joinRun: (frames) => (frames as readonly string[]).join(''),
+    concatenates: true,
   };
 }
 

@@ -45,7 +45,7 @@ export function feedFramer(requestId: string): Framer {
     heartbeat: () => feedFrame({ heartbeat: { timestamp_ms: Date.now() } }),
     end: () => '',
     join: joinFrames,
-    joinRun: joinFrames,
+    concatenates: true,
   };
 }
 
