@@ -32,6 +32,7 @@ import { HOME_DOMAIN, startNatsRegions } from '../platform/nats-regions.ts';
 import { benchConfig } from './lib/config.ts';
 import { COINS, fillMdStream, publishAtRate } from './lib/feed.ts';
 import { startWorker } from './lib/ipc.ts';
+import { profiled } from './lib/profile.ts';
 import type { RawReader } from './lib/region-latency-client.ts';
 import { remoteProxies } from './lib/remote-delay-proxy.ts';
 import type { Read } from './lib/replay-clients.ts';
@@ -59,6 +60,7 @@ async function edge(nats: Nats, region: 'us' | 'jp') {
   const url = await unified.app.listen({ host: '127.0.0.1', port: 0 });
   return {
     url,
+    tail,
     stream: `${url}/api/v1/unified/stream`,
     async close() {
       await unified.app.close();
@@ -161,6 +163,11 @@ export async function run() {
     // The mirror copies while the fill stores: how long after the fill's end JP held it all.
     const mirror = { behind_fill_end_s: round3((performance.now() - t0) / 1_000) };
     progress(`mirror caught up: ${JSON.stringify(mirror)}`);
+    // Each edge's live tail reads the fill too: a catch-up measured while it still does would
+    // share its core with that work, which a deployed edge at the live end does not have.
+    while (us.tail.lastSeq < last || jpEdge.tail.lastSeq < last) await sleep(50);
+    const tails = { at_live_end_s: round3((performance.now() - t0) / 1_000) };
+    progress(`edges' tails at the live end: ${JSON.stringify(tails)}`);
     const usPort = Number(new URL(us.url).port);
     const link = await proxies.start({ port: usPort }, { delayMs: DELAY_MS });
     closers.push(() => link.close());
@@ -173,14 +180,16 @@ export async function run() {
       const order =
         r % 2 === 0 ? (['jp_local', 'us_across_link'] as const) : (['us_across_link', 'jp_local'] as const);
       for (const kind of order) {
-        const got = await reader.call<Read>(
-          'read',
-          {
-            transport: 'sse',
-            address: kind === 'jp_local' ? jpEdge.url : acrossUrl,
-            spec: { kind: 'catchup', last },
-          },
-          600_000,
+        const got = await profiled(`regions-${kind}-${r}`, () =>
+          reader.call<Read>(
+            'read',
+            {
+              transport: 'sse',
+              address: kind === 'jp_local' ? jpEdge.url : acrossUrl,
+              spec: { kind: 'catchup', last },
+            },
+            600_000,
+          ),
         );
         runs[kind].push(got);
         progress(`${kind}: ${got.events} events, ${got.events_per_s}/s`);
@@ -198,6 +207,7 @@ export async function run() {
         events: last,
         fill,
         mirror,
+        tails,
         runs,
         ratio_jp_copy_vs_home_across_link: ratio,
         goal: 'catch-up from the JP copy ≥ 5× the US edge across the link',
