@@ -42,6 +42,8 @@ type ClientSnapshot = {
   seconds: number;
   events: number;
   events_per_s: number;
+  /** Events per socket read over every connection: how finely the server's writes arrived. */
+  events_per_read: number;
   latency_us: LatencySummary;
   gaps: number;
   duplicates: number;
@@ -314,6 +316,7 @@ async function latencyPhases(
           latency_us: c.latency_us,
           delivered_events: c.events,
           delivered_events_per_s: c.events_per_s,
+          client_events_per_read: c.events_per_read,
           expected_events_per_s: r.publisher.rate_per_s * n,
           min_events_per_connection: c.min_events_per_connection,
           gaps: c.gaps,
@@ -359,6 +362,7 @@ async function latencyPhases(
             p99: r.client.latency_us.p99,
             in_server_latency_us: r.server?.latency_us,
             delivered_events_per_s: r.client.events_per_s,
+            client_events_per_read: r.client.events_per_read,
             server_proc: r.server?.proc,
             server_events_per_turn: r.server?.events_per_turn,
             client_proc: r.client.proc,
@@ -481,6 +485,7 @@ async function throughputPhase(
         expected_events: events * n,
         seconds_to_last_delivery: r.seconds,
         seconds_to_first_complete_connection: r.first_connection_done_s,
+        client_events_per_read: r.events_per_read,
         publish: { ...pub, rate_per_s: Math.round(pub.published / pub.seconds) },
         upstream_lag: r.since_connect.errors.upstream_lag ?? 0,
         reconnect: r.since_connect.errors.reconnect ?? 0,

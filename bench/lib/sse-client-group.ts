@@ -13,6 +13,8 @@ export type GroupBurstResult = {
   seconds: number;
   events: number;
   events_per_s: number;
+  /** Events per socket read, over every process's connections. */
+  events_per_read: number;
   first_connection_done_s: number | null;
   gaps: number;
   duplicates: number;
@@ -75,6 +77,16 @@ export class SseClientGroup {
       seconds,
       events,
       events_per_s: Math.round(events / seconds),
+      // Each process's figure weighted by its events: events over reads.
+      events_per_read:
+        Math.round(
+          (events /
+            Math.max(
+              1e-9,
+              sum((r) => r.events / Math.max(0.1, r.events_per_read)),
+            )) *
+            10,
+        ) / 10,
       first_connection_done_s: firsts.length ? Math.min(...firsts) : null,
       gaps: sum((r) => r.gaps),
       duplicates: sum((r) => r.duplicates),

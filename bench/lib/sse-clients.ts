@@ -41,6 +41,8 @@ let natsEvents = 0;
 const proc = new ProcStats();
 const counters = {
   events: 0,
+  /** Socket reads ('data' events) of every connection: how finely the server's writes arrive. */
+  chunks: 0,
   gaps: 0,
   duplicates: 0,
   malformed: 0,
@@ -66,6 +68,7 @@ function resetCounters(): void {
   natsEvents = 0;
   proc.reset();
   counters.events = 0;
+  counters.chunks = 0;
   counters.gaps = 0;
   counters.duplicates = 0;
   counters.malformed = 0;
@@ -74,6 +77,9 @@ function resetCounters(): void {
   counters.notices = {};
   windowStart = performance.now();
 }
+
+/** Events per socket read, over every connection since the last reset. */
+const perRead = (): number => Math.round((counters.events / Math.max(1, counters.chunks)) * 10) / 10;
 
 /** One SSE connection: frames are parsed straight from the bytes; only control frames become strings. */
 class SseConn {
@@ -89,6 +95,7 @@ class SseConn {
 
   chunk(chunk: Buffer): void {
     const now = wallUs();
+    counters.chunks++;
     const buf = this.leftover ? Buffer.concat([this.leftover, chunk]) : chunk;
     this.leftover = null;
     const len = buf.length;
@@ -260,6 +267,7 @@ serveWorker(
         seconds: Math.round(seconds * 1_000) / 1_000,
         events: counters.events,
         events_per_s: Math.round(counters.events / seconds),
+        events_per_read: perRead(),
         first_connection_done_s: open.length
           ? Math.round(Math.min(...open.map((c) => c.reachedAt || Number.POSITIVE_INFINITY)) - windowStart) /
             1_000
@@ -281,6 +289,7 @@ serveWorker(
         seconds: Math.round(seconds * 1_000) / 1_000,
         events: counters.events,
         events_per_s: Math.round(counters.events / seconds),
+        events_per_read: perRead(),
         latency_us: latency.summary(),
         ...(stopNats
           ? { nats: { events: natsEvents, gaps: natsGaps, latency_us: natsLatency.summary() } }

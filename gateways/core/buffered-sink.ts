@@ -24,7 +24,7 @@ import { type FeedEvent, nowNs } from './feed-event.ts';
 import type { Flusher } from './flusher.ts';
 import { OutboundQueue } from './outbound-queue.ts';
 import type { FeedSink } from './replay-source.ts';
-import type { Frame, Framer, Wire } from './sink-parts.ts';
+import type { Frame, Framer, RunShare, Wire } from './sink-parts.ts';
 
 export type BufferedSinkOptions = {
   maxBacklogBytes: number;
@@ -55,8 +55,17 @@ export const DRAIN_MARK = SOCKET_BUFFER / 2;
 /** Queued bytes past which a sink that is not blocked writes at once instead of at the turn's end. */
 const FLUSH_BYTES = 64 * 1024;
 
-/** Live runs taken as one frame (`run`) and handed back to go event by event, since start (tests). */
-export const runStats = { taken: 0, declined: 0 };
+/**
+ * Live runs taken as one frame (`run`; `whileBlocked`: of them, by a blocked wire) and handed back
+ * to go event by event, since start (tests).
+ */
+export const runStats = { taken: 0, whileBlocked: 0, declined: 0 };
+
+/** Whether a run holds a book event (a conflatable frame), found once for the group. */
+function holdsBook(evs: readonly FeedEvent[], shared: RunShare): boolean {
+  shared.books ??= evs.some((ev) => ev.eventType === 'book');
+  return shared.books;
+}
 
 export class BufferedSink implements FeedSink {
   private readonly queue: OutboundQueue;
@@ -135,16 +144,19 @@ export class BufferedSink implements FeedSink {
    * one per event, the wide fan-out's per-client cost. The group may hold clients of several
    * accounts: a run holds only platform events, and what a flush writes is still shared per
    * account (`shareKey`). False when it cannot (another group now, a framer whose frames do not
-   * concatenate or are this client's own, a blocked wire whose queue must stay conflatable, an
-   * event the framer cannot encode: `shared.frame` null for every member then): the caller then
-   * hands the events one by one, as `event` takes them.
+   * concatenate or are this client's own, a run with a book event for a blocked wire, whose queue
+   * must keep book frames apart to conflate them, an event the framer cannot encode:
+   * `shared.frame` null for every member then): the caller then hands the events one by one, as
+   * `event` takes them. A blocked wire takes a run of trades whole: one by one, a client that
+   * reads slower than events arrive would cost the most per event exactly when the gateway is
+   * shortest of CPU.
    */
-  run(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame | null }): boolean {
+  run(evs: readonly FeedEvent[], group: string, shared: RunShare): boolean {
     if (
       group !== this.runKey ||
       !this.framer.concatenates ||
       this.closed ||
-      this.blocked ||
+      (this.blocked && holdsBook(evs, shared)) ||
       !this.opened ||
       !this.queue.onlyEventFrames ||
       shared.frame === null ||
@@ -169,6 +181,7 @@ export class BufferedSink implements FeedSink {
       shared.frame = frame;
     } else this.framer.event(last); // a framer's own position (SSE ids) follows its last event
     runStats.taken++;
+    if (this.blocked) runStats.whileBlocked++;
     if (this.opts.onEventWritten) for (const ev of evs) this.pendingLatency.push(ev.receivedAtNs);
     this.enqueue(frame, null, last.seq, (evs[0] as FeedEvent).seq, evs.length);
     return true;

@@ -22,7 +22,7 @@ import { EventRing } from './event-ring.ts';
 import { decodeFeedEvent, type FeedEvent } from './feed-event.ts';
 import { FeedHealth, type FeedHealthListener } from './feed-health.ts';
 import { filterSubject, matches, type Selection } from './selection.ts';
-import type { Frame } from './sink-parts.ts';
+import type { RunShare } from './sink-parts.ts';
 
 /** A client attached to the live tail. `lastSeq` guards against duplicates at handover. */
 export type TailSubscriber = {
@@ -36,7 +36,7 @@ export type TailSubscriber = {
    */
   group?: string | undefined;
   /** Takes the run whole (true, `lastSeq` now its last); false: the tail offers its events one by one. */
-  deliverRun?(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame | null }): boolean;
+  deliverRun?(evs: readonly FeedEvent[], group: string, shared: RunShare): boolean;
   /** `source`: the silent source (absent: an expected coin no source has published yet). */
   feedStale?(coin: string, silentMs: number, source?: string): void;
   feedRecovered?(coin: string, source?: string): void;
@@ -271,7 +271,7 @@ export class LiveTail {
       const evs = g.pending;
       g.pending = [];
       g.queued = false;
-      const shared: { frame?: Frame | null } = {};
+      const shared: RunShare = {};
       for (const s of g.members) {
         let taken = false;
         try {

@@ -24,7 +24,7 @@ import type { FeedSpec, LiveTail, TailSubscriber } from './live-tail.ts';
 import { regionLag } from './region-lag.ts';
 import { resumeAt, sourceAfter, takeRing } from './resume-merge.ts';
 import { matches, type Selection } from './selection.ts';
-import type { Frame } from './sink-parts.ts';
+import type { RunShare } from './sink-parts.ts';
 
 /** An explicit, non-terminal answer to a position that cannot be resumed exactly. */
 export type FeedNotice = Exclude<Notice, FeedRecoveredNotice>;
@@ -38,7 +38,7 @@ export type FeedSink = {
   ready(): Promise<void> | null;
   /** The live tail's group whose runs this sink can take (BufferedSink `run`), if any. */
   readonly runGroup?: string | undefined;
-  run?(evs: readonly FeedEvent[], group: string, shared: { frame?: Frame | null }): boolean;
+  run?(evs: readonly FeedEvent[], group: string, shared: RunShare): boolean;
 };
 
 export type FeedSubscription = {
