@@ -142,7 +142,9 @@ export async function run(): Promise<unknown> {
   progress(`params ${JSON.stringify(p)}`);
   const bn = await startBenchNats();
   progress(`nats-server ${bn.nats.nc.info?.version ?? '?'} at ${bn.url}`);
-  const clients = await startWorker('sse-clients').catch(async (err) => {
+  const clients = await startWorker('sse-clients', {
+    nodeArgs: (process.env.BENCH_CLIENT_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  }).catch(async (err) => {
     await bn.cleanup();
     throw err;
   });
@@ -352,7 +354,11 @@ async function latencyPhases(
       try {
         await clients.call('connect', { url: bare.url, n });
         await waitForConnections(bare.w, n);
+        // The same raw consumer beside the clients as in the gateway's window: the client process
+        // does the same work in both.
+        await clients.call('natsLatencyStart', { natsUrl: bn.url });
         const r = await measureWindow(bn, clients, bare.w, p.rate_per_s, p);
+        await clients.call('natsLatencyStop');
         await clients.call('disconnect');
         const entry = byClients[String(n)] as Record<string, unknown> | undefined;
         if (entry) {
@@ -363,6 +369,7 @@ async function latencyPhases(
             in_server_latency_us: r.server?.latency_us,
             delivered_events_per_s: r.client.events_per_s,
             client_events_per_read: r.client.events_per_read,
+            concurrent_raw_consumer_latency_us: r.client.nats?.latency_us,
             server_proc: r.server?.proc,
             server_events_per_turn: r.server?.events_per_turn,
             client_proc: r.client.proc,
