@@ -14,7 +14,9 @@
  *   (how long after the fill's end JP holds every event is printed); then, BENCH_REGIONS_ROUNDS rounds (default 2, order swapped
  *   each round), a client in JP catching up from 0 on the JP edge, and on the US edge reached
  *   through a second proxy of the same delay (what a JP client would do without a JP copy). Ratio
- *   of medians, JP ÷ US across the link; goal ≥ 5× at 80 ms.
+ *   of medians, JP ÷ US across the link; goal ≥ 5× at 80 ms. It starts once both edges' live
+ *   tails have read the fill (a deployed edge is at the live end). BENCH_PROFILE_DIR: a CPU profile
+ *   of this process (the edges) for each read (bench/lib/profile.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -13,7 +13,8 @@ export type GroupBurstResult = {
   seconds: number;
   events: number;
   events_per_s: number;
-  /** Events per socket read, over every process's connections. */
+  /** Socket reads of every connection, and events per read. */
+  reads: number;
   events_per_read: number;
   first_connection_done_s: number | null;
   gaps: number;
@@ -77,13 +78,13 @@ export class SseClientGroup {
       seconds,
       events,
       events_per_s: Math.round(events / seconds),
-      // Each process's figure weighted by its events: events over reads.
+      reads: sum((r) => r.reads),
       events_per_read:
         Math.round(
           (events /
             Math.max(
-              1e-9,
-              sum((r) => r.events / Math.max(0.1, r.events_per_read)),
+              1,
+              sum((r) => r.reads),
             )) *
             10,
         ) / 10,

@@ -267,6 +267,7 @@ serveWorker(
         seconds: Math.round(seconds * 1_000) / 1_000,
         events: counters.events,
         events_per_s: Math.round(counters.events / seconds),
+        reads: counters.chunks,
         events_per_read: perRead(),
         first_connection_done_s: open.length
           ? Math.round(Math.min(...open.map((c) => c.reachedAt || Number.POSITIVE_INFINITY)) - windowStart) /
