@@ -11,10 +11,11 @@
  * warning become typed frames, and how a flush's frames join into one chunk) and a Wire (write,
  * buffered bytes, drain, and end: normally or with the terminal error, a value it says its own way).
  *
- * Memory per client is bounded: the queue holds at most its bound plus one frame (past it, it is
- * written at once, or conflated if the wire is blocked), and the wire at most SOCKET_BUFFER plus
- * the one chunk written last; so queued + wire-buffered bytes stay under SOCKET_BUFFER + 2 × (bound
- * + one frame) + the terminal frames. `highWaterBytes` records that sum's peak at every change
+ * Memory per client is bounded: the queue holds at most its bound plus one frame (an event's, or a
+ * live run's: about one NATS read of events; past the bound it is written at once, or conflated if
+ * the wire is blocked), and the wire at most SOCKET_BUFFER plus the one chunk written last; so
+ * queued + wire-buffered bytes stay under SOCKET_BUFFER + 2 × (bound + one frame) + the terminal
+ * frames. `highWaterBytes` records that sum's peak at every change
  * (the wire's part as read after each write, which only falls until the next), so a test checks
  * the bound on what the process really held, never less, not on a sample.
  */
