@@ -284,6 +284,44 @@ async function latencyPhases(
     `  bare in-server p50 ${bareRun.server?.latency_us.p50} µs p99 ${bareRun.server?.latency_us.p99} µs; publish→client p50 ${bareRun.client.latency_us.p50} µs`,
   );
 
+  // Reference for the fan-out itself on this machine: the bare coalescing server at the same client counts.
+  const refs = new Map<number, Record<string, unknown>>();
+  const reference = async () => {
+    if (!p.fanout_reference) return;
+    for (const n of p.client_counts.filter((k) => k > 1)) {
+      progress(`bare-coalesced reference, ${n} clients, ${p.rate_per_s} ev/s`);
+      const bare = await startServer('bare-coalesced', { hook: true });
+      try {
+        await clients.call('connect', { url: bare.url, n });
+        await waitForConnections(bare.w, n);
+        // The same raw consumer beside the clients as in the gateway's window: the client process
+        // does the same work in both.
+        await clients.call('natsLatencyStart', { natsUrl: bn.url });
+        const r = await measureWindow(bn, clients, bare.w, p.rate_per_s, p);
+        await clients.call('natsLatencyStop');
+        await clients.call('disconnect');
+        refs.set(n, {
+          what: 'raw ordered consumer → bare SSE server, one buffer per client flushed on setImmediate; same clients, same rate',
+          p50: r.client.latency_us.p50,
+          p99: r.client.latency_us.p99,
+          in_server_latency_us: r.server?.latency_us,
+          delivered_events_per_s: r.client.events_per_s,
+          client_events_per_read: r.client.events_per_read,
+          concurrent_raw_consumer_latency_us: r.client.nats?.latency_us,
+          server_proc: r.server?.proc,
+          server_events_per_turn: r.server?.events_per_turn,
+          client_proc: r.client.proc,
+        });
+        progress(
+          `  p50 ${r.client.latency_us.p50} µs p99 ${r.client.latency_us.p99} µs; in-server p50 ${r.server?.latency_us.p50} µs; ${r.client.events_per_s} ev/s delivered`,
+        );
+      } finally {
+        await stopServer(bare.w);
+      }
+    }
+  };
+
+  if (process.env.BENCH_REFERENCE_FIRST === '1') await reference();
   // The gateway, with the latency hook, at each client count.
   const gw = await startServer('gateway', {
     hook: true,
@@ -346,44 +384,11 @@ async function latencyPhases(
     await stopServer(gw.w);
   }
 
-  // Reference for the fan-out itself on this machine: the bare coalescing server at the same client counts.
-  if (p.fanout_reference) {
-    for (const n of p.client_counts.filter((k) => k > 1)) {
-      progress(`bare-coalesced reference, ${n} clients, ${p.rate_per_s} ev/s`);
-      const bare = await startServer('bare-coalesced', { hook: true });
-      try {
-        await clients.call('connect', { url: bare.url, n });
-        await waitForConnections(bare.w, n);
-        // The same raw consumer beside the clients as in the gateway's window: the client process
-        // does the same work in both.
-        await clients.call('natsLatencyStart', { natsUrl: bn.url });
-        const r = await measureWindow(bn, clients, bare.w, p.rate_per_s, p);
-        await clients.call('natsLatencyStop');
-        await clients.call('disconnect');
-        const entry = byClients[String(n)] as Record<string, unknown> | undefined;
-        if (entry) {
-          entry.reference_bare_coalesced = {
-            what: 'raw ordered consumer → bare SSE server, one buffer per client flushed on setImmediate; same clients, same rate',
-            p50: r.client.latency_us.p50,
-            p99: r.client.latency_us.p99,
-            in_server_latency_us: r.server?.latency_us,
-            delivered_events_per_s: r.client.events_per_s,
-            client_events_per_read: r.client.events_per_read,
-            concurrent_raw_consumer_latency_us: r.client.nats?.latency_us,
-            server_proc: r.server?.proc,
-            server_events_per_turn: r.server?.events_per_turn,
-            client_proc: r.client.proc,
-          };
-        }
-        progress(
-          `  p50 ${r.client.latency_us.p50} µs p99 ${r.client.latency_us.p99} µs; in-server p50 ${r.server?.latency_us.p50} µs; ${r.client.events_per_s} ev/s delivered`,
-        );
-      } finally {
-        await stopServer(bare.w);
-      }
-    }
+  if (process.env.BENCH_REFERENCE_FIRST !== '1') await reference();
+  for (const [n, ref] of refs) {
+    const entry = byClients[String(n)] as Record<string, unknown> | undefined;
+    if (entry) entry.reference_bare_coalesced = ref;
   }
-
   const one = byClients['1'] as Record<string, unknown> | undefined;
   if (one) {
     one.reference_bare_write_on_receipt = {
