@@ -23,9 +23,12 @@
  * saturation phase, default 2: bench/lib/sse-client-group.ts),
  * BENCH_RESUME_EVENTS, BENCH_RESUME_REPEATS, BENCH_MAX_BACKLOG_BYTES override single parameters;
  * BENCH_FANOUT_REFERENCE=0 skips the bare-server reference runs at 100 and 1,000 clients;
+ * BENCH_REFERENCE_FIRST=1 measures that reference's latency windows before the gateway's, not after
+ * (the client process spends more CPU in whichever window comes first: compare runs of both orders);
  * BENCH_CHECK_DEFAULT_BACKLOG=0 skips re-running the saturation with the shipped SSE_MAX_BACKLOG_BYTES;
  * BENCH_PHASES (comma list of latency, throughput, resume) runs a subset; BENCH_SERVER_NODE_ARGS
- * passes node flags to the server workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * passes node flags to the server workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
+ * BENCH_CLIENT_NODE_ARGS to the client processes.
  */
 import { cpus, totalmem } from 'node:os';
 import { STREAMS } from '../contracts/streams.ts';
