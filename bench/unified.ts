@@ -218,6 +218,17 @@ type StartServer = (
 ) => Promise<{ w: Worker; url: string }>;
 type StopServer = (w: Worker) => Promise<void>;
 
+/**
+ * A latency window at `n` clients: with 100 or more, a warm-up of 4× the parameter. At 1,000
+ * clients the client process was still settling after 2 s: it spent 1.1–1.3 s more CPU in
+ * whichever of the gateway's and the bare server's windows came first, and the first one lost;
+ * with 8 s, the two windows cost it the same (2026-11-29).
+ */
+const windowOf = (p: Params, n: number) => ({
+  warmup_s: n >= 100 ? 4 * p.warmup_s : p.warmup_s,
+  measure_s: p.measure_s,
+});
+
 /** Publishes at `rate` through warm-up and one measurement window; returns both sides' figures for the window. */
 async function measureWindow(
   bn: BenchNats,
@@ -300,7 +311,7 @@ async function latencyPhases(
         // The same raw consumer beside the clients as in the gateway's window: the client process
         // does the same work in both.
         await clients.call('natsLatencyStart', { natsUrl: bn.url });
-        const r = await measureWindow(bn, clients, bare.w, p.rate_per_s, p);
+        const r = await measureWindow(bn, clients, bare.w, p.rate_per_s, windowOf(p, n));
         await clients.call('natsLatencyStop');
         await clients.call('disconnect');
         refs.set(n, {
@@ -338,7 +349,7 @@ async function latencyPhases(
       const conn = await clients.call<{ ms: number }>('connect', { url: gw.url, n });
       await waitForConnections(gw.w, n);
       await clients.call('natsLatencyStart', { natsUrl: bn.url });
-      const r = await measureWindow(bn, clients, gw.w, p.rate_per_s, p);
+      const r = await measureWindow(bn, clients, gw.w, p.rate_per_s, windowOf(p, n));
       await clients.call('natsLatencyStop');
       await clients.call('disconnect');
       await waitForConnections(gw.w, 0);
