@@ -24,7 +24,7 @@
  * BENCH_RESUME_EVENTS, BENCH_RESUME_REPEATS, BENCH_MAX_BACKLOG_BYTES override single parameters;
  * BENCH_FANOUT_REFERENCE=0 skips the bare-server reference runs at 100 and 1,000 clients;
  * BENCH_REFERENCE_FIRST=1 measures that reference's latency windows before the gateway's, not after
- * (the client process spends more CPU in whichever window comes first: compare runs of both orders);
+ * (a check on order: with a short warm-up the client process spent more CPU in the first; `windowOf`);
  * BENCH_CHECK_DEFAULT_BACKLOG=0 skips re-running the saturation with the shipped SSE_MAX_BACKLOG_BYTES;
  * BENCH_PHASES (comma list of latency, throughput, resume) runs a subset; BENCH_SERVER_NODE_ARGS
  * passes node flags to the server workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
