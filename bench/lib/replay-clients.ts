@@ -54,13 +54,20 @@ function sseUrl(base: string, spec: ReadSpec | { kind: 'first'; start: Start }):
 /** A line's start, `\nid: `; the stream's first line is preceded by the carry's `\n`. */
 const ID_LINE = Buffer.from('\nid: ');
 
+/** The decimal number at `at` (an SSE id). */
+function idAt(b: Buffer, at: number): number {
+  let n = 0;
+  for (let d = (b[at] as number) - 0x30; d >= 0 && d <= 9; d = (b[++at] as number) - 0x30) n = n * 10 + d;
+  return n;
+}
+
 /**
  * node:http, counting `id:` lines in the bytes: with fetch and a TextDecoderStream the client
  * took a core's third at catch-up speed, on the two cores the edge and nats-server share.
  */
 function readSse(base: string, spec: ReadSpec): Promise<Read> {
   const t0 = performance.now();
-  const endMark = spec.kind === 'catchup' ? Buffer.from(`\nid: ${spec.last}\n`) : null;
+  const last = spec.kind === 'catchup' ? spec.last : Number.POSITIVE_INFINITY;
   return new Promise((resolve, reject) => {
     const req = http.get(sseUrl(base, spec), { headers: { accept: 'text/event-stream' } }, (res) => {
       if (res.statusCode !== 200) {
@@ -74,10 +81,14 @@ function readSse(base: string, spec: ReadSpec): Promise<Read> {
         const bytes = Buffer.concat([carry, chunk]);
         // Only lines a newline closes are counted; the last, open one is carried with its `\n`.
         const open = bytes.lastIndexOf(10);
-        for (let at = bytes.indexOf(ID_LINE); at >= 0 && at < open; at = bytes.indexOf(ID_LINE, at + 5))
+        let lastLine = -1;
+        for (let at = bytes.indexOf(ID_LINE); at >= 0 && at < open; at = bytes.indexOf(ID_LINE, at + 5)) {
           events++;
+          lastLine = at;
+        }
         carry = bytes.subarray(open);
-        if (endMark && bytes.includes(endMark)) {
+        // A catch-up ends at the event whose id is the stream's last: the newest id read so far.
+        if (lastLine >= 0 && idAt(bytes, lastLine + ID_LINE.length) >= last) {
           resolve(rate(events, t0));
           req.destroy();
         }

@@ -62,10 +62,13 @@ const FLUSH_BYTES = 64 * 1024;
  */
 export const runStats = { taken: 0, whileBlocked: 0, declined: 0 };
 
-/** Whether a run holds a book event (a conflatable frame), found once for the group. */
-function holdsBook(evs: readonly FeedEvent[], shared: RunShare): boolean {
-  shared.books ??= evs.some((ev) => ev.eventType === 'book');
-  return shared.books;
+/** The key under which an event's frame is conflated (a book: its coin's newest wins); null: never. */
+const conflationKey = (ev: FeedEvent): string | null => (ev.eventType === 'book' ? ev.symbol : null);
+
+/** Whether a run holds an event whose frame is conflatable, found once for the group. */
+function conflatable(evs: readonly FeedEvent[], shared: RunShare): boolean {
+  shared.conflatable ??= evs.some((ev) => conflationKey(ev) !== null);
+  return shared.conflatable;
 }
 
 export class BufferedSink implements FeedSink {
@@ -128,7 +131,7 @@ export class BufferedSink implements FeedSink {
 
   event(ev: FeedEvent): void {
     if (this.opts.onEventWritten) this.pendingLatency.push(ev.receivedAtNs);
-    this.enqueue(this.framer.event(ev), ev.eventType === 'book' ? ev.symbol : null, ev.seq);
+    this.enqueue(this.framer.event(ev), conflationKey(ev), ev.seq);
   }
 
   /**
@@ -157,7 +160,7 @@ export class BufferedSink implements FeedSink {
       group !== this.runKey ||
       !this.framer.concatenates ||
       this.closed ||
-      (this.blocked && holdsBook(evs, shared)) ||
+      (this.blocked && conflatable(evs, shared)) ||
       !this.opened ||
       !this.queue.onlyEventFrames ||
       shared.frame === null ||

@@ -14,10 +14,10 @@ export type Frame = string | Buffer;
 
 /**
  * What the first member of a live tail's group made of a run for the others (BufferedSink `run`):
- * its frame (null: the framer cannot encode one of its events), and whether it holds a book event,
- * which a blocked client must keep apart to conflate.
+ * its frame (null: the framer cannot encode one of its events), and whether it holds an event whose
+ * frame is conflatable (a book), which a blocked client must keep apart to conflate.
  */
-export type RunShare = { frame?: Frame | null; books?: boolean };
+export type RunShare = { frame?: Frame | null; conflatable?: boolean };
 
 /** What a flush hands the wire: its frames joined by the transport (`Framer.join`). */
 export type Chunk = string | Buffer;

@@ -88,8 +88,8 @@ describe('BufferedSink runs', () => {
     expect(run([ev(5, 'trade'), ev(6, 'book')])).toBe(false);
     for (const seq of [5, 6]) sink.event(ev(seq, seq === 6 ? 'book' : 'trade'));
     // A group's verdict on books, found by its first member, is what the others go by.
-    expect(run([ev(7, 'trade')], { books: true })).toBe(false);
-    expect(run([ev(7, 'trade')], { books: false })).toBe(true);
+    expect(run([ev(7, 'trade')], { conflatable: true })).toBe(false);
+    expect(run([ev(7, 'trade')], { conflatable: false })).toBe(true);
     expect(runStats.whileBlocked - before.whileBlocked).toBe(2);
     expect(runStats.declined - before.declined).toBe(2);
     expect(ids(w.written)).toEqual([1, 2]);
