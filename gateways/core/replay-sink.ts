@@ -90,8 +90,13 @@ export class ReplaySink implements FeedSink {
     return this.target.ready();
   }
 
-  /** Events wait (the end is being looked up). */
+  /**
+   * Events wait (the end is being looked up). The hold from `holdFrom` is spent too, whoever
+   * held first: a second hold, after `endAt` had ended this one, would never end.
+   */
   hold(): void {
+    this.boundaryMs = null;
+    this.onBoundary = null;
     this.holding = true;
   }
 
@@ -107,15 +112,15 @@ export class ReplaySink implements FeedSink {
 
   private reachBoundary(): void {
     const reached = this.onBoundary;
-    this.boundaryMs = null;
-    this.onBoundary = null;
-    this.holding = true;
+    this.hold();
     reached?.();
   }
 
   /** Nothing past `seq` is delivered (waiting events past it are dropped); holding ends. */
   endAt(seq: number): void {
     this.limit = seq;
+    this.boundaryMs = null;
+    this.onBoundary = null;
     this.holding = false;
     while (this.queue.length > this.head && (this.queue[this.queue.length - 1] as FeedEvent).seq > seq)
       this.queue.pop();

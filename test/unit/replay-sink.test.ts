@@ -84,4 +84,24 @@ describe('replay sink', () => {
     expect(got.map((g) => g.seq)).toEqual([1, 2]);
     expect(sink.count).toBe(2);
   });
+
+  it('once the end is known, holds no more: an event up to it that arrives late still goes out', async () => {
+    // The timer for `to` fired first (a quiet stream): it held, looked the end up, and the end came
+    // back. An event stored before `to` that the tail hands over only now, past the clock's `to`,
+    // is delivered; it must not start a second hold that nothing would end.
+    const { t, got } = target();
+    const sink = new ReplaySink(t, null);
+    let reached = 0;
+    sink.holdFrom(Date.now() - 1, () => reached++);
+    sink.hold();
+    sink.endAt(5);
+    sink.event(ev(5, 0));
+    const settled = await Promise.race([
+      sink.drained().then(() => 'drained'),
+      new Promise((resolve) => setTimeout(() => resolve('still holding after 2 s'), 2_000)),
+    ]);
+    expect(settled).toBe('drained');
+    expect(got.map((g) => g.seq)).toEqual([5]);
+    expect(reached).toBe(0);
+  });
 });
