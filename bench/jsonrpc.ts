@@ -12,9 +12,10 @@
  * and its own live tail fed by a steady book publisher (BENCH_BOOKS_PER_S, default 40 over four
  * coins), so the answers change while measured. Each server in a worker process of its own, both
  * up at once; this process runs nats-server, the publisher and the client (keep-alive `http`).
- * The measurement alternates in rounds (edge, then bare, BENCH_ROUNDS times, default 5), so a
- * machine that slows down for a while slows both sides: the p50s are over every round's samples,
- * and each round's pair of p50s is listed too.
+ * The measurement alternates in rounds (BENCH_ROUNDS, default 5): single calls edge then bare,
+ * then batches interleaved one by one (edge, bare, edge, …), so a machine that slows down for a
+ * while slows both sides: the p50s are over every round's samples, and each round's pair of p50s
+ * is listed too.
  * Environment: BENCH_SCALE (default 1) scales durations; BENCH_RATE (1,000), BENCH_MEASURE_S (10,
  * over all rounds), BENCH_WARMUP_S (2), BENCH_BATCHES (1,000, over all rounds), BENCH_ROUNDS (5)
  * override single parameters; BENCH_SERVER_NODE_ARGS passes node flags to the server workers
@@ -45,11 +46,11 @@ const single = (i: number) => JSON.stringify(call(i, COINS[i % COINS.length] as 
 const batch = (i: number) =>
   JSON.stringify(Array.from({ length: 100 }, (_, k) => call(i * 100 + k, COINS[k % COINS.length] as string)));
 
-/** One batch at a time, `n` times: latency of each, in µs. */
-async function sequential(url: string, headers: Record<string, string>, n: number) {
+/** One batch at a time, `n` times (batch numbers from `first`): latency of each, in µs. */
+async function sequential(url: string, headers: Record<string, string>, n: number, first = 0) {
   const h = new Histogram();
   let errors = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = first; i < first + n; i++) {
     const t = nowNs();
     const a = await post(url, batch(i), headers);
     if (a.status !== 200 || !a.body.startsWith('[')) errors++;
@@ -90,16 +91,31 @@ const side = (url: string, worker: Side['worker']): Side => ({
   achieved: [],
 });
 
-/** One round of one side: calls at RATE, then batches; returns the round's two p50s (ms). */
-async function round(s: Side, headers: Record<string, string>) {
+/** One round of one side's single calls at RATE; returns the round's p50 (ms). */
+async function singles(s: Side, headers: Record<string, string>) {
   const p = await paced(s.url, headers, RATE, MEASURE_S / ROUNDS, single);
   s.single.merge(p.h);
   s.errors.single += p.errors;
   s.achieved.push(p.achieved_per_s);
-  const b = await sequential(s.url, headers, Math.max(1, Math.round(BATCHES / ROUNDS)));
-  s.batch.merge(b.h);
-  s.errors.batch += b.errors;
-  return { single_p50_ms: p.h.summary().p50 / 1_000, batch_p50_ms: b.h.summary().p50 / 1_000 };
+  return p.h.summary().p50 / 1_000;
+}
+
+/**
+ * One round of batches, the two sides interleaved batch by batch (edge, bare, edge, …): each
+ * pair meets the machine in the same state, so a VM that speeds up or slows down for a while
+ * moves both. Returns the round's two p50s (ms).
+ */
+async function batches(sides: [Side, Side], headers: Record<string, string>) {
+  const n = Math.max(1, Math.round(BATCHES / ROUNDS));
+  const round = sides.map(() => ({ h: new Histogram(), errors: 0 }));
+  for (let i = 0; i < n; i++)
+    for (const [k, s] of sides.entries()) {
+      const b = await sequential(s.url, headers, 1, i);
+      (round[k] as (typeof round)[number]).h.merge(b.h);
+      s.errors.batch += b.errors;
+    }
+  for (const [k, s] of sides.entries()) s.batch.merge((round[k] as (typeof round)[number]).h);
+  return round.map((r) => r.h.summary().p50 / 1_000);
 }
 
 /** Warms both sides, then alternates rounds: edge, bare, edge, bare, ... */
@@ -109,9 +125,17 @@ async function measure(sides: [Side, Side], headers: Record<string, string>) {
     await sequential(s.url, headers, Math.max(10, Math.round(BATCHES / 10)));
     await s.worker.call('resetProc');
   }
-  const rounds: { edge: Awaited<ReturnType<typeof round>>; bare: Awaited<ReturnType<typeof round>> }[] = [];
-  for (let i = 0; i < ROUNDS; i++)
-    rounds.push({ edge: await round(sides[0], headers), bare: await round(sides[1], headers) });
+  type Round = { single_p50_ms: number; batch_p50_ms: number };
+  const rounds: { edge: Round; bare: Round }[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const edge = await singles(sides[0], headers);
+    const bare = await singles(sides[1], headers);
+    const [edgeBatch, bareBatch] = await batches(sides, headers);
+    rounds.push({
+      edge: { single_p50_ms: edge, batch_p50_ms: edgeBatch as number },
+      bare: { single_p50_ms: bare, batch_p50_ms: bareBatch as number },
+    });
+  }
   const done = async (s: Side): Promise<Measured> => ({
     single: {
       ...ms(s.single.summary()),

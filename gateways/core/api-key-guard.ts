@@ -29,10 +29,11 @@ import {
 import { assertNotExpired, revocationError, untilExpiry } from './key-expiry.ts';
 import { KeyFailureLimit } from './key-failure-limit.ts';
 import type { KeyStore } from './key-store.ts';
+import type { RateLimiter } from './rate-limit/leased-rate-limiter.ts';
 import { RefusalPacer } from './refusal-pacer.ts';
 import { createLocalStreamSlots, type StreamSlots } from './stream-slots.ts';
 
-export type RateLimiterPort = { check(keyId: string, tier: Tier): Promise<RateDecision> };
+export type RateLimiterPort = Pick<RateLimiter, 'check'> & Partial<Pick<RateLimiter, 'take'>>;
 
 /**
  * `keyFailures`: the per-address limit on failed key attempts (a fresh one when absent): consulted
@@ -94,8 +95,12 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
         'invalid_key',
         'session tokens are not accepted here: use an API key (the dashboard proxy takes session tokens)',
       );
-    if (!isWellFormedApiKey(key)) throw new ApiError('invalid_key', 'malformed API key');
-    const rec = await deps.keys.lookup(key);
+    // A key this process knows needs no format check; any other is checked before a lookup.
+    let rec: KeyRecord | null | undefined = deps.keys.cached(key);
+    if (!rec) {
+      if (!isWellFormedApiKey(key)) throw new ApiError('invalid_key', 'malformed API key');
+      rec = await deps.keys.lookup(key);
+    }
     if (!rec) throw new ApiError('invalid_key', 'unknown API key');
     deps.onIdentified?.(req.requestId, rec.account_id);
     if (rec.status !== 'active') throw new ApiError('key_revoked', 'this API key has been revoked');
@@ -162,6 +167,7 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
         if (!next.admitted) throw new RateLimitedError(next, rec.tier);
         return next;
       },
+      chargeNow: (n) => (revoked.aborted ? null : (deps.limiter.take?.(rec.key_id, rec.tier, n) ?? null)),
       release,
     };
   }

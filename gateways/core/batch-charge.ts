@@ -16,14 +16,26 @@ import { type Principal, type RateDecision, RateLimitedError } from './guard.ts'
  */
 export type BatchCharge = { admitted: number; refusal: ApiError | null; decision: RateDecision | null };
 
-export async function chargeBatch(items: number, principal: Pick<Principal, 'charge'>): Promise<BatchCharge> {
+export async function chargeBatch(
+  items: number,
+  principal: Pick<Principal, 'charge' | 'chargeNow'>,
+): Promise<BatchCharge> {
   let decision: RateDecision | null = null;
-  for (let i = 1; i < items; i++) {
+  let i = 1;
+  while (i < items) {
+    // As many as the process holds at once; the store is asked only when they run out.
+    const held = principal.chargeNow?.(items - i);
+    if (held && held.taken > 0) {
+      i += held.taken;
+      decision = held.decision;
+      continue;
+    }
     try {
       decision = await principal.charge();
     } catch (err) {
       return { admitted: i, refusal: asCallError(err, i, items), decision };
     }
+    i++;
   }
   return { admitted: items, refusal: null, decision };
 }

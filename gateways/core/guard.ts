@@ -55,6 +55,11 @@ export type Principal = {
    * key was revoked meanwhile). Resolves with the bucket's state (null for an unlimited guard).
    */
   charge(): Promise<RateDecision | null>;
+  /**
+   * Takes up to `n` more tokens at once when the process holds them (no I/O): how many, and the
+   * bucket's state after; null when it holds none or the key was revoked (then `charge`).
+   */
+  chargeNow?(n: number): { taken: number; decision: RateDecision } | null;
   /** Ends a stream opened with `stream: true` (idempotent). */
   release(): void;
 };

@@ -53,6 +53,9 @@ function routePattern(url: string): RegExp {
   return new RegExp(`^${escaped}/?$`);
 }
 
+/** Levels at which the request line (info) is not written. */
+const ABOVE_INFO = new Set(['warn', 'error', 'fatal', 'silent']);
+
 /**
  * `surface` labels the request metrics; `tls` (see platform/tls.ts) makes the listener HTTPS;
  * `deadlines` (from the configuration) bound body and handler time (null: none, for benchmarks);
@@ -104,15 +107,17 @@ export function createHttpApp(
     const route = req.routeOptions.url ?? 'unmatched';
     httpRequests.inc({ surface, route, method: req.method, status: reply.statusCode });
     httpDuration.observe({ surface, route, method: req.method }, reply.elapsedTime / 1_000);
-    req.log.info(
-      {
-        method: req.method,
-        url: redactUrl(req.url),
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-      },
-      'request',
-    );
+    // The line's fields are built only when it is written (a busy edge logs at warn).
+    if (!ABOVE_INFO.has(req.log.level))
+      req.log.info(
+        {
+          method: req.method,
+          url: redactUrl(req.url),
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
   });
   app.setErrorHandler((err, req, reply) => {
     const apiErr = err instanceof ApiError ? err : fromFastify(err as Parameters<typeof fromFastify>[0]);

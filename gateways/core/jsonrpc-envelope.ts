@@ -102,7 +102,7 @@ export function errorResponse(id: JsonRpcId, err: ApiError, requestId: string): 
 
 /** A strict success response around `resultJson` (already JSON), as JSON text. */
 export function encodeResult(id: JsonRpcId, resultJson: string): string {
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${resultJson}}`;
+  return `{"jsonrpc":"2.0","id":${typeof id === 'number' ? String(id) : JSON.stringify(id)},"result":${resultJson}}`;
 }
 
 /**

@@ -11,14 +11,25 @@ export async function boundedAll<T, R>(
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
-  // A run that answers at once (not a promise) is taken without waiting a turn.
-  const worker = async (): Promise<void> => {
+  // Runs that answer at once (not a promise) are taken in this turn, with no worker: the common
+  // batch of calls answered from memory costs no promise at all.
+  let first: { i: number; r: Promise<R> } | null = null;
+  while (next < items.length && !first) {
+    const i = next++;
+    const r = run(items[i] as T, i);
+    if (r instanceof Promise) first = { i, r };
+    else results[i] = r;
+  }
+  if (!first) return results;
+  const worker = async (pending: { i: number; r: Promise<R> } | null): Promise<void> => {
+    if (pending) results[pending.i] = await pending.r;
     while (next < items.length) {
       const i = next++;
       const r = run(items[i] as T, i);
       results[i] = r instanceof Promise ? await r : r;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const others = Math.min(limit, items.length - first.i) - 1;
+  await Promise.all([worker(first), ...Array.from({ length: Math.max(0, others) }, () => worker(null))]);
   return results;
 }

@@ -69,7 +69,33 @@ const ONE = { holder: 'a', want: 1, minGrant: 1, leaseMs: 250 } as const;
 type Event = { t: number; holder: number; n: number };
 
 /** Several limiters (processes) on one store and one simulated clock; returns every admission time. */
-async function simulate(tier: Tier, holders: number, events: Event[], leaseFraction?: number) {
+/**
+ * A JSON-RPC batch of `n` calls, as chargeBatch charges it: the admission, then as many tokens as
+ * the process holds at once (`take`), a check when it holds none, until the first refusal.
+ * Resolves with how many calls were admitted.
+ */
+async function chargeLike(limiter: ReturnType<typeof createLeasedRateLimiter>, tier: Tier, n: number) {
+  if (!(await limiter.check('key_Sim42', tier)).admitted) return 0;
+  let i = 1;
+  while (i < n) {
+    const held = limiter.take('key_Sim42', tier, n - i);
+    if (held && held.taken > 0) {
+      i += held.taken;
+      continue;
+    }
+    if (!(await limiter.check('key_Sim42', tier)).admitted) break;
+    i++;
+  }
+  return i;
+}
+
+async function simulate(
+  tier: Tier,
+  holders: number,
+  events: Event[],
+  leaseFraction?: number,
+  batched = false,
+) {
   const store = createMemoryLeaseStore();
   let clock = 0;
   const limiters = Array.from({ length: holders }, (_, i) =>
@@ -87,11 +113,14 @@ async function simulate(tier: Tier, holders: number, events: Event[], leaseFract
     const t = events[i]?.t ?? 0;
     clock = t;
     const batch: Promise<RateDecision>[] = [];
+    const charged: Promise<number>[] = [];
     for (; i < events.length && events[i]?.t === t; i++) {
       const ev = events[i] as Event;
       const limiter = limiters[ev.holder];
-      for (let k = 0; limiter && k < ev.n; k++) batch.push(limiter.check('key_Sim42', tier));
+      if (limiter && batched) charged.push(chargeLike(limiter, tier, ev.n));
+      else for (let k = 0; limiter && k < ev.n; k++) batch.push(limiter.check('key_Sim42', tier));
     }
+    for (const n of await Promise.all(charged)) for (let k = 0; k < n; k++) admitted.push(t);
     for (const d of await Promise.all(batch)) {
       decisions.push(d);
       if (d.admitted) admitted.push(t);
@@ -339,6 +368,38 @@ describe('limiter over a shared store, simulated processes and clock', () => {
       }
     });
   }
+
+  it('3 processes on pro charging batches (tokens taken at once from a held lease) never admit more than the spec allows, and ≥ 95 % of it', async () => {
+    const specs = tierBuckets('pro');
+    for (const seed of SEEDS.slice(0, 3)) {
+      const events = randomEvents(seededRandom(seed), 3, 1_000, 100);
+      const reference = referenceLimiter(referenceLimits('pro'));
+      // A refused call ends its batch: the reference admits a batch's calls up to its first refusal.
+      let allowed = 0;
+      for (const e of events) for (let k = 0; k < e.n && reference(e.t); k++) allowed++;
+      const { admitted } = await simulate('pro', 3, events, undefined, true);
+      expect(lowestLevel(specs, admitted), `seed ${seed}`).toBeGreaterThanOrEqual(-1e-6);
+      expect(admitted.length, `seed ${seed}`).toBeGreaterThanOrEqual(0.95 * allowed);
+    }
+  });
+
+  it('take hands out at most what the process holds, and nothing once its lease has ended', async () => {
+    let clock = 0;
+    const limiter = createLeasedRateLimiter(createMemoryLeaseStore(), { now: () => clock });
+    expect(limiter.take('key_Take1', 'pro', 10)).toBeNull();
+    // Demand grows the batches: after a burst of checks the process holds some tokens.
+    await Promise.all(Array.from({ length: 20 }, () => limiter.check('key_Take1', 'pro')));
+    const held = limiter.take('key_Take1', 'pro', 1_000);
+    expect(held?.taken).toBeGreaterThan(0);
+    expect(held?.taken).toBeLessThanOrEqual(50);
+    expect(held?.decision.admitted).toBe(true);
+    expect(limiter.take('key_Take1', 'pro', 1)).toBeNull();
+    await limiter.check('key_Take1', 'pro');
+    clock += 1_000; // past the lease
+    expect(limiter.take('key_Take1', 'pro', 1)).toBeNull();
+    expect(limiter.take('key_Take1', 'quant', 7)).toMatchObject({ taken: 7, decision: { admitted: true } });
+    await limiter.close();
+  });
 
   it('3 processes saturating Pro get at least 90 % of what the spec allows, in few store writes', async () => {
     const specs = tierBuckets('pro');

@@ -31,6 +31,12 @@ import { decodeState, encodeState } from './state-codec.ts';
 export type RateLimiter = {
   /** Admits one request of `keyId` at its tier, or says why not. Quant resolves at once without I/O. */
   check(keyId: string, tier: Tier): Promise<RateDecision>;
+  /**
+   * Takes up to `n` tokens of `keyId` at once from what this process already holds (its unspent
+   * batch), with no I/O and no wait: how many it took and the bucket's state after them; null
+   * when it holds none (then `check` asks the store). A batch's further calls are charged so.
+   */
+  take(keyId: string, tier: Tier, n: number): { taken: number; decision: RateDecision } | null;
   /** Stops background work; the NATS connection stays open (the caller owns it). */
   close(): Promise<void>;
 };
@@ -231,6 +237,20 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
     return rejectedDecision(limits, view(k, now()), 1_000);
   }
 
+  function take(keyId: string, tier: Tier, n: number): { taken: number; decision: RateDecision } | null {
+    const limits = TIER_LIMITS_OF[tier];
+    if (!limits) throw new TypeError(`unknown tier ${String(tier)}`);
+    if (limits.buckets.length === 0 && !limits.window) return { taken: n, decision: UNLIMITED };
+    const k = keys[tier].get(keyId);
+    const t = now();
+    if (!k || k.leased < 1 || t >= k.leaseEndsMs) return null;
+    const taken = Math.min(n, Math.floor(k.leased));
+    k.leased -= taken;
+    k.demand += taken;
+    k.lastUsedMs = t;
+    return { taken, decision: admittedDecision(limits, view(k, t)) };
+  }
+
   const sweeper = setInterval(() => {
     const cutoff = now() - IDLE_FORGET_MS;
     for (const byKey of Object.values(keys)) {
@@ -241,6 +261,7 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
 
   return {
     check,
+    take,
     async close() {
       clearInterval(sweeper);
       for (const byKey of Object.values(keys)) {

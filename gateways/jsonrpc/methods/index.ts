@@ -13,6 +13,7 @@ import {
   paramsObject,
 } from '../../../contracts/jsonrpc.ts';
 import type { JsonRpcCall } from '../../core/jsonrpc-envelope.ts';
+import { LruCache } from '../../core/lru-cache.ts';
 import { invalidInput } from '../../core/validate.ts';
 import type { CallContext, EdgeDeps, Json } from '../context.ts';
 import { barMethods } from './bars.ts';
@@ -49,8 +50,39 @@ export function runCall(methods: MethodTable, call: JsonRpcCall, ctx: CallContex
       method: call.method,
     });
   }
-  const value = paramsObject(method.params, call.params);
-  const parsed = method.params.schema.safeParse(value);
-  if (!parsed.success) throw invalidInput(parsed.error, value);
-  return method.run(parsed.data as never, ctx);
+  const key = paramsKey(call.method, call.params);
+  let params = key === null ? undefined : accepted.get(key);
+  if (params === undefined) {
+    const value = paramsObject(method.params, call.params);
+    const parsed = method.params.schema.safeParse(value);
+    if (!parsed.success) throw invalidInput(parsed.error, value);
+    params = parsed.data;
+    if (key !== null && flat(params)) accepted.set(key, Object.freeze(params));
+  }
+  return method.run(params as never, ctx);
+}
+
+/**
+ * Params that passed their contract, by method and the params as sent: a batch asks the same few
+ * (`md_midPrice` of a coin) again and again, and validating each costs more than its answer. Only
+ * flat arrays of short scalars whose parsed form is flat too are kept (no object inside that a
+ * method could change; frozen anyway); anything else is validated every time.
+ */
+const accepted = new LruCache<string, unknown>(1_024, 3_600_000);
+const MAX_KEY_CHARS = 160;
+
+const flat = (o: unknown): boolean =>
+  typeof o === 'object' && o !== null && Object.values(o).every((v) => v === null || typeof v !== 'object');
+
+function paramsKey(method: string, params: unknown): string | null {
+  if (!Array.isArray(params) || params.length > 4) return null;
+  let key = method;
+  for (const v of params) {
+    const t = typeof v;
+    if (v !== null && t !== 'string' && t !== 'number' && t !== 'boolean') return null;
+    // The separator never occurs inside a part, so two different params never share a key.
+    if (t === 'string' && (v as string).includes('\u0000')) return null;
+    key += `\u0000${t === 'string' ? 's' : 'v'}${String(v)}`;
+  }
+  return key.length > MAX_KEY_CHARS ? null : key;
 }
