@@ -13,11 +13,11 @@
  * coins), so the answers change while measured. Each server in a worker process of its own, both
  * up at once; this process runs nats-server, the publisher and the client (keep-alive `http`).
  * The measurement alternates in rounds (BENCH_ROUNDS, default 5): single calls edge then bare,
- * then batches interleaved one by one (edge, bare, edge, …), so a machine that slows down for a
- * while slows both sides: the p50s are over every round's samples, and each round's pair of p50s
+ * then batches in alternating blocks of BENCH_BATCH_BLOCK (default 10), so a machine that slows
+ * down for a while slows both sides: the p50s are over every round's samples, and each round's pair of p50s
  * is listed too.
  * Environment: BENCH_SCALE (default 1) scales durations; BENCH_RATE (1,000), BENCH_MEASURE_S (10,
- * over all rounds), BENCH_WARMUP_S (2), BENCH_BATCHES (1,000, over all rounds), BENCH_ROUNDS (5)
+ * over all rounds), BENCH_WARMUP_S (2), BENCH_BATCHES (1,000, over all rounds), BENCH_ROUNDS (5), BENCH_BATCH_BLOCK (10)
  * override single parameters; BENCH_SERVER_NODE_ARGS passes node flags to the server workers
  * (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
@@ -38,6 +38,7 @@ const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2 * SCALE);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? Math.round(1_000 * SCALE));
 const BOOKS_PER_S = Number(process.env.BENCH_BOOKS_PER_S ?? 40);
 const ROUNDS = Math.max(1, Math.round(Number(process.env.BENCH_ROUNDS ?? 5)));
+const BATCH_BLOCK = Math.max(1, Math.round(Number(process.env.BENCH_BATCH_BLOCK ?? 10)));
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const nowNs = () => Number(process.hrtime.bigint());
@@ -101,21 +102,23 @@ async function singles(s: Side, headers: Record<string, string>) {
 }
 
 /**
- * One round of batches, the two sides interleaved batch by batch (edge, bare, edge, …): each
- * pair meets the machine in the same state, so a VM that speeds up or slows down for a while
- * moves both. Returns the round's two p50s (ms).
+ * One round of batches, the two sides alternating in short blocks (BATCH_BLOCK batches of the
+ * edge, as many of the bare route, …): a VM that speeds up or slows down for a while moves both,
+ * and within a block each batch follows the one before at once, so what a server does after
+ * answering (its hooks, its GC) still delays the next as it does for a client sending batch after
+ * batch. Returns the round's two p50s (ms).
  */
 async function batches(sides: [Side, Side], headers: Record<string, string>) {
   const n = Math.max(1, Math.round(BATCHES / ROUNDS));
-  const round = sides.map(() => ({ h: new Histogram(), errors: 0 }));
-  for (let i = 0; i < n; i++)
+  const round = sides.map(() => new Histogram());
+  for (let i = 0; i < n; i += BATCH_BLOCK)
     for (const [k, s] of sides.entries()) {
-      const b = await sequential(s.url, headers, 1, i);
-      (round[k] as (typeof round)[number]).h.merge(b.h);
+      const b = await sequential(s.url, headers, Math.min(BATCH_BLOCK, n - i), i);
+      (round[k] as Histogram).merge(b.h);
       s.errors.batch += b.errors;
     }
-  for (const [k, s] of sides.entries()) s.batch.merge((round[k] as (typeof round)[number]).h);
-  return round.map((r) => r.h.summary().p50 / 1_000);
+  for (const [k, s] of sides.entries()) s.batch.merge(round[k] as Histogram);
+  return round.map((h) => h.summary().p50 / 1_000);
 }
 
 /** Warms both sides, then alternates rounds: edge, bare, edge, bare, ... */
