@@ -50,30 +50,17 @@ export async function openWindowFeed(
   // the feed never hands over anything past the end.
   const toMs = window.toMs;
   const passed = toMs !== null && toMs + 1 <= Date.now();
-  const byTime = subscribed.lastEventId === null && window.fromMs !== null;
-  const [start, endNow] = await Promise.all([
-    byTime ? startAtTime(deps.nats, stream, window.fromMs as number, deps.log) : null,
-    passed ? seqAtOrBefore(deps.nats, stream, toMs, deps.log) : null,
-  ]);
-  if (start?.notice) target.notice(start.notice);
-  const position = start ? start.after : subscribed.lastEventId;
-  if (endNow !== null) sink.endAt(endNow);
-  opts.onPositioned?.(position ?? deps.tail.lastSeq);
-  // A position from `from` has just been checked against the stream: openFeed need not ask again.
-  const feed = await openFeed(deps, subscribed.selection, position, sink, {
-    ...opts,
-    checked: start !== null,
-  });
+  let feed: FeedSubscription | null = null;
+  /** An end found before the feed opened (the clock reached `to` meanwhile): applied once it has. */
+  let endBeforeFeed: number | null = null;
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
-  const close = () => {
-    closed = true;
-    if (timer) clearTimeout(timer);
-    feed.close();
-    sink.close();
-  };
   const finishAt = (endSeq: number) => {
     sink.endAt(endSeq);
+    if (!feed) {
+      endBeforeFeed = endSeq;
+      return;
+    }
     feed.endAt?.(endSeq, () => {
       sink
         .drained()
@@ -83,13 +70,13 @@ export async function openWindowFeed(
         .catch(() => {});
     });
   };
-  if (endNow !== null) finishAt(endNow);
-  else if (toMs !== null) {
+  if (!passed && toMs !== null) {
     // When the clock reaches `to`, events wait while its last sequence is looked up; the lookup
     // fails only with NATS away, and is asked again until it answers. The clock is read by the
-    // sink on every event (the first one after `to` holds at once) and by a timer (a stream with
-    // nothing arriving): a timer alone, late on a busy process, let events stored after `to`
-    // through before it fired (seen in a fresh-clone run).
+    // sink on every event (the first one after `to` holds at once), armed before the feed opens
+    // (`to` may pass while it does), and by a timer (a stream with nothing arriving): a timer
+    // alone, late on a busy process, let events stored after `to` through before it fired (seen
+    // in a fresh-clone run).
     let asked = false;
     const lookUp = (): void => {
       seqAtOrBefore(deps.nats, stream, toMs, deps.log)
@@ -114,6 +101,33 @@ export async function openWindowFeed(
       timer = wait > MAX_TIMER_MS ? setTimeout(arm, MAX_TIMER_MS) : setTimeout(endWhenAnswered, wait);
     };
     arm();
+  }
+  const close = () => {
+    closed = true;
+    if (timer) clearTimeout(timer);
+    feed?.close();
+    sink.close();
+  };
+  try {
+    const byTime = subscribed.lastEventId === null && window.fromMs !== null;
+    const [start, endNow] = await Promise.all([
+      byTime ? startAtTime(deps.nats, stream, window.fromMs as number, deps.log) : null,
+      passed ? seqAtOrBefore(deps.nats, stream, toMs, deps.log) : null,
+    ]);
+    if (start?.notice) target.notice(start.notice);
+    const position = start ? start.after : subscribed.lastEventId;
+    if (endNow !== null) sink.endAt(endNow);
+    opts.onPositioned?.(position ?? deps.tail.lastSeq);
+    // A position from `from` has just been checked against the stream: openFeed need not ask again.
+    feed = await openFeed(deps, subscribed.selection, position, sink, {
+      ...opts,
+      checked: start !== null,
+    });
+    if (endNow !== null) finishAt(endNow);
+    else if (endBeforeFeed !== null) finishAt(endBeforeFeed);
+  } catch (err) {
+    close();
+    throw err;
   }
   return { close };
 }
