@@ -30,6 +30,9 @@ export type GroupBurstResult = {
 type One = Omit<GroupBurstResult, 'procs'>;
 
 export class SseClientGroup {
+  /** Whether the processes have read one whole burst yet (the first is slower: bench/unified.ts). */
+  warmedUp = false;
+
   private constructor(private readonly workers: Worker[]) {}
 
   static async start(processes: number): Promise<SseClientGroup> {
