@@ -5,6 +5,7 @@
  * evenly; `waitAll` merges the answers (events summed, time to the last delivery the latest, the
  * load of each process listed).
  */
+import { Histogram, type SerializedHistogram } from './histogram.ts';
 import { startWorker, type Worker } from './ipc.ts';
 import type { ProcSnapshot } from './proc-stats.ts';
 
@@ -52,11 +53,21 @@ export class SseClientGroup {
     return this.workers.length;
   }
 
-  async connect(url: string, n: number): Promise<void> {
+  /** Opens `n` clients split evenly: how many are open, and how long the slowest process took. */
+  async connect(url: string, n: number): Promise<{ connections: number; ms: number }> {
     const k = this.workers.length;
-    await Promise.all(
-      this.workers.map((w, i) => w.call('connect', { url, n: Math.floor(n / k) + (i < n % k ? 1 : 0) })),
+    const rs = await Promise.all(
+      this.workers.map((w, i) =>
+        w.call<{ connections: number; ms: number }>('connect', {
+          url,
+          n: Math.floor(n / k) + (i < n % k ? 1 : 0),
+        }),
+      ),
     );
+    return {
+      connections: rs.reduce((a, r) => a + r.connections, 0),
+      ms: Math.max(...rs.map((r) => r.ms)),
+    };
   }
 
   async all(cmd: string, args: unknown = {}): Promise<void> {
@@ -102,7 +113,94 @@ export class SseClientGroup {
     };
   }
 
+  /**
+   * The group as the one client process the latency windows drive (bench/unified.ts): `connect`
+   * splits the clients, the raw consumer beside them (`natsLatency*`) runs in the first process,
+   * and `snapshot` merges every process's (counts summed, latencies merged from their histograms,
+   * the busiest process's load as `proc`, each in `procs`).
+   */
+  asOneClient(): Pick<Worker, 'call'> {
+    return {
+      call: async <T>(cmd: string, args: unknown = {}): Promise<T> => {
+        if (cmd === 'connect') return (await this.connect(...connectArgs(args))) as T;
+        if (cmd.startsWith('natsLatency')) return (this.workers[0] as Worker).call<T>(cmd, args);
+        if (cmd !== 'snapshot') return (await this.all(cmd, args)) as T;
+        return mergeSnapshots(await Promise.all(this.workers.map((w) => w.call<Snapshot>('snapshot')))) as T;
+      },
+    };
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.close()));
   }
+}
+
+const connectArgs = (args: unknown): [string, number] => {
+  const a = args as { url: string; n: number };
+  return [a.url, a.n];
+};
+
+/** What one client process's `snapshot` holds that a merge reads (sse-clients.ts). */
+type Snapshot = {
+  seconds: number;
+  events: number;
+  reads: number;
+  latency_histogram: SerializedHistogram;
+  nats?: unknown;
+  gaps: number;
+  duplicates: number;
+  malformed: number;
+  closed_connections: number;
+  errors: Record<string, number>;
+  notices: Record<string, number>;
+  open_connections: number;
+  since_connect: { closed_connections: number; errors: Record<string, number> };
+  min_events_per_connection: number;
+  proc: ProcSnapshot;
+};
+
+function addCounts(into: Record<string, number>, from: Record<string, number>): Record<string, number> {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
+  return into;
+}
+
+function mergeSnapshots(rs: Snapshot[]) {
+  const sum = (f: (r: Snapshot) => number) => rs.reduce((a, r) => a + f(r), 0);
+  const latency = new Histogram();
+  for (const r of rs) latency.merge(Histogram.from(r.latency_histogram));
+  const seconds = Math.max(...rs.map((r) => r.seconds));
+  const events = sum((r) => r.events);
+  const withConns = rs.filter((r) => r.open_connections > 0);
+  return {
+    seconds,
+    events,
+    events_per_s: Math.round(events / seconds),
+    events_per_read:
+      Math.round(
+        (events /
+          Math.max(
+            1,
+            sum((r) => r.reads),
+          )) *
+          10,
+      ) / 10,
+    latency_us: latency.summary(),
+    ...(rs[0]?.nats ? { nats: rs[0].nats } : {}),
+    gaps: sum((r) => r.gaps),
+    duplicates: sum((r) => r.duplicates),
+    malformed: sum((r) => r.malformed),
+    closed_connections: sum((r) => r.closed_connections),
+    errors: rs.reduce((a, r) => addCounts(a, r.errors), {}),
+    notices: rs.reduce((a, r) => addCounts(a, r.notices), {}),
+    open_connections: sum((r) => r.open_connections),
+    since_connect: {
+      closed_connections: sum((r) => r.since_connect.closed_connections),
+      errors: rs.reduce((a, r) => addCounts(a, r.since_connect.errors), {}),
+    },
+    min_events_per_connection: withConns.length
+      ? Math.min(...withConns.map((r) => r.min_events_per_connection))
+      : 0,
+    proc: rs.reduce((a, b) => (b.proc.elu > a.proc.elu ? b : a)).proc,
+    procs: rs.map((r) => r.proc),
+  };
 }

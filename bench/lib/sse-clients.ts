@@ -324,6 +324,9 @@ serveWorker(
         events_per_s: Math.round(counters.events / seconds),
         events_per_read: perRead(),
         latency_us: latency.summary(),
+        /** The latencies themselves, for a group of client processes to merge (sse-client-group.ts). */
+        latency_histogram: latency.serialize(),
+        reads: counters.chunks,
         ...(stopNats
           ? { nats: { events: natsEvents, gaps: natsGaps, latency_us: natsLatency.summary() } }
           : {}),
