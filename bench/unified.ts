@@ -38,28 +38,8 @@ import { type BenchNats, fillMdStream, publishAtRate, resetMdStream, startBenchN
 import type { LatencySummary } from './lib/histogram.ts';
 import { sleep, startWorker, type Worker } from './lib/ipc.ts';
 import { type ProcSnapshot, pidCpuMs } from './lib/proc-stats.ts';
-import { SseClientGroup } from './lib/sse-client-group.ts';
+import { type ClientSnapshot, SseClientGroup } from './lib/sse-client-group.ts';
 import type { ServerMode } from './lib/sse-server.ts';
-
-type ClientSnapshot = {
-  nats?: { events: number; gaps: number; latency_us: LatencySummary };
-  seconds: number;
-  events: number;
-  events_per_s: number;
-  /** Events per socket read over every connection: how finely the server's writes arrived. */
-  events_per_read: number;
-  latency_us: LatencySummary;
-  gaps: number;
-  duplicates: number;
-  malformed: number;
-  closed_connections: number;
-  errors: Record<string, number>;
-  notices: Record<string, number>;
-  open_connections: number;
-  since_connect: { closed_connections: number; errors: Record<string, number> };
-  min_events_per_connection: number;
-  proc: ProcSnapshot;
-};
 
 type ServerStats = {
   latency_us: LatencySummary;

@@ -5,7 +5,7 @@
  * evenly; `waitAll` merges the answers (events summed, time to the last delivery the latest, the
  * load of each process listed).
  */
-import { Histogram, type SerializedHistogram } from './histogram.ts';
+import { Histogram, type LatencySummary, type SerializedHistogram } from './histogram.ts';
 import { startWorker, type Worker } from './ipc.ts';
 import type { ProcSnapshot } from './proc-stats.ts';
 
@@ -78,38 +78,11 @@ export class SseClientGroup {
     const rs = await Promise.all(
       this.workers.map((w) => w.call<One>('waitAll', { timeoutMs }, timeoutMs + 10_000)),
     );
-    const sum = (f: (r: One) => number) => rs.reduce((a, r) => a + f(r), 0);
-    const seconds = Math.max(...rs.map((r) => r.seconds));
-    const events = sum((r) => r.events);
     const firsts = rs.map((r) => r.first_connection_done_s).filter((x): x is number => x !== null);
-    const errors: Record<string, number> = {};
-    for (const r of rs)
-      for (const [code, count] of Object.entries(r.since_connect.errors))
-        errors[code] = (errors[code] ?? 0) + count;
-    const busiest = rs.reduce((a, b) => (b.proc.elu > a.proc.elu ? b : a)).proc;
     return {
+      ...mergeCounts(rs),
       completed: rs.every((r) => r.completed),
-      seconds,
-      events,
-      events_per_s: Math.round(events / seconds),
-      reads: sum((r) => r.reads),
-      events_per_read:
-        Math.round(
-          (events /
-            Math.max(
-              1,
-              sum((r) => r.reads),
-            )) *
-            10,
-        ) / 10,
       first_connection_done_s: firsts.length ? Math.min(...firsts) : null,
-      gaps: sum((r) => r.gaps),
-      duplicates: sum((r) => r.duplicates),
-      closed_connections: sum((r) => r.closed_connections),
-      open_connections: sum((r) => r.open_connections),
-      since_connect: { closed_connections: sum((r) => r.since_connect.closed_connections), errors },
-      proc: busiest,
-      procs: rs.map((r) => r.proc),
     };
   }
 
@@ -140,13 +113,15 @@ const connectArgs = (args: unknown): [string, number] => {
   return [a.url, a.n];
 };
 
-/** What one client process's `snapshot` holds that a merge reads (sse-clients.ts). */
-type Snapshot = {
+/** One client process's figures for a latency window since its last reset (sse-clients.ts `snapshot`). */
+export type ClientSnapshot = {
+  nats?: { events: number; gaps: number; latency_us: LatencySummary };
   seconds: number;
   events: number;
-  reads: number;
-  latency_histogram: SerializedHistogram;
-  nats?: unknown;
+  events_per_s: number;
+  /** Events per socket read over every connection: how finely the server's writes arrived. */
+  events_per_read: number;
+  latency_us: LatencySummary;
   gaps: number;
   duplicates: number;
   malformed: number;
@@ -159,48 +134,64 @@ type Snapshot = {
   proc: ProcSnapshot;
 };
 
+type Snapshot = ClientSnapshot & { reads: number; latency_histogram: SerializedHistogram };
+
+/** What every process's answer has: summed, the latest time, the busiest process's load. */
+type Counts = Pick<
+  GroupBurstResult,
+  | 'seconds'
+  | 'events'
+  | 'reads'
+  | 'gaps'
+  | 'duplicates'
+  | 'closed_connections'
+  | 'open_connections'
+  | 'since_connect'
+  | 'proc'
+>;
+
 function addCounts(into: Record<string, number>, from: Record<string, number>): Record<string, number> {
   for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
   return into;
 }
 
-function mergeSnapshots(rs: Snapshot[]) {
-  const sum = (f: (r: Snapshot) => number) => rs.reduce((a, r) => a + f(r), 0);
-  const latency = new Histogram();
-  for (const r of rs) latency.merge(Histogram.from(r.latency_histogram));
+function mergeCounts(rs: Counts[]) {
+  const sum = (f: (r: Counts) => number) => rs.reduce((a, r) => a + f(r), 0);
   const seconds = Math.max(...rs.map((r) => r.seconds));
   const events = sum((r) => r.events);
-  const withConns = rs.filter((r) => r.open_connections > 0);
+  const reads = sum((r) => r.reads);
   return {
     seconds,
     events,
     events_per_s: Math.round(events / seconds),
-    events_per_read:
-      Math.round(
-        (events /
-          Math.max(
-            1,
-            sum((r) => r.reads),
-          )) *
-          10,
-      ) / 10,
-    latency_us: latency.summary(),
-    ...(rs[0]?.nats ? { nats: rs[0].nats } : {}),
+    reads,
+    events_per_read: Math.round((events / Math.max(1, reads)) * 10) / 10,
     gaps: sum((r) => r.gaps),
     duplicates: sum((r) => r.duplicates),
-    malformed: sum((r) => r.malformed),
     closed_connections: sum((r) => r.closed_connections),
-    errors: rs.reduce((a, r) => addCounts(a, r.errors), {}),
-    notices: rs.reduce((a, r) => addCounts(a, r.notices), {}),
     open_connections: sum((r) => r.open_connections),
     since_connect: {
       closed_connections: sum((r) => r.since_connect.closed_connections),
       errors: rs.reduce((a, r) => addCounts(a, r.since_connect.errors), {}),
     },
+    proc: rs.reduce((a, b) => (b.proc.elu > a.proc.elu ? b : a)).proc,
+    procs: rs.map((r) => r.proc),
+  };
+}
+
+function mergeSnapshots(rs: Snapshot[]): ClientSnapshot & { procs: ProcSnapshot[] } {
+  const latency = new Histogram();
+  for (const r of rs) latency.merge(Histogram.from(r.latency_histogram));
+  const withConns = rs.filter((r) => r.open_connections > 0);
+  return {
+    ...mergeCounts(rs),
+    latency_us: latency.summary(),
+    ...(rs[0]?.nats ? { nats: rs[0].nats } : {}),
+    malformed: rs.reduce((a, r) => a + r.malformed, 0),
+    errors: rs.reduce((a, r) => addCounts(a, r.errors), {}),
+    notices: rs.reduce((a, r) => addCounts(a, r.notices), {}),
     min_events_per_connection: withConns.length
       ? Math.min(...withConns.map((r) => r.min_events_per_connection))
       : 0,
-    proc: rs.reduce((a, b) => (b.proc.elu > a.proc.elu ? b : a)).proc,
-    procs: rs.map((r) => r.proc),
   };
 }
