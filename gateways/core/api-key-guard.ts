@@ -15,17 +15,10 @@ import type { KeyRecord } from '../../contracts/accounts.ts';
 import { SESSION_TOKEN_PREFIX } from '../../contracts/accounts.ts';
 import { isWellFormedApiKey } from '../../contracts/api-key-format.ts';
 import { ApiError } from '../../contracts/errors.ts';
-import type { Tier } from '../../contracts/limits.ts';
 import { authFailures, rateLimitRejections } from '../../platform/metrics.ts';
 import { authorize, streamCap } from './authorize.ts';
 import { presentedCredential } from './credentials.ts';
-import {
-  type Guard,
-  type GuardRequest,
-  type Principal,
-  type RateDecision,
-  RateLimitedError,
-} from './guard.ts';
+import { type Guard, type GuardRequest, type Principal, RateLimitedError } from './guard.ts';
 import { assertNotExpired, revocationError, untilExpiry } from './key-expiry.ts';
 import { KeyFailureLimit } from './key-failure-limit.ts';
 import type { KeyStore } from './key-store.ts';

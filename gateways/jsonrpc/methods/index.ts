@@ -50,33 +50,40 @@ export function runCall(methods: MethodTable, call: JsonRpcCall, ctx: CallContex
       method: call.method,
     });
   }
-  const key = paramsKey(call.method, call.params);
-  let params = key === null ? undefined : accepted.get(key);
+  const key = paramsKey(call.params);
+  let kept = accepted.get(method.params);
+  let params = key === null ? undefined : kept?.get(key);
   if (params === undefined) {
     const value = paramsObject(method.params, call.params);
     const parsed = method.params.schema.safeParse(value);
     if (!parsed.success) throw invalidInput(parsed.error, value);
     params = parsed.data;
-    if (key !== null && flat(params)) accepted.set(key, Object.freeze(params));
+    if (key !== null && flat(params)) {
+      if (!kept) {
+        kept = new LruCache(1_024, 3_600_000);
+        accepted.set(method.params, kept);
+      }
+      kept.set(key, Object.freeze(params));
+    }
   }
   return method.run(params as never, ctx);
 }
 
 /**
- * Params that passed their contract, by method and the params as sent: a batch asks the same few
- * (`md_midPrice` of a coin) again and again, and validating each costs more than its answer. Only
- * flat arrays of short scalars whose parsed form is flat too are kept (no object inside that a
- * method could change; frozen anyway); anything else is validated every time.
+ * Params that passed their contract, by contract (1,024 each) and the params as sent: a batch asks
+ * the same few (`md_midPrice` of a coin) again and again, and validating each costs more than its
+ * answer. Only flat arrays of short scalars whose parsed form is flat too are kept (no object
+ * inside that a method could change; frozen anyway); anything else is validated every time.
  */
-const accepted = new LruCache<string, unknown>(1_024, 3_600_000);
+const accepted = new WeakMap<MethodParams, LruCache<string, unknown>>();
 const MAX_KEY_CHARS = 160;
 
 const flat = (o: unknown): boolean =>
   typeof o === 'object' && o !== null && Object.values(o).every((v) => v === null || typeof v !== 'object');
 
-function paramsKey(method: string, params: unknown): string | null {
+function paramsKey(params: unknown): string | null {
   if (!Array.isArray(params) || params.length > 4) return null;
-  let key = method;
+  let key = '';
   for (const v of params) {
     const t = typeof v;
     if (v !== null && t !== 'string' && t !== 'number' && t !== 'boolean') return null;
