@@ -89,10 +89,11 @@ export function createApiKeyGuard(deps: ApiKeyGuardDeps): Guard & { openStreams(
         'session tokens are not accepted here: use an API key (the dashboard proxy takes session tokens)',
       );
     // A key this process knows needs no format check; any other is checked before a lookup.
-    let rec: KeyRecord | null | undefined = deps.keys.cached(key);
+    const hash = deps.keys.hash(key);
+    let rec: KeyRecord | null | undefined = deps.keys.cached(hash);
     if (!rec) {
       if (!isWellFormedApiKey(key)) throw new ApiError('invalid_key', 'malformed API key');
-      rec = await deps.keys.lookup(key);
+      rec = await deps.keys.lookup(key, hash);
     }
     if (!rec) throw new ApiError('invalid_key', 'unknown API key');
     deps.onIdentified?.(req.requestId, rec.account_id);

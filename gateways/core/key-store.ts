@@ -146,30 +146,31 @@ export class KeyStore {
   /** Lookups asked of this store since it started, cached or not (tests: refusals that need none). */
   lookups = 0;
 
-  /** The record for a presented key (active or revoked), or null when unknown. */
-  async lookup(key: string): Promise<KeyRecord | null> {
+  /** The record for a presented key (active or revoked), or null when unknown; `hash` is `hash(key)`. */
+  async lookup(key: string, hash = this.hash(key)): Promise<KeyRecord | null> {
     this.lookups++;
-    return this.cached(key) ?? this.lookUp(key);
+    return this.cached(hash) ?? this.lookUp(key, hash);
   }
 
   /**
-   * The record of a key this process knows (one HMAC, no I/O), else undefined. A known key was
+   * The record of a key this process knows, by its hash (no I/O), else undefined. A known key was
    * made by the platform, so it is well formed: the guard asks this before checking the format.
    */
-  cached(key: string): KeyRecord | undefined {
-    const hit = this.known.get(this.secrets.keyHash(key));
+  cached(hash: string): KeyRecord | undefined {
+    const hit = this.known.get(hash);
     return hit ? this.current(hit) : undefined;
   }
 
-  private async lookUp(key: string): Promise<KeyRecord | null> {
-    // The older secrets' hashes only now: a known key costs one HMAC.
-    const [hash = '', ...previous] = this.secrets.allHashes(key);
+  private async lookUp(key: string, hash: string): Promise<KeyRecord | null> {
     if (this.unknown.has(hash)) return null;
     let record = await this.verified(hash);
-    for (const old of previous) {
-      if (record) break;
+    // The older secrets' hashes only when the current one finds nothing: a key costs one HMAC.
+    for (const old of record ? [] : this.secrets.allHashes(key).slice(1)) {
       record = await this.verified(old);
-      if (record) this.rehash(record, hash);
+      if (record) {
+        this.rehash(record, hash);
+        break;
+      }
     }
     if (record) this.known.set(hash, this.current(record));
     else this.unknown.set(hash, true);

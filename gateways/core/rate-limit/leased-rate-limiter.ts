@@ -179,6 +179,9 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
     return inflight;
   };
 
+  /** Whole tokens of this process's batch still spendable at `t` (0 once its lease has ended). */
+  const held = (k: KeyState, t: number): number => (t < k.leaseEndsMs ? Math.floor(k.leased) : 0);
+
   /**
    * Best estimate now: each bucket at the shared level last seen, refilled, plus our unspent batch;
    * the window as last seen (it holds our own admission once our swap has won).
@@ -210,7 +213,7 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const t = now();
       k.lastUsedMs = t;
-      if (k.leased >= 1 && t < k.leaseEndsMs) {
+      if (held(k, t) >= 1) {
         k.leased--;
         return admittedDecision(limits, view(k, t));
       }
@@ -243,8 +246,8 @@ export function createLeasedRateLimiter(store: LeaseStore, opts: LeasedRateLimit
     if (limits.buckets.length === 0 && !limits.window) return { taken: n, decision: UNLIMITED };
     const k = keys[tier].get(keyId);
     const t = now();
-    if (!k || k.leased < 1 || t >= k.leaseEndsMs) return null;
-    const taken = Math.min(n, Math.floor(k.leased));
+    const taken = k ? Math.min(n, held(k, t)) : 0;
+    if (!k || taken === 0) return null;
     k.leased -= taken;
     k.demand += taken;
     k.lastUsedMs = t;
