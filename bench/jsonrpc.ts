@@ -14,11 +14,11 @@
  * up at once; this process runs nats-server, the publisher and the client (keep-alive `http`).
  * The measurement alternates in rounds (BENCH_ROUNDS, default 5): single calls edge then bare,
  * then batches in alternating blocks of BENCH_BATCH_BLOCK (default 10), so a machine that slows
- * down for a while slows both sides: the p50s are over every round's samples, and each round's pair of p50s
- * is listed too.
+ * down for a while slows both sides: the p50s are over every round's samples, and each round's
+ * pair of p50s is listed too.
  * Environment: BENCH_SCALE (default 1) scales durations; BENCH_RATE (1,000), BENCH_MEASURE_S (10,
- * over all rounds), BENCH_WARMUP_S (2), BENCH_BATCHES (1,000, over all rounds), BENCH_ROUNDS (5), BENCH_BATCH_BLOCK (10)
- * override single parameters; BENCH_SERVER_NODE_ARGS passes node flags to the server workers
+ * over all rounds), BENCH_WARMUP_S (2), BENCH_BATCHES (1,000, over all rounds), BENCH_ROUNDS (5),
+ * BENCH_BATCH_BLOCK (10) override single parameters; BENCH_SERVER_NODE_ARGS passes node flags to the server workers
  * (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { cpus } from 'node:os';

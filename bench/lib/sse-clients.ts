@@ -33,6 +33,13 @@ function endsWith(buf: Buffer, at: number, tail: Buffer): boolean {
   return true;
 }
 
+/** Where in `chunk` the frame that `left` began ends (just past its blank line); -1: not in it. */
+function cutFrameEnd(left: Buffer, chunk: Buffer): number {
+  if (left[left.length - 1] === CH_NL && chunk[0] === CH_NL) return 1;
+  const e = chunk.indexOf(NLNL);
+  return e < 0 ? -1 : e + 2;
+}
+
 /** Counters shared by every connection of this process, for the current window. */
 const latency = new Histogram();
 /** The raw JetStream consumer's latencies, kept apart so it can run beside SSE clients. */
@@ -96,36 +103,26 @@ class SseConn {
   chunk(chunk: Buffer): void {
     const now = wallUs();
     counters.chunks++;
+    let buf = chunk;
     let from = 0;
     const left = this.leftover;
     if (left) {
       // Only the frame cut by the read's edge is joined (a copy of the whole read per read was a
       // fifth of this process's CPU, with its collection): the rest of the read is parsed in place.
-      let cut: number;
-      if (left[left.length - 1] === CH_NL && chunk[0] === CH_NL) cut = 1;
-      else {
-        const e = chunk.indexOf(NLNL);
-        if (e < 0) {
-          this.leftover = Buffer.concat([left, chunk]);
-          return;
-        }
-        cut = e + 2;
-      }
       this.leftover = null;
-      const head = Buffer.concat([left, chunk.subarray(0, cut)]);
-      const stopped = this.parse(head, 0, now);
-      if (stopped < head.length) {
-        // Not one whole frame after all: join the lot and parse it as before.
-        this.leftover = null;
-        const all = Buffer.concat([head.subarray(stopped), chunk.subarray(cut)]);
-        const at = this.parse(all, 0, now);
-        if (at < all.length) this.leftover = all.subarray(at);
+      const cut = cutFrameEnd(left, chunk);
+      if (cut < 0) {
+        this.leftover = Buffer.concat([left, chunk]);
         return;
       }
-      from = cut;
+      const head = Buffer.concat([left, chunk.subarray(0, cut)]);
+      const stopped = this.parse(head, 0, now);
+      // Not one whole frame after all: the rest of it goes on with the read, joined.
+      if (stopped < head.length) buf = Buffer.concat([head.subarray(stopped), chunk.subarray(cut)]);
+      else from = cut;
     }
-    const at = this.parse(chunk, from, now);
-    if (at < chunk.length) this.leftover = chunk.subarray(at);
+    const at = this.parse(buf, from, now);
+    if (at < buf.length) this.leftover = buf.subarray(at);
   }
 
   /** Parses the whole frames of `buf` from `pos`; returns where the first incomplete one starts. */
