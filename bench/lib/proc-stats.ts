@@ -1,6 +1,6 @@
 /** Event-loop utilisation, CPU and memory of this process over a measurement window. */
 import { readFileSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
+import { constants, PerformanceObserver, performance } from 'node:perf_hooks';
 
 export type ProcSnapshot = {
   elu: number;
@@ -11,17 +11,37 @@ export type ProcSnapshot = {
   sys_ms: number;
   rss_mb: number;
   heap_used_mb: number;
+  /** Garbage collections over the window: young-generation (scavenges) and full, count and pause ms. */
+  gc: { minor: number; minor_ms: number; major: number; major_ms: number };
 };
+
+const GC_MINOR = constants.NODE_PERFORMANCE_GC_MINOR;
 
 export class ProcStats {
   private elu = performance.eventLoopUtilization();
   private cpu = process.cpuUsage();
   private t = performance.now();
+  private gc = { minor: 0, minor_ms: 0, major: 0, major_ms: 0 };
+
+  constructor() {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[]) {
+        if (e.detail?.kind === GC_MINOR) {
+          this.gc.minor++;
+          this.gc.minor_ms += e.duration;
+        } else {
+          this.gc.major++;
+          this.gc.major_ms += e.duration;
+        }
+      }
+    }).observe({ entryTypes: ['gc'] });
+  }
 
   reset(): void {
     this.elu = performance.eventLoopUtilization();
     this.cpu = process.cpuUsage();
     this.t = performance.now();
+    this.gc = { minor: 0, minor_ms: 0, major: 0, major_ms: 0 };
   }
 
   read(): ProcSnapshot {
@@ -36,6 +56,12 @@ export class ProcStats {
       sys_ms: Math.round(cpu.system / 1_000),
       rss_mb: Math.round(mem.rss / 1_048_576),
       heap_used_mb: Math.round(mem.heapUsed / 1_048_576),
+      gc: {
+        minor: this.gc.minor,
+        minor_ms: Math.round(this.gc.minor_ms),
+        major: this.gc.major,
+        major_ms: Math.round(this.gc.major_ms),
+      },
     };
   }
 }

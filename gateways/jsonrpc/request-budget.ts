@@ -8,7 +8,7 @@
  *   still fit (`keep`: calls run at once, so the count is taken again); what it leaves out comes
  *   with the next poll or page. A call that finds nothing left is -32007 (answer over the permitted
  *   size). Events held at once while reading: at most JSONRPC_BATCH_CONCURRENCY calls' worth.
- * The state lives as long as the request's CallContext (a WeakMap entry): nothing outlives it.
+ * The state lives on the request's CallContext: nothing outlives it.
  */
 import { ApiError } from '../../contracts/errors.ts';
 import {
@@ -26,7 +26,12 @@ export class RequestBudget {
   private eventsLeft = MAX_JSONRPC_ANSWER_EVENTS;
   private bytesLeft = MAX_JSONRPC_ANSWER_BYTES;
 
-  constructor(readonly ownCoins: OwnCoinLookup) {}
+  /** The subscription core's options of every call of the request (one object, not one per call). */
+  readonly subscribeOptions: { ownCoins: OwnCoinLookup };
+
+  constructor(readonly ownCoins: OwnCoinLookup) {
+    this.subscribeOptions = { ownCoins };
+  }
 
   /** Counts `n` coins named by a call; -32602 past the request's bound. */
   takeCoins(n: number): void {
@@ -67,11 +72,12 @@ export const answerFull = (): ApiError =>
     { max_events: MAX_JSONRPC_ANSWER_EVENTS, max_bytes: MAX_JSONRPC_ANSWER_BYTES },
   );
 
-const budgets = new WeakMap<CallContext, RequestBudget>();
-
-/** The budget of the request `ctx` belongs to (made on its first use). */
+/**
+ * The budget of the request `ctx` belongs to (made on its first use), kept on the context itself:
+ * a WeakMap keyed by the context kept every request alive past young-generation collections.
+ */
 export function budgetOf(nats: Nats, ctx: CallContext): RequestBudget {
-  let b = budgets.get(ctx);
+  let b = ctx.budget;
   if (!b) {
     // Made when first asked: reading ctx.signal arms the call scope (call-scope.ts), which calls
     // answered from memory never need.
@@ -80,7 +86,7 @@ export function budgetOf(nats: Nats, ctx: CallContext): RequestBudget {
       lookup ??= ownCoinLookup(nats, viewerOf(ctx.principal), ctx.signal);
       return lookup(spellings);
     });
-    budgets.set(ctx, b);
+    ctx.budget = b;
   }
   return b;
 }

@@ -28,7 +28,7 @@ import {
 import { MARKET_DATA_SCOPE } from '../core/scopes.ts';
 import { boundedAll } from './bounded-all.ts';
 import { CallScope, callError } from './call-scope.ts';
-import type { CallContext } from './context.ts';
+import { RequestContext } from './context.ts';
 import { type MethodTable, runCall } from './methods/index.ts';
 
 export type RpcRouteDeps = {
@@ -51,7 +51,12 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
   app.register(async (scope) => {
     // Scoped to this plugin: the body stays text whatever its content type.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+    const asText = (_req: unknown, body: string | Buffer, done: (err: null, body: string | Buffer) => void) =>
+      done(null, body);
+    // Named as well as '*': fastify caches the parser of a type it finds by name, and looks the
+    // catch-all up again (parsing the header) on every request.
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, asText);
+    scope.addContentTypeParser('*', { parseAs: 'string' }, asText);
     scope.post('/', async (req, reply) => {
       const guardRequest: GuardRequest = {
         surface: 'jsonrpc',
@@ -81,13 +86,7 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
         reply.raw.once('close', () => {
           if (!reply.raw.writableFinished) calls.clientGone();
         });
-      const ctx: CallContext = {
-        principal,
-        requestId: req.id,
-        get signal() {
-          return calls.signal;
-        },
-      };
+      const ctx = new RequestContext(principal, req.id, calls);
       const failed = (call: JsonRpcCall, e: unknown): string | null => {
         const err = callError(e);
         if (err.row.http >= 500 && err.code !== 'upstream_timeout' && err.code !== 'feed_unavailable')
@@ -122,7 +121,11 @@ export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void
       }
       const parts = answers.filter((a): a is string => a !== null);
       if (parts.length === 0) return reply.code(204).send();
-      return sendJson(reply, decoded.batch ? `[${parts.join(',')}]` : (parts[0] as string));
+      if (!decoded.batch) return sendJson(reply, parts[0] as string);
+      // One flat string: brackets added around a join are a rope, copied again when it is written.
+      parts[0] = `[${parts[0]}`;
+      parts[parts.length - 1] += ']';
+      return sendJson(reply, parts.join(','));
     });
   });
 }

@@ -82,6 +82,23 @@ describe('json-rpc params cache', () => {
     ]);
   });
 
+  it('keys one string apart from the empty string, no params and longer params', () => {
+    const { methods, parses, seen } = table();
+    const sent = [['one-key'], [''], ['one-key', 1], ['one-key'], [''], ['one-key', 1]];
+    for (const params of sent) runCall(methods, call('flat', params), ctx);
+    expect(parses.flat).toBe(3);
+    expect(seen.map((p) => JSON.stringify(p))).toEqual([
+      '{"a":"one-key"}',
+      '{"a":""}',
+      '{"a":"one-key","b":1}',
+      '{"a":"one-key"}',
+      '{"a":""}',
+      '{"a":"one-key","b":1}',
+    ]);
+    // No params at all fail the contract (a is required) every time, whatever [''] left behind.
+    for (let i = 0; i < 2; i++) expect(() => runCall(methods, call('flat', []), ctx)).toThrow(ApiError);
+  });
+
   it('never keeps params sent as an object, or whose parsed form holds an object', () => {
     const { methods, parses } = table();
     for (let i = 0; i < 2; i++) runCall(methods, call('flat', { a: 'as-object' }), ctx);

@@ -83,6 +83,11 @@ const flat = (o: unknown): boolean =>
 
 function paramsKey(params: unknown): string | null {
   if (!Array.isArray(params) || params.length > 4) return null;
+  // The commonest, one string (a coin), is its own key: every other key is empty (no params) or
+  // starts with the separator, which a kept string never holds.
+  const only = params.length === 1 ? params[0] : undefined;
+  if (typeof only === 'string' && only !== '')
+    return only.length <= MAX_KEY_CHARS && !only.includes('\u0000') ? only : null;
   let key = '';
   for (const v of params) {
     const t = typeof v;

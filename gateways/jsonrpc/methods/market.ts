@@ -63,7 +63,7 @@ export function marketMethods(deps: EdgeDeps) {
   ): FeedEvent | Promise<FeedEvent> =>
     // Own coins through the request's budget: one lookup per request, none once the client has gone.
     // (The budget's lookup, not a closure made per call: a batch makes a hundred calls.)
-    readLatestBook(deps, coin, source, ctx.principal, { ownCoins: budgetOf(deps.nats, ctx).ownCoins });
+    readLatestBook(deps, coin, source, ctx.principal, budgetOf(deps.nats, ctx).subscribeOptions);
 
   return {
     md_coins: (_: ParamsOf<'md_coins'>, ctx: CallContext): Json => {
