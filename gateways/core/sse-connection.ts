@@ -8,7 +8,7 @@ import { ApiError, type ErrorCode, sseErrorData } from '../../contracts/errors.t
 import { BufferedSink, type BufferedSinkOptions } from './buffered-sink.ts';
 import type { FeedEvent } from './feed-event.ts';
 import type { Flusher } from './flusher.ts';
-import type { Framer, Terminal, Wire } from './sink-parts.ts';
+import type { Chunk, Framer, Terminal, Wire } from './sink-parts.ts';
 
 export type SseConnectionOptions = BufferedSinkOptions & { requestId: string; retryMs: number };
 
@@ -60,41 +60,66 @@ export function sseFramer(requestId: string, retryMs: number, pos: SsePosition |
 
 /**
  * A node:http response as the sink's wire (SSE here; NDJSON for the tardis endpoints):
- * `contentType` its type, `terminalText` the last text written for a terminal error.
+ * `contentType` its type, `terminalText` the last text written for a terminal error. A class:
+ * an object literal with a getter gets a hidden class of its own per connection, which keeps
+ * the connection's objects past young-generation collections (see jsonrpc/context.ts).
  */
+class HttpResponseWire implements Wire {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly requestId: string,
+    private readonly contentType: string,
+    private readonly terminalText: (t: Terminal) => string,
+  ) {}
+
+  open(headers: Record<string, string>, preamble: string): void {
+    this.res.writeHead(200, {
+      ...headers,
+      'content-type': this.contentType,
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-request-id': this.requestId,
+    });
+    this.res.socket?.setNoDelay(true);
+    if (preamble) this.res.write(preamble);
+  }
+
+  write(chunk: Chunk): void {
+    this.res.write(chunk);
+  }
+
+  /** The response's own buffer plus what its socket has not handed to the kernel yet. */
+  get bufferedBytes(): number {
+    return this.res.writableLength;
+  }
+
+  onceDrain(cb: () => void): void {
+    this.res.once('drain', cb);
+  }
+
+  end(last?: Chunk, terminal?: Terminal): void {
+    if (last !== undefined && last.length > 0) this.res.write(last);
+    if (terminal) this.res.end(this.terminalText(terminal));
+    else this.res.end();
+  }
+
+  destroy(): void {
+    this.res.destroy();
+  }
+
+  onClose(cb: () => void): void {
+    this.res.once('close', cb);
+  }
+}
+
 export function httpResponseWire(
   res: ServerResponse,
   requestId: string,
   contentType: string,
   terminalText: (t: Terminal) => string,
 ): Wire {
-  return {
-    open(headers, preamble) {
-      res.writeHead(200, {
-        ...headers,
-        'content-type': contentType,
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-        'x-request-id': requestId,
-      });
-      res.socket?.setNoDelay(true);
-      if (preamble) res.write(preamble);
-    },
-    write: (chunk) => void res.write(chunk),
-    get bufferedBytes() {
-      // The response's own buffer plus what its socket has not handed to the kernel yet.
-      return res.writableLength;
-    },
-    onceDrain: (cb) => void res.once('drain', cb),
-    end(last, terminal) {
-      if (last !== undefined && last.length > 0) res.write(last);
-      if (terminal) res.end(terminalText(terminal));
-      else res.end();
-    },
-    destroy: () => void res.destroy(),
-    onClose: (cb) => void res.once('close', cb),
-  };
+  return new HttpResponseWire(res, requestId, contentType, terminalText);
 }
 
 /** One SSE client; `position` when it may see its account's own events (its ids then follow it). */
