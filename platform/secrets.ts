@@ -28,6 +28,8 @@ export type Secrets = {
   keyHash(apiKeyOrToken: string): string;
   /** The value's hash under every configured secret, the current one first. */
   allHashes(apiKeyOrToken: string): string[];
+  /** The value's hash under each older secret still configured (`allHashes` without the current). */
+  olderHashes(apiKeyOrToken: string): string[];
   /** Whether a stored hash was made under the current secret. */
   isCurrent(hash: string): boolean;
   /** Constant-time equality of two hashes. */
@@ -45,9 +47,11 @@ export function createSecrets(secret: string, version = 1, previous: PreviousSec
   const older = previous
     .filter((p) => p.version !== version)
     .map((p) => ({ key: createSecretKey(Buffer.from(p.secret, 'utf8')), version: p.version }));
+  const olderHashes = (value: string) => older.map((p) => hmac(p.key, p.version, value));
   return {
     keyHash: (value) => hmac(current, version, value),
-    allHashes: (value) => [hmac(current, version, value), ...older.map((p) => hmac(p.key, p.version, value))],
+    allHashes: (value) => [hmac(current, version, value), ...olderHashes(value)],
+    olderHashes,
     isCurrent: (hash) => hash.startsWith(`v${version}.`),
     sameHash(a, b) {
       const x = Buffer.from(a);

@@ -152,3 +152,17 @@ export function createHttpApp(
   });
   return app;
 }
+
+/**
+ * Every body of the routes of `scope` (a plugin of its own) as text, whatever its content type:
+ * the JSON-RPC surfaces parse it themselves, so malformed JSON is -32700, not 400. Registered by
+ * name as well as '*': fastify caches the parser of a type it finds by name, and looks the
+ * catch-all up again (parsing the header) on every request.
+ */
+export function bodiesAsText(scope: FastifyInstance): void {
+  scope.removeAllContentTypeParsers();
+  const asText = (_req: unknown, body: string | Buffer, done: (err: null, body: string | Buffer) => void) =>
+    done(null, body);
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, asText);
+  scope.addContentTypeParser('*', { parseAs: 'string' }, asText);
+}

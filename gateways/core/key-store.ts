@@ -165,13 +165,14 @@ export class KeyStore {
     if (this.unknown.has(hash)) return null;
     let record = await this.verified(hash);
     // The older secrets' hashes only when the current one finds nothing: a key costs one HMAC.
-    for (const old of record ? [] : this.secrets.allHashes(key).slice(1)) {
-      record = await this.verified(old);
-      if (record) {
-        this.rehash(record, hash);
-        break;
+    if (!record)
+      for (const old of this.secrets.olderHashes(key)) {
+        record = await this.verified(old);
+        if (record) {
+          this.rehash(record, hash);
+          break;
+        }
       }
-    }
     if (record) this.known.set(hash, this.current(record));
     else this.unknown.set(hash, true);
     return record ? this.current(record) : null;

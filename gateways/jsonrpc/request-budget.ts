@@ -27,9 +27,9 @@ export class RequestBudget {
   private bytesLeft = MAX_JSONRPC_ANSWER_BYTES;
 
   /** The subscription core's options of every call of the request (one object, not one per call). */
-  readonly subscribeOptions: { ownCoins: OwnCoinLookup };
+  readonly subscribeOptions: { readonly ownCoins: OwnCoinLookup };
 
-  constructor(readonly ownCoins: OwnCoinLookup) {
+  constructor(ownCoins: OwnCoinLookup) {
     this.subscribeOptions = { ownCoins };
   }
 

@@ -17,6 +17,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { chargeBatch } from '../core/batch-charge.ts';
 import { clientAddress } from '../core/client-address.ts';
 import { type Guard, type GuardRequest, rateLimitHeaders } from '../core/guard.ts';
+import { bodiesAsText } from '../core/http-hygiene.ts';
 import {
   decodeBody,
   encodeResult,
@@ -50,13 +51,7 @@ const sendJson = (reply: FastifyReply, body: string) =>
 export function registerRpcRoute(app: FastifyInstance, deps: RpcRouteDeps): void {
   app.register(async (scope) => {
     // Scoped to this plugin: the body stays text whatever its content type.
-    scope.removeAllContentTypeParsers();
-    const asText = (_req: unknown, body: string | Buffer, done: (err: null, body: string | Buffer) => void) =>
-      done(null, body);
-    // Named as well as '*': fastify caches the parser of a type it finds by name, and looks the
-    // catch-all up again (parsing the header) on every request.
-    scope.addContentTypeParser('application/json', { parseAs: 'string' }, asText);
-    scope.addContentTypeParser('*', { parseAs: 'string' }, asText);
+    bodiesAsText(scope);
     scope.post('/', async (req, reply) => {
       const guardRequest: GuardRequest = {
         surface: 'jsonrpc',

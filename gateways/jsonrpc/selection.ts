@@ -21,7 +21,7 @@ export async function selectionOf(
 ): Promise<Subscribed> {
   const budget = budgetOf(deps.nats, ctx);
   budget.takeCoins(request.coins?.length ?? 0);
-  const subscribed = await subscribe(deps, request, ctx.principal, { ownCoins: budget.ownCoins });
+  const subscribed = await subscribe(deps, request, ctx.principal, budget.subscribeOptions);
   const unknown = subscribed.warnings.map((w) => w.coin);
   if (unknown.length > 0)
     throw new ApiError('coin_not_found', `not tracked: ${unknown.join(', ')}`, { coins: unknown });

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { type ApiError, toApiError } from '../../../contracts/errors.ts';
 import { chargeBatch } from '../../core/batch-charge.ts';
 import { rateLimitHeaders } from '../../core/guard.ts';
+import { bodiesAsText } from '../../core/http-hygiene.ts';
 import {
   decodeBody,
   errorResponse,
@@ -29,8 +30,7 @@ export function registerMcpEndpoint(app: FastifyInstance, deps: McpEndpointDeps)
   const admit = deps.requireKey(null);
   app.register(async (scope) => {
     // Scoped to this plugin: every other route keeps fastify's JSON parser.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+    bodiesAsText(scope);
     scope.post('/mcp', { preHandler: admit }, async (req, reply) => {
       const decoded = decodeBody(typeof req.body === 'string' ? req.body : '');
       if (!decoded.ok) return errorResponse(null, decoded.error, req.id);
