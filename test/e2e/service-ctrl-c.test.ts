@@ -1,6 +1,6 @@
 /**
  * `npm start` exactly as a user runs it (embedded nats-server, development mode), stopped with
- * Ctrl-C: SIGINT to the whole process group (npm, sh, tsx, node). The embedded server has a
+ * Ctrl-C: SIGINT to the whole process group (npm, sh, node). The embedded server has a
  * group of its own, so it outlives the app's shutdown: the client is told `reconnect`, the
  * dashboard's service key is revoked (its revocation is in the ACCOUNTS log afterwards), nothing
  * waits on a timeout, the app logs `stopped` (just before exit 0), and the nats-server is gone.
