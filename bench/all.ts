@@ -22,6 +22,7 @@ export const REDUCED: Record<string, Record<string, string>> = {
     BENCH_SAT_DELIVERIES: '8000000',
     BENCH_SAT_REPEATS: '3',
     BENCH_CHECK_DEFAULT_BACKLOG: '0',
+    BENCH_LATENCY_REPEATS: '3',
   },
   grpc: { GRPC_BENCH_SECONDS: '2', GRPC_BENCH_ROUNDS: '3', GRPC_BENCH_CATCHUP: '100000' },
   disksync: { DISKSYNC_BENCH_SECONDS: '2', DISKSYNC_BENCH_ROUNDS: '3', DISKSYNC_BENCH_CATCHUP: '100000' },
@@ -74,8 +75,11 @@ function runOne(name: string, env: Record<string, string>): Promise<unknown> {
   });
 }
 
-export async function run(): Promise<AllResult> {
-  const only = process.env.BENCH_ALL_ONLY?.split(',').map((s) => s.trim());
+/** `only`: these benchmarks (default: BENCH_ALL_ONLY, else every one); `out`: where all.json goes. */
+export async function run(
+  only = process.env.BENCH_ALL_ONLY?.split(',').map((s) => s.trim()),
+  out = `${OUT_DIR}/all.json`,
+): Promise<AllResult> {
   const names = Object.keys(REDUCED).filter((n) => !only || only.includes(n));
   const unknown = (only ?? []).filter((n) => !(n in REDUCED));
   if (unknown.length > 0) throw new Error(`BENCH_ALL_ONLY: unknown benchmark(s) ${unknown.join(', ')}`);
@@ -109,6 +113,6 @@ export async function run(): Promise<AllResult> {
       progress(`${name} failed after ${seconds} s: ${String(err)}`);
     }
   }
-  writeFileSync(`${OUT_DIR}/all.json`, `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }
