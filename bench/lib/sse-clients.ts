@@ -1,12 +1,13 @@
 /**
  * Worker: the client side of the unified benchmark, in its own process. Opens many SSE
- * connections over raw `http` with a hand-written parser cheap enough for ~1M events/s, and
+ * connections over plain sockets read into one shared buffer (raw-sse-get.ts) with a hand-written
+ * parser cheap enough for ~1M events/s (a resume reads through node:http), and
  * measures publish → receipt latency from each event's `publish_us` against this process's wall
  * clock (taken once per received chunk). Also runs the raw JetStream baselines: an ordered
  * consumer (latency) and an ordered push consumer (replay throughput).
  */
 
-import { Agent, type ClientRequest, get, type IncomingMessage } from 'node:http';
+import { Agent, get } from 'node:http';
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { parseStoredEvent } from '../../contracts/event-wire.ts';
@@ -16,6 +17,7 @@ import { Histogram } from './histogram.ts';
 import { serveWorker, sleep } from './ipc.ts';
 import { ProcStats, wallUs } from './proc-stats.ts';
 import { countWithPushConsumer, pushCountFields } from './push-count.ts';
+import { type RawSse, rawSseGet } from './raw-sse-get.ts';
 
 const PUB = Buffer.from('"publish_us":');
 const NLNL = Buffer.from('\n\n');
@@ -94,8 +96,7 @@ class SseConn {
   lastSeq = 0;
   events = 0;
   ended = false;
-  req: ClientRequest | null = null;
-  res: IncomingMessage | null = null;
+  raw: RawSse | null = null;
   onEvent: ((seq: number) => void) | null = null;
   /** When this connection received the event with sequence ≥ `target` (0: not yet). */
   reachedAt = 0;
@@ -122,7 +123,8 @@ class SseConn {
       else from = cut;
     }
     const at = this.parse(buf, from, now);
-    if (at < buf.length) this.leftover = buf.subarray(at);
+    // Copied: a read is a view of the buffer every connection reads into (raw-sse-get.ts).
+    if (at < buf.length) this.leftover = Buffer.from(buf.subarray(at));
   }
 
   /** Parses the whole frames of `buf` from `pos`; returns where the first incomplete one starts. */
@@ -205,31 +207,18 @@ class SseConn {
 const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
 let conns: SseConn[] = [];
 
-function open(url: string, headers: Record<string, string> = {}): Promise<SseConn> {
+async function open(url: string, headers: Record<string, string> = {}): Promise<SseConn> {
   const conn = new SseConn();
-  return new Promise((resolve, reject) => {
-    const req = get(url, { agent, headers: { accept: 'text/event-stream', ...headers } }, (res) => {
-      conn.res = res;
-      if (res.statusCode !== 200) {
-        res.resume();
-        reject(new Error(`HTTP ${res.statusCode} from ${url}`));
-        return;
-      }
-      res.on('data', (c: Buffer) => conn.chunk(c));
-      const end = () => {
-        if (conn.ended) return;
-        conn.ended = true;
-        counters.closed++;
-        lifetime.closed++;
-      };
-      res.on('end', end);
-      res.on('close', end);
-      res.on('error', end);
-      resolve(conn);
-    });
-    conn.req = req;
-    req.on('error', reject);
+  conn.raw = await rawSseGet(url, headers, {
+    data: (view) => conn.chunk(view),
+    end: () => {
+      if (conn.ended) return;
+      conn.ended = true;
+      counters.closed++;
+      lifetime.closed++;
+    },
   });
+  return conn;
 }
 
 let nc: NatsConnection | null = null;
@@ -261,8 +250,7 @@ serveWorker(
     async disconnect() {
       for (const c of conns) {
         c.ended = true; // closed by us: not counted as a drop
-        c.req?.destroy();
-        c.res?.destroy();
+        c.raw?.destroy();
       }
       conns = [];
       await sleep(50);
@@ -422,7 +410,7 @@ serveWorker(
     },
   },
   async () => {
-    for (const c of conns) c.res?.destroy();
+    for (const c of conns) c.raw?.destroy();
     await nc?.close();
   },
 );
