@@ -46,7 +46,11 @@ async function readAll(kind: Reader, base: string, last: number): Promise<number
       };
       es.onerror = (e) => {
         es.close();
-        reject(new Error(`EventSource: ${String((e as { message?: string }).message ?? 'error')}`));
+        reject(
+          new Error(
+            `EventSource: ${JSON.stringify({ code: (e as { code?: number }).code, message: (e as { message?: string }).message, after_events: n, data: (e as { data?: string }).data })}`,
+          ),
+        );
       };
     });
   }
