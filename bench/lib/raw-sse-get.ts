@@ -104,6 +104,6 @@ export function rawSseGet(url: string, headers: Record<string, string>, on: RawS
       socket.write(`GET ${u.pathname}${u.search} HTTP/1.1\r\n${lines}connection: close\r\n\r\n`);
     });
     socket.once('error', (err) => (inBody ? end() : reject(err)));
-    socket.once('close', end);
+    socket.once('close', () => (inBody ? end() : reject(new Error(`closed before a response from ${url}`))));
   });
 }
