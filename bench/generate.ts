@@ -306,6 +306,9 @@ export async function run(): Promise<unknown> {
     const inprocPhases = (e2e.inproc.phases_s_of_median_run as Phases | undefined) ?? none;
     const first1 = phases.first_window_done;
     const windows = e2e.workers_2.windows as number;
+    // One window: the pool (or the queue) runs one lane whatever its size, so 2 or 4 workers against
+    // 1 is the same configuration twice, its ratio noise (0.83–1.66 in four runs of 1 h): no speed-up.
+    const oneLane = windows < 2;
     const ceiling =
       windows >= 2 && phases.windows_done !== null
         ? round(
@@ -335,12 +338,10 @@ export async function run(): Promise<unknown> {
         part_writer_rows_per_s: partWriterRate,
         writer: 'part_writer (ParquetPartWriter.write over pre-built MarketEvent[] → parts + stitch)',
       },
-      // With one window the pool runs one lane whatever its size: 2 (or 4) workers against 1 is then
-      // the same configuration twice, its ratio noise (0.83–1.66 in four runs of 1 h), not a speed-up.
       workers_2_vs_workers_1: {
-        ratio: windows < 2 ? null : round(w2 / w1, 2),
+        ratio: oneLane ? null : round(w2 / w1, 2),
         goal: 1.6,
-        goal_met: windows < 2 ? null : w2 / w1 >= 1.6,
+        goal_met: oneLane ? null : w2 / w1 >= 1.6,
         workers_2_rows_per_s: w2,
         windows,
         amdahl_ceiling_from_1_worker_phases: ceiling,
@@ -352,20 +353,19 @@ export async function run(): Promise<unknown> {
         cpu_efficiency_note:
           'rows per CPU-second, 2 workers ÷ 1 worker: 1.0 means a second worker costs no extra CPU per row, so on 2 free cores the ratio would approach 2 × this',
         other_processes_cores_median: median((e2e.workers_2.other_processes_cores as number[]) ?? []),
-        ...(windows < 2 ? { note: 'one window: the pool uses min(workers, windows) = 1 worker' } : {}),
+        ...(oneLane ? { note: 'one window: the pool uses min(workers, windows) = 1 worker' } : {}),
       },
       cold_first_job: {
         workers_1_vs_writer: round(med(e2e.workers_1.cold_first_job as Row) / duckdbRate, 2),
-        workers_2_vs_workers_1:
-          windows < 2
-            ? null
-            : round(med(e2e.workers_2.cold_first_job as Row) / med(e2e.workers_1.cold_first_job as Row), 2),
+        workers_2_vs_workers_1: oneLane
+          ? null
+          : round(med(e2e.workers_2.cold_first_job as Row) / med(e2e.workers_1.cold_first_job as Row), 2),
         workers_1_rows_per_s: med(e2e.workers_1.cold_first_job as Row),
         workers_2_rows_per_s: med(e2e.workers_2.cold_first_job as Row),
         note: "a pool's first job, its threads started inside it (what every job paid before the shared pool)",
       },
       workers_4_vs_workers_1: {
-        ratio: windows < 2 ? null : round(w4 / w1, 2),
+        ratio: oneLane ? null : round(w4 / w1, 2),
         workers_4_rows_per_s: w4,
         cpu_cores_used_median: median((e2e.workers_4.cpu_cores_used as number[]) ?? []),
         note: 'a 2-core machine: beyond 2 workers the threads share the cores',
@@ -380,8 +380,7 @@ export async function run(): Promise<unknown> {
         writer_rows_per_s_with_old_merge: med(writerDuckdb, 'rows_per_s_with_old_merge'),
       },
       procs_2_vs_procs_1: {
-        ratio:
-          (queue.procs_2.windows as number) < 2 ? null : round(med(queue.procs_2) / med(queue.procs_1), 2),
+        ratio: oneLane ? null : round(med(queue.procs_2) / med(queue.procs_1), 2),
         goal: 1.6,
         procs_1_rows_per_s: med(queue.procs_1),
         procs_2_rows_per_s: med(queue.procs_2),

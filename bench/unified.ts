@@ -42,6 +42,7 @@ import { sleep, startWorker, type Worker } from './lib/ipc.ts';
 import { type ProcSnapshot, pidCpuMs } from './lib/proc-stats.ts';
 import { type ClientSnapshot, SseClientGroup } from './lib/sse-client-group.ts';
 import type { ServerMode } from './lib/sse-server.ts';
+import { median } from './lib/stats.ts';
 
 type ServerStats = {
   latency_us: LatencySummary;
@@ -230,16 +231,13 @@ const percentiles = (l: LatencySummary | undefined) => ({ p50: l?.p50 ?? null, p
  */
 function medianWindow(windows: Window[]): Window & { runs?: unknown[] } {
   if (windows.length === 1) return windows[0] as Window;
-  const mid = <T>(xs: T[], key: (x: T) => number | undefined) => {
-    const v = xs.map(key).filter((x): x is number => x !== undefined && Number.isFinite(x));
-    return v.length ? (v.sort((a, b) => a - b)[Math.floor(v.length / 2)] as number) : Number.NaN;
-  };
   const byP50 = [...windows].sort((a, b) => a.client.latency_us.p50 - b.client.latency_us.p50);
   const out = structuredClone(byP50[Math.floor(byP50.length / 2)] as Window);
   const set = (l: LatencySummary | undefined, pick: (w: Window) => LatencySummary | undefined) => {
     if (!l) return;
-    l.p50 = mid(windows, (w) => pick(w)?.p50);
-    l.p99 = mid(windows, (w) => pick(w)?.p99);
+    const of = (k: 'p50' | 'p99') => median(windows.flatMap((w) => pick(w)?.[k] ?? []));
+    l.p50 = of('p50');
+    l.p99 = of('p99');
   };
   set(out.client.latency_us, (w) => w.client.latency_us);
   set(out.client.nats?.latency_us, (w) => w.client.nats?.latency_us);
