@@ -24,7 +24,7 @@
  *   (default 5), order reversed every other round, after a warm-up window of each
  *   (bench/lib/rounds.ts): medians over rounds. Then the fan-out: DISKSYNC_BENCH_CONNECTIONS (100
  *   and 1,000) connections, clients in a process of their own, against a bare `ws` relay at as many
- *   (bench/lib/fanout.ts), at min(1,000, 100,000 ÷ N) events/s; goal p50 ≤ 1.5× the relay's.
+ *   (bench/lib/fanout.ts), at min(1,000, 50,000 ÷ N) events/s (`fanoutRate`); goal p50 ≤ 1.5× the relay's.
  *   DISKSYNC_BENCH_ONLY=live runs the live phase alone, =catchup the catch-up alone.
  */
 import { once } from 'node:events';
@@ -250,7 +250,6 @@ async function livePhase(bench: BenchNats, config: Config, leases: KeyLeases) {
       },
       counts: CONNECTIONS,
       rounds: ROUNDS,
-      perSecondFor: (n) => Math.min(1_000, Math.floor(100_000 / n)),
       progress,
     });
     return {

@@ -15,7 +15,7 @@
  *   production). The raw side runs with no edge at all (the edge, with its own tail, is started for each of its windows and stopped
  *   after), so the baseline pays for nothing of the edge.
  * - Fan-out: GRPC_BENCH_STREAMS (100 and 1,000) StreamEvents streams, clients in a process of their
- *   own, against a bare grpc-js relay at as many (bench/lib/fanout.ts), at min(1,000, 100,000 ÷ N)
+ *   own, against a bare grpc-js relay at as many (bench/lib/fanout.ts), at min(1,000, 50,000 ÷ N)
  *   events/s; goal p50 ≤ 1.5× the relay's. GRPC_BENCH_ONLY=fanout runs it alone.
  * - Both comparisons: GRPC_BENCH_ROUNDS rounds (default 5) of one window per side, order reversed
  *   every other round, after a warm-up window of each (bench/lib/rounds.ts): medians over rounds.
@@ -63,7 +63,6 @@ const ONLY = process.env.GRPC_BENCH_ONLY;
 const ROUNDS = Number(process.env.GRPC_BENCH_ROUNDS ?? 5);
 /** Stream counts of the fan-out comparison, and the event rate at each (deliveries ≤ 100,000/s). */
 const STREAMS = (process.env.GRPC_BENCH_STREAMS ?? '100,1000').split(',').map(Number);
-const fanoutRate = (n: number) => Math.min(1_000, Math.floor(100_000 / n));
 /** The catch-up client's HTTP/2 receive window in bytes (0: grpc-js's default, 64 KiB). */
 const WINDOW = Number(process.env.GRPC_BENCH_WINDOW ?? 0);
 /** Where the catch-up client runs and what it decodes; GRPC_BENCH_CLIENTS=here:bytes,apart:decode… picks. */
@@ -355,7 +354,6 @@ async function fanOut(bench: BenchNats, config: Config) {
       startEdge: () => startEdge(bench.nats, config),
       counts: STREAMS,
       rounds: ROUNDS,
-      perSecondFor: fanoutRate,
       progress,
     });
   } finally {

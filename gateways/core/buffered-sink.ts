@@ -25,7 +25,7 @@ import { type FeedEvent, nowNs } from './feed-event.ts';
 import type { Flusher } from './flusher.ts';
 import { OutboundQueue } from './outbound-queue.ts';
 import type { FeedSink } from './replay-source.ts';
-import type { Frame, Framer, RunShare, Wire } from './sink-parts.ts';
+import type { Chunk, Frame, Framer, RunShare, Wire } from './sink-parts.ts';
 
 export type BufferedSinkOptions = {
   maxBacklogBytes: number;
@@ -266,11 +266,11 @@ export class BufferedSink implements FeedSink {
   flush(): void {
     this.scheduled = false;
     if (this.closed || this.blocked || !this.opened || this.queue.length === 0) return;
-    const signature = this.shareKey === undefined || this.framer.personal?.() ? null : this.queue.signature();
+    const q = this.queue;
     const chunk =
-      signature === null
-        ? this.queue.drain(this.framer)
-        : this.flusher.shared(`${this.shareKey}|${signature}`, () => this.queue.drain(this.framer, true));
+      this.shareKey === undefined || this.framer.personal?.() || !q.sharable
+        ? q.drain(this.framer)
+        : this.flusher.shared(this.shareKey, q.firstEventSeq, q.lastEventSeq, q.eventCount, this.drainShared);
     this.queue.clear();
     this.lagFrameQueued = false;
     this.wire.write(chunk);
@@ -294,6 +294,8 @@ export class BufferedSink implements FeedSink {
       this.lagging = false;
     this.wake();
   }
+
+  private readonly drainShared = (): Chunk => this.queue.drain(this.framer, true);
 
   private enqueue(
     text: Frame,
@@ -370,7 +372,7 @@ export class BufferedSink implements FeedSink {
   }
 
   private wake(): void {
-    if (this.blocked) return;
+    if (this.blocked || this.waiters.length === 0) return;
     const w = this.waiters;
     this.waiters = [];
     for (const resolve of w) resolve();

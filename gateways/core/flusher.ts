@@ -34,13 +34,26 @@ export class Flusher {
   constructor(private readonly wide = WIDE_FLUSH) {}
   private readonly turn = new Map<string, Chunk>();
 
-  /** The chunk for `key` in this flush, made (by `make`) the first time it is asked for. */
-  shared(key: string, make: () => Chunk): Chunk {
+  /** The last chunk `shared` returned, and what it was asked for. */
+  private last: { group: string; first: number; last: number; events: number; chunk: Chunk } | null = null;
+
+  /**
+   * The chunk of the queues of share group `group` holding events `first`…`last`, `events` of them
+   * (OutboundQueue `signature`), in this flush: made (by `make`) the first time it is asked for.
+   * The connections of one selection ask in a row, so the last answer is checked first, with no
+   * key built (at 1,000 connections this runs 1,000 times a flush).
+   */
+  shared(group: string, first: number, last: number, events: number, make: () => Chunk): Chunk {
+    const l = this.last;
+    if (l !== null && l.group === group && l.first === first && l.last === last && l.events === events)
+      return l.chunk;
+    const key = `${group}|${first}-${last}-${events}`;
     let chunk = this.turn.get(key);
     if (chunk === undefined) {
       chunk = make();
       this.turn.set(key, chunk);
     }
+    this.last = { group, first, last, events, chunk };
     return chunk;
   }
 
@@ -64,5 +77,6 @@ export class Flusher {
     this.dirty = new Set();
     for (const c of batch) c.flush();
     this.turn.clear();
+    this.last = null;
   };
 }

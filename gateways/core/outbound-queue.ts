@@ -30,9 +30,24 @@ export class OutboundQueue {
    * counted as its events). Null when other frames (notices, heartbeats) are mixed in.
    */
   signature(): string | null {
-    return this.onlyEvents && this.texts.length > 0
-      ? `${this.firstSeq}-${this.lastSeq}-${this.events}`
-      : null;
+    return this.sharable ? `${this.firstSeq}-${this.lastSeq}-${this.events}` : null;
+  }
+
+  /** Whether the queue has a signature; its parts are `firstEventSeq`, `lastEventSeq`, `eventCount`. */
+  get sharable(): boolean {
+    return this.onlyEvents && this.texts.length > 0;
+  }
+
+  get firstEventSeq(): number {
+    return this.firstSeq;
+  }
+
+  get lastEventSeq(): number {
+    return this.lastSeq;
+  }
+
+  get eventCount(): number {
+    return this.events;
   }
 
   get bytes(): number {

@@ -3,9 +3,9 @@
  * as the WebSocket messages they become, in one Buffer: consecutive events make one data message
  * (json: a text message holding `[` the stored JSON texts `,` … `]`, never parsed; msgpack: a binary
  * message holding a MessagePack array of the memoised encodings), cut so that none passes 4 MB;
- * each control message is a text message of its own. Every message is a kind byte and a 4-byte
- * length, then its payload as it goes on the socket, so a wire sends subarrays of the list (no
- * copy), and connections whose queues hold the same frames send one list (Framer `join`, Flusher
+ * each control message is a text message of its own. The list is the messages as WebSocket frames
+ * (RFC 6455 §5.2, unmasked as a server's are), byte for byte what `ws` would put on the socket, so a
+ * wire writes the whole list to its socket in one call (raw-socket.ts), and connections whose queues hold the same frames send one list (Framer `join`, Flusher
  * `shared`): the frames are cut and encoded once per flush for all of them, not once per socket.
  * The end of a connection is not a message here: the sink hands the wire its terminal as a value.
  */
@@ -14,6 +14,7 @@ import type { RawBuffer } from '../../contracts/raw-buffer.ts';
 import type { Frame } from '../core/sink-parts.ts';
 import { header } from './msgpack-formats.ts';
 
+/** The WebSocket opcodes (RFC 6455 §5.2). */
 export const TEXT = 1;
 export const BINARY = 2;
 export type MessageKind = typeof TEXT | typeof BINARY;
@@ -24,9 +25,32 @@ const MESSAGE_BYTES = MAX_FRAME_BYTES - 16;
 /** Reused: the messages are written here, then copied out exact. */
 let scratch = Buffer.allocUnsafe(64 * 1024) as RawBuffer;
 
+/**
+ * Ends the message whose 2-byte header was reserved at `start` and whose payload ends at `end`:
+ * writes its RFC 6455 header (FIN, the opcode, the payload length in 7, 7+16 or 7+64 bits; a server
+ * frame is never masked), moving the payload on when the length needs more than the 2 bytes.
+ * Returns where the message now ends.
+ */
+function endMessage(b: RawBuffer, start: number, end: number, kind: MessageKind): number {
+  const len = end - start - 2;
+  const extra = len < 126 ? 0 : len < 0x10000 ? 2 : 8;
+  if (extra > 0) b.copyWithin(start + 2 + extra, start + 2, end);
+  b[start] = 0x80 | kind;
+  if (extra === 0) b[start + 1] = len;
+  else if (extra === 2) {
+    b[start + 1] = 126;
+    b.writeUInt16BE(len, start + 2);
+  } else {
+    b[start + 1] = 127;
+    b.writeUInt32BE(0, start + 2);
+    b.writeUInt32BE(len, start + 6);
+  }
+  return end + extra;
+}
+
 /** The messages of a flush's frames, for a connection of `encoding`. */
 export function wsMessages(frames: readonly Frame[], encoding: Encoding): Buffer {
-  // Per frame: a message header (5), brackets or array header, comma (16 covers them); a control
+  // Per frame: a message header (10), brackets or array header, comma (16 covers them); a control
   // message's text takes up to 3 UTF-8 bytes a UTF-16 unit.
   let bound = 16;
   for (const f of frames) bound += (typeof f === 'string' ? f.length * 3 : f.length) + 16;
@@ -34,16 +58,16 @@ export function wsMessages(frames: readonly Frame[], encoding: Encoding): Buffer
   const b = scratch;
   const msgpack = encoding === 'msgpack';
   let at = 0;
-  /** Where the open data message starts (its kind byte), or -1; its events and their bytes. */
+  /** Where the open data message starts (its header), or -1; its events and their bytes. */
   let open = -1;
   let count = 0;
   let bytes = 0;
   const close = (): void => {
     if (open < 0) return;
     // msgpack: the array header was given one byte; a longer one moves the bodies on.
-    if (msgpack) at = header(b, open + 5, count, at, 0x90, 0xdc, 0xdd);
+    if (msgpack) at = header(b, open + 2, count, at, 0x90, 0xdc, 0xdd);
     else b[at++] = 0x5d; // ]
-    b.writeUInt32BE(at - open - 5, open + 1);
+    at = endMessage(b, open, at, msgpack ? BINARY : TEXT);
     open = -1;
   };
   for (const f of frames) {
@@ -52,8 +76,7 @@ export function wsMessages(frames: readonly Frame[], encoding: Encoding): Buffer
       if (open >= 0 && bytes + f.length + 1 > MESSAGE_BYTES) close();
       if (open < 0) {
         open = at;
-        b[at] = msgpack ? BINARY : TEXT;
-        at += 6; // kind, length, then `[` or the array header's first byte
+        at += 3; // the header's 2 bytes, then `[` or the array header's first byte
         if (!msgpack) b[at - 1] = 0x5b; // [
         count = 0;
         bytes = 0;
@@ -64,10 +87,8 @@ export function wsMessages(frames: readonly Frame[], encoding: Encoding): Buffer
       continue;
     }
     close();
-    b[at] = TEXT;
-    const from = at + 5;
-    at = from + b.utf8Write(f, from, b.length - from);
-    b.writeUInt32BE(at - from, from - 4);
+    const from = at + 2;
+    at = endMessage(b, at, from + b.utf8Write(f, from, b.length - from), TEXT);
   }
   close();
   return Buffer.from(b.subarray(0, at));
@@ -76,9 +97,12 @@ export function wsMessages(frames: readonly Frame[], encoding: Encoding): Buffer
 /** Calls `visit` with each message of a list `wsMessages` made, in order. */
 export function eachMessage(list: Buffer, visit: (kind: MessageKind, payload: Buffer) => void): void {
   let at = 0;
-  while (at + 5 <= list.length) {
-    const len = list.readUInt32BE(at + 1);
-    visit(list[at] as MessageKind, list.subarray(at + 5, at + 5 + len));
-    at += 5 + len;
+  while (at + 2 <= list.length) {
+    const kind = ((list[at] as number) & 0x0f) as MessageKind;
+    const short = (list[at + 1] as number) & 0x7f;
+    const head = short < 126 ? 2 : short === 126 ? 4 : 10;
+    const len = short < 126 ? short : short === 126 ? list.readUInt16BE(at + 2) : list.readUInt32BE(at + 6);
+    visit(kind, list.subarray(at + head, at + head + len));
+    at += head + len;
   }
 }

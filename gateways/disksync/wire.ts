@@ -1,7 +1,8 @@
 /**
  * The buffered sink's Wire over one `ws` WebSocket. A flushed chunk is already its WebSocket
- * messages (the framer's `join`, messages.ts: events batched into data messages of at most 4 MB,
- * each control message on its own), sent as they are; the sink's terminal value becomes the
+ * messages as frames (the framer's `join`, messages.ts: events batched into data messages of at
+ * most 4 MB, each control message on its own), written to the socket as they are in one call
+ * (raw-socket.ts), or sent one by one through `ws.send` where `ws`'s internals are not as pinned; the sink's terminal value becomes the
  * `error` message and then the close with the row's code.
  * Backpressure is the socket's own: `bufferedBytes` is `ws.bufferedAmount`, and `onceDrain` fires
  * once it is down to the sink's DRAIN_MARK (gateways/core/drain-gate.ts, as on the gRPC wire).
@@ -13,6 +14,7 @@ import { DrainGate } from '../core/drain-gate.ts';
 import type { Chunk, Terminal, Wire } from '../core/sink-parts.ts';
 import type { FramerState } from './framer.ts';
 import { BINARY, eachMessage, type MessageKind } from './messages.ts';
+import { rawSocketOf } from './raw-socket.ts';
 
 export class WsWire implements Wire {
   private sending = 0;
@@ -30,7 +32,13 @@ export class WsWire implements Wire {
 
   /** A flushed chunk: its messages (the framer's `join`). */
   write(chunk: Chunk): void {
-    if (typeof chunk !== 'string') eachMessage(chunk, this.sendMessage);
+    if (typeof chunk === 'string' || !this.writable()) return;
+    const socket = rawSocketOf(this.ws);
+    if (socket === null) eachMessage(chunk, this.sendMessage);
+    else {
+      this.sending++;
+      socket.write(chunk, this.sent);
+    }
   }
 
   private readonly sendMessage = (kind: MessageKind, payload: Buffer): void => {
@@ -93,8 +101,12 @@ export class WsWire implements Wire {
     if (this.ws.readyState === this.ws.OPEN) this.ws.close(code, closeReason(reason));
   }
 
+  private writable(): boolean {
+    return !this.ended && this.ws.readyState === this.ws.OPEN;
+  }
+
   private send(data: string | Buffer, binary = false): void {
-    if (this.ended || this.ws.readyState !== this.ws.OPEN) return;
+    if (!this.writable()) return;
     this.sending++;
     this.ws.send(data, { binary }, this.sent);
   }
