@@ -92,10 +92,14 @@ export async function run() {
   const nats = await startBenchNats();
   const server = await startWorker('sse-server');
   try {
-    const { url } = await server.call<{ url: string }>('start', { mode: 'gateway', natsUrl: nats.url });
+    // The stream is filled before the gateway starts: filled after, its live tail would still be
+    // taking the burst when a reader from 0 reached it, and the sink cuts a reader slower than a
+    // live burst past its bound (`upstream_lag`, then the terminal `reconnect`: resume from the
+    // log), which ended 1 of 20 runs.
     const events = env('BENCH_EVENTS', 200_000);
     process.stderr.write(`filling MD with ${events} events\n`);
     await fillMdStream(nats.nats, events);
+    const { url } = await server.call<{ url: string }>('start', { mode: 'gateway', natsUrl: nats.url });
     const last = (await nats.nats.jsm.streams.info(STREAMS.MD)).state.last_seq;
     const rounds: Record<Reader, number[]> = { eventsource: [], client: [] };
     for (let r = 0; r < env('BENCH_ROUNDS', 3); r++) {
