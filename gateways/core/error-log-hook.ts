@@ -45,18 +45,19 @@ function errorCode(payload: unknown): string | null {
 }
 
 export function installErrorLog(app: FastifyInstance, deps: ErrorLogHookDeps): void {
-  app.addHook('onSend', async (req, reply, payload) => {
+  // Synchronous hooks with `done` (see http-hygiene.ts).
+  app.addHook('onSend', (req, reply, payload, done) => {
     if (reply.statusCode >= 400) {
       const code = errorCode(payload);
       if (code) codes.set(req, code);
     }
-    return payload;
+    done(null, payload);
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const account = deps.accounts.take(req.id);
     const code = codes.get(req);
     // Every error body, and every 5xx even without one.
-    if (!code && reply.statusCode < 500) return;
+    if (!code && reply.statusCode < 500) return done();
     deps.recorder.record(
       {
         request_id: req.id,
@@ -70,5 +71,6 @@ export function installErrorLog(app: FastifyInstance, deps: ErrorLogHookDeps): v
       },
       clientAddress(req.socket, req.headers),
     );
+    done();
   });
 }

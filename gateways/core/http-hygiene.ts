@@ -100,10 +100,13 @@ export function createHttpApp(
     const methods = Array.isArray(r.method) ? r.method : [r.method];
     routes.push({ pattern: routePattern(r.url), methods: new Set(methods) });
   });
-  app.addHook('onRequest', async (req, reply) => {
+  // Hooks on every request take `done` rather than returning a promise: each async hook costs the
+  // request a promise and a microtask turn (fastify awaits it), for work that is synchronous.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
     httpRequests.inc({ surface, route, method: req.method, status: reply.statusCode });
     httpDuration.observe({ surface, route, method: req.method }, reply.elapsedTime / 1_000);
@@ -118,6 +121,7 @@ export function createHttpApp(
         },
         'request',
       );
+    done();
   });
   app.setErrorHandler((err, req, reply) => {
     const apiErr = err instanceof ApiError ? err : fromFastify(err as Parameters<typeof fromFastify>[0]);

@@ -24,9 +24,10 @@ const hasBody = (req: FastifyRequest): boolean =>
   (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 export function installDeadlines(app: FastifyInstance, d: Deadlines): void {
-  app.addHook('preParsing', async (req, reply, payload) => {
+  // Synchronous hooks with `done` (see http-hygiene.ts).
+  app.addHook('preParsing', (req, reply, payload, done) => {
     // A body already received whole has nothing left to wait for.
-    if (!hasBody(req) || req.raw.complete) return payload;
+    if (!hasBody(req) || req.raw.complete) return done(null, payload);
     // The body parser listens for 'error' on the stream it reads: the 408 goes through it like any
     // parse failure. No stream in between (one per request cost more than the rest of this hook),
     // and not `destroy`: that would close the socket before the 408 is written.
@@ -39,17 +40,18 @@ export function installDeadlines(app: FastifyInstance, d: Deadlines): void {
     const stop = () => clearTimeout(timer);
     payload.once('end', stop);
     payload.once('close', stop);
-    return payload;
+    done(null, payload);
   });
 
-  app.addHook('preValidation', async (req, reply) => {
+  app.addHook('preValidation', (req, reply, done) => {
     const own = req.routeOptions.config?.deadlineMs;
     const ms = own === undefined ? d.handlerMs : own;
-    if (ms === null) return;
+    if (ms === null) return done();
     const timer = setTimeout(() => {
       if (reply.sent || reply.raw.headersSent) return;
       reply.send(new ApiError('upstream_timeout', `no answer within ${ms} ms`));
     }, ms);
     reply.raw.once('close', () => clearTimeout(timer));
+    done();
   });
 }

@@ -27,8 +27,9 @@ export function attachEdgeStatus(
     recorder: parts.errors,
     accounts: parts.accounts,
   });
-  app.addHook('onRequest', async (req) => {
+  app.addHook('onRequest', (req, _reply, done) => {
     if (req.routeOptions.url === '/healthz') parts.maintenance.assertOpen(edge.region, edge.transport);
+    done();
   });
   const registry = edge.registry;
   if (!registry) return () => {};
