@@ -50,7 +50,9 @@ function sample(): { list: Buffer; expected: { binary: boolean; text: string }[]
     wsMessages([Buffer.from([0x81, 0xa1, 0x61])], 'msgpack'),
   ]);
   const expected: { binary: boolean; text: string }[] = [];
-  eachMessage(list, (kind, payload) => expected.push({ binary: kind === 2, text: payload.toString('latin1') }));
+  eachMessage(list, (kind, payload) =>
+    expected.push({ binary: kind === 2, text: payload.toString('latin1') }),
+  );
   return { list, expected };
 }
 
