@@ -39,7 +39,7 @@ export class Flusher {
 
   /**
    * The chunk of the queues of share group `group` holding events `first`…`last`, `events` of them
-   * (OutboundQueue `signature`), in this flush: made (by `make`) the first time it is asked for.
+   * (OutboundQueue `sharable`), in this flush: made (by `make`) the first time it is asked for.
    * The connections of one selection ask in a row, so the last answer is checked first, with no
    * key built (at 1,000 connections this runs 1,000 times a flush).
    */

@@ -24,16 +24,12 @@ export class OutboundQueue {
   constructor(readonly maxBytes: number) {}
 
   /**
-   * Identifies the content when the queue holds only event frames: two queues of one selection
+   * Whether the content is identified by `firstEventSeq`, `lastEventSeq` and `eventCount` (the
+   * Flusher's `shared`): true when the queue holds only event frames. Two queues of one selection
    * with the same first and last sequence and count hold the same frames (an event's frame is the
    * same for everyone, and a run of events joined as one frame is the same bytes as its events,
-   * counted as its events). Null when other frames (notices, heartbeats) are mixed in.
+   * counted as its events). False when other frames (notices, heartbeats) are mixed in.
    */
-  signature(): string | null {
-    return this.sharable ? `${this.firstSeq}-${this.lastSeq}-${this.events}` : null;
-  }
-
-  /** Whether the queue has a signature; its parts are `firstEventSeq`, `lastEventSeq`, `eventCount`. */
   get sharable(): boolean {
     return this.onlyEvents && this.texts.length > 0;
   }

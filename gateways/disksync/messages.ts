@@ -5,8 +5,9 @@
  * message holding a MessagePack array of the memoised encodings), cut so that none passes 4 MB;
  * each control message is a text message of its own. The list is the messages as WebSocket frames
  * (RFC 6455 §5.2, unmasked as a server's are), byte for byte what `ws` would put on the socket, so a
- * wire writes the whole list to its socket in one call (raw-socket.ts), and connections whose queues hold the same frames send one list (Framer `join`, Flusher
- * `shared`): the frames are cut and encoded once per flush for all of them, not once per socket.
+ * wire writes the whole list to its socket in one call (raw-socket.ts), and connections whose
+ * queues hold the same frames send one list (Framer `join`, Flusher `shared`): the frames are cut
+ * and encoded once per flush for all of them, not once per socket.
  * The end of a connection is not a message here: the sink hands the wire its terminal as a value.
  */
 import { type Encoding, MAX_FRAME_BYTES } from '../../contracts/disksync.ts';

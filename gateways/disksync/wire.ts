@@ -2,8 +2,9 @@
  * The buffered sink's Wire over one `ws` WebSocket. A flushed chunk is already its WebSocket
  * messages as frames (the framer's `join`, messages.ts: events batched into data messages of at
  * most 4 MB, each control message on its own), written to the socket as they are in one call
- * (raw-socket.ts), or sent one by one through `ws.send` where `ws`'s internals are not as pinned; the sink's terminal value becomes the
- * `error` message and then the close with the row's code.
+ * (raw-socket.ts), or sent one by one through `ws.send` where `ws`'s internals are not as
+ * pinned; the sink's terminal value becomes the `error` message and then the close with the
+ * row's code.
  * Backpressure is the socket's own: `bufferedBytes` is `ws.bufferedAmount`, and `onceDrain` fires
  * once it is down to the sink's DRAIN_MARK (gateways/core/drain-gate.ts, as on the gRPC wire).
  */
