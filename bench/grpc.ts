@@ -61,7 +61,7 @@ const CATCHUP = Number(process.env.GRPC_BENCH_CATCHUP ?? 200_000);
 /** `unary`, `live` or `catchup`: that phase alone. */
 const ONLY = process.env.GRPC_BENCH_ONLY;
 const ROUNDS = Number(process.env.GRPC_BENCH_ROUNDS ?? 5);
-/** Stream counts of the fan-out comparison, and the event rate at each (deliveries ≤ 100,000/s). */
+/** Stream counts of the fan-out comparison (the event rate at each: bench/lib/fanout.ts `fanoutRate`). */
 const STREAMS = (process.env.GRPC_BENCH_STREAMS ?? '100,1000').split(',').map(Number);
 /** The catch-up client's HTTP/2 receive window in bytes (0: grpc-js's default, 64 KiB). */
 const WINDOW = Number(process.env.GRPC_BENCH_WINDOW ?? 0);

@@ -82,15 +82,13 @@ async function bareWsFanout(): Promise<BareRelay> {
 export const fanoutRate = (n: number): number =>
   Math.max(1, Math.min(1_000, Math.floor(Number(process.env.FANOUT_BENCH_DELIVERIES ?? 50_000) / n)));
 
-/** A side's window with the CPU time this process spent in it, per recorded delivery (µs). */
-function withCpu(window: () => Promise<Histogram>, perDelivery: number[]): () => Promise<Histogram> {
-  return async () => {
-    const before = process.cpuUsage();
-    const h = await window();
-    const used = process.cpuUsage(before);
-    perDelivery.push((used.user + used.system) / Math.max(1, h.count));
-    return h;
-  };
+/** Runs a side's window; records the CPU time this process spent in it per delivery (µs). */
+async function withCpu(window: () => Promise<Histogram>, perDelivery: number[]): Promise<Histogram> {
+  const before = process.cpuUsage();
+  const h = await window();
+  const used = process.cpuUsage(before);
+  perDelivery.push((used.user + used.system) / Math.max(1, h.count));
+  return h;
 }
 
 export async function fanoutPhase(o: {
@@ -122,7 +120,7 @@ export async function fanoutPhase(o: {
             const h = await withCpu(async () => {
               await readWindow(o.feed, o.nats, o.log, (m) => relay.send(m.data), perSecond);
               return collect();
-            }, cpu.bare_relay)();
+            }, cpu.bare_relay);
             relay.close();
             return h;
           },
@@ -132,7 +130,7 @@ export async function fanoutPhase(o: {
             const h = await withCpu(async () => {
               await o.feed.window(perSecond);
               return collect();
-            }, cpu.edge)();
+            }, cpu.edge);
             await edge.stop();
             return h;
           },

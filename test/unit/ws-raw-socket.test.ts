@@ -13,6 +13,7 @@ import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { eachMessage, wsMessages } from '../../gateways/disksync/messages.ts';
 import { rawSocketOf } from '../../gateways/disksync/raw-socket.ts';
 import { WsWire } from '../../gateways/disksync/wire.ts';
+import { eventually } from '../support/eventually.ts';
 
 let close: (() => void) | null = null;
 afterEach(() => close?.());
@@ -38,10 +39,6 @@ async function pair() {
   return { server, client, got };
 }
 
-const until = async (ok: () => boolean) => {
-  while (!ok()) await new Promise((r) => setTimeout(r, 5));
-};
-
 /** A list of every header length: short text, 16-bit and 64-bit lengths, and a binary message. */
 function sample(): { list: Buffer; expected: { binary: boolean; text: string }[] } {
   const event = (n: number) => Buffer.from(JSON.stringify({ seq: n, pad: 'é'.repeat(n) }));
@@ -64,7 +61,7 @@ it('the frames written to the socket are the messages a ws client reads', async 
   expect(expected.map((m) => m.text.length)).toEqual([expect.any(Number), 20, expect.any(Number), 4]);
   expect(Math.max(...expected.map((m) => m.text.length))).toBeGreaterThan(65_535);
   socket?.write(list);
-  await until(() => got.length === expected.length);
+  await eventually(() => got.length === expected.length, 5_000, 'every message');
   expect(got).toEqual(expected);
 });
 
@@ -85,7 +82,7 @@ it('while the Sender queues, no socket is offered, and the wire keeps the order'
   const wire = new WsWire(server, { encoding: 'json', lagged: false, shuttingDown: () => false }, 'req-1');
   const { list, expected } = sample();
   wire.write(list);
-  await until(() => got.length === expected.length + 1);
+  await eventually(() => got.length === expected.length + 1, 5_000, 'every message');
   expect(got).toEqual([{ binary: true, text: 'first' }, ...expected]);
   expect(rawSocketOf(server)).toBe((server as unknown as { _socket: Socket })._socket);
 });
