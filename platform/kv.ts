@@ -1,12 +1,12 @@
 /** KV buckets (read models projected from the streams), created idempotently. Values are MessagePack. */
 
-import { setTimeout as sleep } from 'node:timers/promises';
 import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
 import { type KV, Kvm, type KvOptions } from '@nats-io/kv';
 import { KV_BUCKETS, REGION_MIRRORED_BUCKETS } from '../contracts/streams.ts';
 import { inTime } from './in-time.ts';
 import { decode, encode } from './msgpack.ts';
 import type { Nats } from './nats.ts';
+import { patiently } from './patient.ts';
 
 export type Bucket<T> = {
   raw: KV;
@@ -25,15 +25,10 @@ export const isRevisionConflict = (err: unknown): boolean =>
   (err.code === JetStreamApiCodes.StreamWrongLastSequence ||
     err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
 
-/** Attempts to create or open a KV bucket at start-up (waits of 0.25 s, 0.5 s, … in between). */
-const BUCKET_ATTEMPTS = 8;
-
 /**
- * Creates a KV bucket, or opens it when it exists, patient with a cluster that is slow to answer:
- * an R3 bucket created by several processes starting at once, on a cluster still electing its
- * leaders, can take longer than one request's timeout, and a process that gave up after one retry
- * died at start with a bare `fatal: timeout` (seen in the fault suite and the soak). A failed attempt
- * is retried; the last error names the bucket.
+ * Creates a KV bucket, or opens it when it exists, patiently (platform/patient.ts): an R3 bucket
+ * created by several processes starting at once, on a cluster still electing its leaders, can take
+ * longer than one request's timeout. The last error names the bucket.
  *
  * Reads go to the stream's leader (`allow_direct: false`; on a bucket made earlier with direct gets,
  * this client still asks the leader): a direct get may be answered by a replica that has not yet
@@ -42,18 +37,8 @@ const BUCKET_ATTEMPTS = 8;
  * answered `session_invalid`: test/fault/cluster-clients under load). Compare-and-set users read
  * the revision they will write over from the same leader.
  */
-export async function createBucket(kvm: Kvm, name: string, config: Partial<KvOptions>): Promise<KV> {
-  let last: unknown;
-  for (let attempt = 0; attempt < BUCKET_ATTEMPTS; attempt++) {
-    if (attempt > 0) await sleep(250 * attempt);
-    try {
-      return await kvm.create(name, { allow_direct: false, ...config });
-    } catch (err) {
-      last = err;
-    }
-  }
-  throw new Error(`KV bucket ${name}: ${last instanceof Error ? last.message : String(last)}`);
-}
+export const createBucket = (kvm: Kvm, name: string, config: Partial<KvOptions>): Promise<KV> =>
+  patiently(`KV bucket ${name}`, () => kvm.create(name, { allow_direct: false, ...config }));
 
 export async function openBucket<T>(
   nats: Nats,

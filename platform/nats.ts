@@ -16,6 +16,7 @@ import { sleepBackoff } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import type { HistoryConnection } from './nats-wire/history-connection.ts';
 import { historyConnections } from './nats-wire/history-connections.ts';
+import { isNotReady } from './patient.ts';
 
 export type Nats = {
   nc: NatsConnection;
@@ -121,8 +122,9 @@ function toStreamConfig(def: StreamDefinition) {
 }
 
 /**
- * How long a stream is retried while the cluster cannot place it: a cluster that has just elected
- * its meta leader may not know its other servers yet ("no suitable peers for placement").
+ * How long a stream is retried while the cluster cannot place it (a cluster that has just elected
+ * its meta leader may not know its other servers yet: "no suitable peers for placement") or does
+ * not answer (platform/patient.ts).
  */
 const PLACEMENT_WAIT_MS = 30_000;
 
@@ -148,11 +150,13 @@ export async function ensureStreams(jsm: JetStreamManager, defs: StreamDefinitio
           () => false,
         );
         if (exists && !/no suitable peers/i.test(String(err))) break;
-        // Waited for: a cluster still placing streams, or the stream's owner (this user may not create it).
-        const waitable = /no suitable peers|permissions violation/i.test(
-          `${String(err)} ${String((err as Error).cause)}`,
-        );
-        if (!waitable || Date.now() > deadline) throw err;
+        // Waited for: a cluster still electing or placing streams, or the stream's owner (this user may not create it).
+        const waitable =
+          isNotReady(err) || /permissions violation/i.test(`${String(err)} ${String((err as Error).cause)}`);
+        if (!waitable || Date.now() > deadline)
+          throw String(err).includes(def.name)
+            ? err
+            : new Error(`stream ${def.name}: ${String(err)}`, { cause: err });
         await sleepBackoff(attempt, { maxMs: 1_000 });
       }
     }

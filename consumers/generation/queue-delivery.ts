@@ -25,10 +25,11 @@ import { redeliveryMsgId } from '../../contracts/message-ids.ts';
 import { STREAMS } from '../../contracts/streams.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
+import { isNotReady, patiently } from '../../platform/patient.ts';
 
 /**
  * Creates a work-queue consumer of `JOBS` for `filter`, or updates an existing one's limits (one
- * created by an older release with a delivery limit gets none).
+ * created by an older release with a delivery limit gets none), patiently (platform/patient.ts).
  */
 export async function ensureQueueConsumer(
   nats: Nats,
@@ -37,16 +38,19 @@ export async function ensureQueueConsumer(
   ackWaitMs: number,
 ): Promise<void> {
   const limits = { ack_wait: nanos(ackWaitMs), max_deliver: -1 };
-  await nats.jsm.consumers
-    .add(STREAMS.JOBS, {
-      durable_name: durable,
-      ack_policy: AckPolicy.Explicit,
-      filter_subject: filter,
-      ...limits,
-    })
-    .catch(async () => {
-      await nats.jsm.consumers.update(STREAMS.JOBS, durable, limits);
-    });
+  await patiently(`consumer ${durable}`, () =>
+    nats.jsm.consumers
+      .add(STREAMS.JOBS, {
+        durable_name: durable,
+        ack_policy: AckPolicy.Explicit,
+        filter_subject: filter,
+        ...limits,
+      })
+      .catch(async (err: unknown) => {
+        if (isNotReady(err)) throw err;
+        await nats.jsm.consumers.update(STREAMS.JOBS, durable, limits);
+      }),
+  );
 }
 
 /** The attempt this delivery is (1-based): earlier copies' attempts plus this message's deliveries. */

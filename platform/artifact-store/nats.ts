@@ -14,6 +14,7 @@ import { Readable } from 'node:stream';
 import { StorageType } from '@nats-io/jetstream';
 import { type ObjectInfo, type ObjectStore, Objm } from '@nats-io/obj';
 import type { Nats } from '../nats.ts';
+import { patiently } from '../patient.ts';
 import type { ArtifactStore, ByteRange, StoredFile } from './store.ts';
 
 /** Chunks fetched ahead of the reader (× 128 KiB). */
@@ -53,11 +54,13 @@ export class NatsArtifactStore implements ArtifactStore {
 
   /** Binds to the bucket, creating it if missing. */
   static async open(nats: Nats, bucket: string, opts: NatsStoreOptions = {}): Promise<NatsArtifactStore> {
-    const os = await new Objm(nats.js).create(bucket, {
-      storage: StorageType.File,
-      replicas: opts.replicas ?? 1,
-      ...(opts.maxBytes && opts.maxBytes > 0 ? { max_bytes: opts.maxBytes } : {}),
-    });
+    const os = await patiently(`object store ${bucket}`, () =>
+      new Objm(nats.js).create(bucket, {
+        storage: StorageType.File,
+        replicas: opts.replicas ?? 1,
+        ...(opts.maxBytes && opts.maxBytes > 0 ? { max_bytes: opts.maxBytes } : {}),
+      }),
+    );
     return new NatsArtifactStore(nats, os, bucket);
   }
 

@@ -21,7 +21,11 @@ export function startService(args: string[], env: Record<string, string>): Servi
   });
   const logs: LogLine[] = [];
   const lines: string[] = [];
-  const waiters: { pred: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
+  const waiters: {
+    pred: (l: LogLine) => boolean;
+    resolve: (l: LogLine) => void;
+    reject: (e: Error) => void;
+  }[] = [];
   createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
     lines.push(line);
     let parsed: LogLine;
@@ -36,6 +40,12 @@ export function startService(args: string[], env: Record<string, string>): Servi
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // Once its output has ended, a line still awaited never comes: say so at once, with why it ended.
+  let closed: string | null = null;
+  child.once('close', (code, signal) => {
+    closed = `the process ended (${signal ?? `exit code ${code}`}) without it; stderr: ${stderr.slice(-2_000)}`;
+    for (const w of waiters.splice(0)) w.reject(new Error(`${args.join(' ')}: ${closed}`));
+  });
   return {
     child,
     logs,
@@ -44,6 +54,7 @@ export function startService(args: string[], env: Record<string, string>): Servi
     waitForLog(pred, timeoutMs = 30_000) {
       const hit = logs.find(pred);
       if (hit) return Promise.resolve(hit);
+      if (closed) return Promise.reject(new Error(`${args.join(' ')}: ${closed}`));
       return new Promise((resolve, reject) => {
         const timer = setTimeout(
           () =>
@@ -59,6 +70,10 @@ export function startService(args: string[], env: Record<string, string>): Servi
           resolve: (l) => {
             clearTimeout(timer);
             resolve(l);
+          },
+          reject: (e) => {
+            clearTimeout(timer);
+            reject(e);
           },
         });
       });
