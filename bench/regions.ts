@@ -14,7 +14,9 @@
  *   (how long after the fill's end JP holds every event is printed); then, BENCH_REGIONS_ROUNDS rounds (default 2, order swapped
  *   each round), a client in JP catching up from 0 on the JP edge, and on the US edge reached
  *   through a second proxy of the same delay (what a JP client would do without a JP copy). Ratio
- *   of medians, JP ÷ US across the link; goal ≥ 5× at 80 ms. It starts once both edges' live
+ *   of medians, JP ÷ US across the link; goal ≥ 5× at 80 ms. Beside them, in the same rounds, the
+ *   floor: a raw ordered JetStream consumer of JP's `MD` in the client's process, no edge between
+ *   (`ceiling_…`: the best ratio any edge could reach on this machine). It starts once both edges' live
  *   tails have read the fill (a deployed edge is at the live end). BENCH_PROFILE_DIR: a CPU profile
  *   of this process (the edges) for each read (bench/lib/profile.ts).
  */
@@ -177,13 +179,15 @@ export async function run() {
     // The client in a process of its own, as a JP client is on another machine.
     const reader = await startWorker('remote-reader');
     closers.push(() => reader.close());
-    const runs: { jp_local: Read[]; us_across_link: Read[] } = { jp_local: [], us_across_link: [] };
-    for (let r = 0; r < ROUNDS; r++) {
-      const order =
-        r % 2 === 0 ? (['jp_local', 'us_across_link'] as const) : (['us_across_link', 'jp_local'] as const);
-      for (const kind of order) {
-        const got = await profiled(`regions-${kind}-${r}`, () =>
-          reader.call<Read>(
+    const runs: Record<'jp_local' | 'us_across_link' | 'raw_jp_mirror', Read[]> = {
+      jp_local: [],
+      us_across_link: [],
+      raw_jp_mirror: [],
+    };
+    const readOf = (kind: keyof typeof runs): Promise<Read> =>
+      kind === 'raw_jp_mirror'
+        ? reader.call<Read>('raw', { url: regions.jp.url, last }, 600_000)
+        : reader.call<Read>(
             'read',
             {
               transport: 'sse',
@@ -191,16 +195,20 @@ export async function run() {
               spec: { kind: 'catchup', last },
             },
             600_000,
-          ),
-        );
+          );
+    for (let r = 0; r < ROUNDS; r++) {
+      const order =
+        r % 2 === 0
+          ? (['jp_local', 'us_across_link', 'raw_jp_mirror'] as const)
+          : (['raw_jp_mirror', 'us_across_link', 'jp_local'] as const);
+      for (const kind of order) {
+        const got = await profiled(`regions-${kind}-${r}`, () => readOf(kind));
         runs[kind].push(got);
         progress(`${kind}: ${got.events} events, ${got.events_per_s}/s`);
       }
     }
-    const ratio = round3(
-      median(runs.jp_local.map((x) => x.events_per_s)) /
-        median(runs.us_across_link.map((x) => x.events_per_s)),
-    );
+    const med = (kind: keyof typeof runs) => median(runs[kind].map((x) => x.events_per_s));
+    const ratio = round3(med('jp_local') / med('us_across_link'));
     return {
       benchmark: 'regions',
       link_delay_ms: DELAY_MS,
@@ -212,6 +220,10 @@ export async function run() {
         tails,
         runs,
         ratio_jp_copy_vs_home_across_link: ratio,
+        // The floor under any JP edge on this machine: no edge can read JP's copy faster than a
+        // raw consumer of it, so a ceiling above 5× here is what makes the goal reachable at all.
+        ceiling_raw_jp_mirror_vs_home_across_link: round3(med('raw_jp_mirror') / med('us_across_link')),
+        jp_edge_vs_raw_jp_mirror: round3(med('jp_local') / med('raw_jp_mirror')),
         goal: 'catch-up from the JP copy ≥ 5× the US edge across the link',
       },
     };

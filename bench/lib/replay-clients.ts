@@ -20,7 +20,7 @@ export type Read = { events: number; seconds: number; events_per_s: number };
 export type ReadSpec = { kind: 'catchup'; last: number } | { kind: 'replay'; from: number; to: number };
 export type Transport = 'sse' | 'grpc' | 'disksync';
 
-const rate = (events: number, t0: number): Read => {
+export const rate = (events: number, t0: number): Read => {
   const seconds = (performance.now() - t0) / 1000;
   return { events, seconds: Math.round(seconds * 1000) / 1000, events_per_s: Math.round(events / seconds) };
 };
