@@ -155,7 +155,10 @@ export const ConfigSchema = z.object({
   DISKSYNC_PONG_TIMEOUT_MS: int(30_000, 100, 600_000),
   /** A crashed holder's one-connection-per-key lease stops counting within this long, ms. */
   DISKSYNC_LEASE_TTL_MS: int(45_000, 300, 600_000),
-  /** NATS unreachable (lease renewals failing) this long → close 4009, ms. */
+  /**
+   * NATS unreachable (lease renewals failing) this long → close 4009, ms; sooner when the key's
+   * lease could run out first (¾ of DISKSYNC_LEASE_TTL_MS after its last renewal, less a ping).
+   */
   DISKSYNC_NATS_GRACE_MS: int(30_000, 100, 600_000),
   /**
    * An edge whose NATS connection has been down this long ends its open streams with `reconnect`

@@ -242,7 +242,11 @@ export function buildDisksyncApp(deps: DisksyncAppDeps) {
 export type DisksyncApp = ReturnType<typeof buildDisksyncApp>;
 
 /** A principal without a key (the open guard of benchmarks) holds no lease. */
-const unlimitedLease = { renew: async () => 'renewed' as const, release() {} };
+const unlimitedLease = {
+  renew: async () => 'renewed' as const,
+  release() {},
+  heldUntil: () => Number.POSITIVE_INFINITY,
+};
 
 /**
  * `ws` closes by itself, with no reason, on a client frame over maxPayload (1009) and on protocol

@@ -3,7 +3,8 @@
  * its buffered sink, plus what the registry's heartbeat tick does for a WebSocket:
  * - a pong (or any client frame) not seen for DISKSYNC_PONG_TIMEOUT_MS → close 4007, else a ping;
  * - the key's lease renewed (lease.ts): lost to another connection → 4008; NATS unreachable for
- *   longer than DISKSYNC_NATS_GRACE_MS → 4009.
+ *   longer than DISKSYNC_NATS_GRACE_MS, or so long that the lease may expire before the next tick
+ *   (then another connection of the key could be admitted) → 4009.
  * A live consumer the sink reports as overflowing (`upstream_lag`) is ended at once with 1013,
  * before anything is conflated: the copy on the client's disk stays exact, and it resumes with
  * `from_seq`.
@@ -15,7 +16,7 @@ import type { Connection } from '../core/connection-registry.ts';
 import type { FramerState } from './framer.ts';
 import type { Lease } from './lease.ts';
 
-export type Liveness = { pongTimeoutMs: number; natsGraceMs: number };
+export type Liveness = { pingIntervalMs: number; pongTimeoutMs: number; natsGraceMs: number };
 
 export class WsConnection implements Connection {
   onClosed: (() => void) | null = null;
@@ -77,10 +78,17 @@ export class WsConnection implements Connection {
     void this.renew(now);
   }
 
+  /** Renewals have failed for the grace period, or the lease may run out before the next tick. */
+  private unrenewable(now: number): boolean {
+    return (
+      now - this.lastRenewed > this.liveness.natsGraceMs ||
+      now + this.liveness.pingIntervalMs >= this.lease.heldUntil()
+    );
+  }
+
   private async renew(now: number): Promise<void> {
     if (this.renewing) {
-      if (now - this.lastRenewed > this.liveness.natsGraceMs)
-        this.terminate('upstream_unavailable', 'NATS unreachable.');
+      if (this.unrenewable(now)) this.terminate('upstream_unavailable', 'NATS unreachable.');
       return;
     }
     this.renewing = true;
@@ -88,7 +96,6 @@ export class WsConnection implements Connection {
     this.renewing = false;
     if (outcome === 'renewed') this.lastRenewed = performance.now();
     else if (outcome === 'lost') this.terminate('duplicate_connection');
-    else if (performance.now() - this.lastRenewed > this.liveness.natsGraceMs)
-      this.terminate('upstream_unavailable', 'NATS unreachable.');
+    else if (this.unrenewable(performance.now())) this.terminate('upstream_unavailable', 'NATS unreachable.');
   }
 }

@@ -51,7 +51,13 @@ const FAILOVER_MS = 15_000;
  * out would be retried while its restart still ran.
  */
 const TEST_MS = 150_000;
-const LEASE_TTL_MS = 3_000;
+/**
+ * Long enough for the holder to renew through the leader's failover: a holder that cannot renew
+ * ends itself (4009) before its lease can run out (disksync/lease.ts `heldUntil`: ¾ of the TTL less
+ * a ping), so a failover longer than about 10 s would end it; a 3 s TTL let the other replica admit
+ * the key while the holder stayed open, once, on a loaded machine (test:full, before that rule).
+ */
+const LEASE_TTL_MS = 15_000;
 const PING_MS = 1_000;
 const EDGE_ENV = {
   STREAM_REPLICAS: '3',
@@ -376,15 +382,32 @@ async function connectKey(url: string, key: string): Promise<Probe> {
   return { client, admitted, code: admitted ? 0 : (await client.closed).code };
 }
 
-/** Connects until the answer is a decision (admitted or 4008), within `ms`; counts admissions seen. */
-async function decided(url: string, key: string, ms: number, want: 'admitted' | 4008): Promise<Probe> {
+/**
+ * Connects until the answer is a decision (admitted or 4008), within `ms`; the codes seen are in
+ * its error. Wanting 4008 while `holder` holds the key, an admission is a second connection of it
+ * (or, when the holder was closed first, its lease was lost: said with its close code).
+ */
+async function decided(
+  url: string,
+  key: string,
+  ms: number,
+  want: 'admitted' | 4008,
+  holder?: Probe,
+): Promise<Probe> {
   const seen: number[] = [];
   return eventually(
     async () => {
       const p = await connectKey(url, key);
       seen.push(p.code);
       if (want === 'admitted' ? p.admitted : p.code === 4008) return p;
-      if (p.admitted) throw new Error(`${url}: admitted while another connection of the key was open`);
+      if (p.admitted) {
+        const ws = holder?.client.ws;
+        throw new Error(
+          ws && ws.readyState !== ws.OPEN
+            ? `${url}: admitted after the holder was closed (${(await holder?.client.closed)?.code})`
+            : `${url}: admitted while another connection of the key was open`,
+        );
+      }
       return null;
     },
     ms,
@@ -407,7 +430,7 @@ it('one disk-sync connection per key across both replicas, with the leader of it
   const victim = await killLeaderOf(stream);
   try {
     // The holder renews through the failover; the other replica still refuses the key.
-    await decided(b, key, FAILOVER_MS, 4008);
+    await decided(b, key, FAILOVER_MS, 4008, holder);
     expect(holder.client.ws.readyState).toBe(holder.client.ws.OPEN);
     // The holder's replica killed -9 (the node still down): the key is free within the lease's TTL
     // after its last renewal, on the other replica, and then held there alone.
