@@ -149,7 +149,7 @@ export const ConfigSchema = z.object({
   DISKSYNC_PORT_US: port(8082),
   /** Disk-sync WebSocket edge `{disk_jp_url}`, JP (0 = any free port). */
   DISKSYNC_PORT_JP: port(9082),
-  /** The server pings every connection this often (and renews its key's lease), ms. */
+  /** The server pings every connection this often (and renews its key's lease), ms; at most a third of DISKSYNC_LEASE_TTL_MS. */
   DISKSYNC_PING_INTERVAL_MS: int(15_000, 50, 60_000),
   /** No pong for this long → close 4007, ms. */
   DISKSYNC_PONG_TIMEOUT_MS: int(30_000, 100, 600_000),
@@ -157,7 +157,7 @@ export const ConfigSchema = z.object({
   DISKSYNC_LEASE_TTL_MS: int(45_000, 300, 600_000),
   /**
    * NATS unreachable (lease renewals failing) this long → close 4009, ms; sooner when the key's
-   * lease could run out first (¾ of DISKSYNC_LEASE_TTL_MS after its last renewal, less a ping).
+   * lease could run out first (¾ of DISKSYNC_LEASE_TTL_MS after its last renewal began).
    */
   DISKSYNC_NATS_GRACE_MS: int(30_000, 100, 600_000),
   /**
@@ -375,6 +375,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.data.NODE_ENV !== 'development' && parsed.data.API_KEY_SECRET === DEFAULT_API_KEY_SECRET) {
     throw new Error(
       'invalid configuration:\n  API_KEY_SECRET: set a secret of your own (the default is for development only)',
+    );
+  }
+  // A disk-sync holder ends itself ¾ of the lease's TTL after its last renewal began (disksync/lease.ts):
+  // with a renewal every ping, it must have room for a renewal that fails and the one after it.
+  if (parsed.data.DISKSYNC_PING_INTERVAL_MS * 3 > parsed.data.DISKSYNC_LEASE_TTL_MS) {
+    throw new Error(
+      'invalid configuration:\n  DISKSYNC_PING_INTERVAL_MS: at most a third of DISKSYNC_LEASE_TTL_MS (leases are renewed every ping)',
     );
   }
   const prev = previousSecrets(parsed.data)[0];

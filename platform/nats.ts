@@ -12,11 +12,10 @@ import {
 } from '@nats-io/jetstream';
 import { type ConnectionOptions, connect, type NatsConnection, nanos } from '@nats-io/transport-node';
 import type { StreamDefinition } from '../contracts/streams.ts';
-import { sleepBackoff } from './backoff.ts';
 import type { Logger } from './logger.ts';
 import type { HistoryConnection } from './nats-wire/history-connection.ts';
 import { historyConnections } from './nats-wire/history-connections.ts';
-import { isNotReady } from './patient.ts';
+import { isNotReady, patiently } from './patient.ts';
 
 export type Nats = {
   nc: NatsConnection;
@@ -138,29 +137,26 @@ const PLACEMENT_WAIT_MS = 30_000;
  * yet it waits for its owner to create it.
  */
 export async function ensureStreams(jsm: JetStreamManager, defs: StreamDefinition[]): Promise<void> {
-  for (const def of defs) {
-    const deadline = Date.now() + PLACEMENT_WAIT_MS;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await addOrUpdate(jsm, def);
-        break;
-      } catch (err) {
-        const exists = await jsm.streams.info(def.name).then(
-          () => true,
-          () => false,
-        );
-        if (exists && !/no suitable peers/i.test(String(err))) break;
+  for (const def of defs)
+    await patiently(
+      `stream ${def.name}`,
+      () =>
+        addOrUpdate(jsm, def).catch(async (err: unknown) => {
+          // It exists and this process could not change it (another made it, or this user may not):
+          // its owner brings it to the definition. Placed nowhere yet, it is waited for.
+          const exists = await jsm.streams.info(def.name).then(
+            () => true,
+            () => false,
+          );
+          if (!exists || /no suitable peers/i.test(String(err))) throw err;
+        }),
+      {
+        withinMs: PLACEMENT_WAIT_MS,
         // Waited for: a cluster still electing or placing streams, or the stream's owner (this user may not create it).
-        const waitable =
-          isNotReady(err) || /permissions violation/i.test(`${String(err)} ${String((err as Error).cause)}`);
-        if (!waitable || Date.now() > deadline)
-          throw String(err).includes(def.name)
-            ? err
-            : new Error(`stream ${def.name}: ${String(err)}`, { cause: err });
-        await sleepBackoff(attempt, { maxMs: 1_000 });
-      }
-    }
-  }
+        retryable: (err) =>
+          isNotReady(err) || /permissions violation/i.test(`${String(err)} ${String((err as Error).cause)}`),
+      },
+    );
 }
 
 /** The fields of a stream's configuration the platform sets, comparable. */
@@ -193,12 +189,13 @@ async function addOrUpdate(jsm: JetStreamManager, def: StreamDefinition): Promis
   try {
     await jsm.streams.add(cfg);
   } catch (err) {
+    if (isNotReady(err)) throw err;
     // Exists already (or a concurrent creator won): bring it to the definition.
     const { retention: _r, storage: _s, ...updatable } = cfg;
     try {
       await jsm.streams.update(def.name, updatable);
     } catch (updateErr) {
-      throw new Error(`stream ${def.name}: ${String(err)}; update: ${String(updateErr)}`);
+      throw new Error(`${String(err)}; update: ${String(updateErr)}`, { cause: updateErr });
     }
   }
 }

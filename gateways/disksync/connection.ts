@@ -3,8 +3,9 @@
  * its buffered sink, plus what the registry's heartbeat tick does for a WebSocket:
  * - a pong (or any client frame) not seen for DISKSYNC_PONG_TIMEOUT_MS → close 4007, else a ping;
  * - the key's lease renewed (lease.ts): lost to another connection → 4008; NATS unreachable for
- *   longer than DISKSYNC_NATS_GRACE_MS, or so long that the lease may expire before the next tick
- *   (then another connection of the key could be admitted) → 4009.
+ *   longer than DISKSYNC_NATS_GRACE_MS → 4009. And whatever the grace, a timer at the lease's
+ *   `heldUntil`, moved on by each renewal: a holder that could not renew in time ends (4009)
+ *   before another connection of the key could be admitted.
  * A live consumer the sink reports as overflowing (`upstream_lag`) is ended at once with 1013,
  * before anything is conflated: the copy on the client's disk stays exact, and it resumes with
  * `from_seq`.
@@ -16,13 +17,14 @@ import type { Connection } from '../core/connection-registry.ts';
 import type { FramerState } from './framer.ts';
 import type { Lease } from './lease.ts';
 
-export type Liveness = { pingIntervalMs: number; pongTimeoutMs: number; natsGraceMs: number };
+export type Liveness = { pongTimeoutMs: number; natsGraceMs: number };
 
 export class WsConnection implements Connection {
   onClosed: (() => void) | null = null;
   private lastSeen = performance.now();
   private lastRenewed = performance.now();
   private renewing = false;
+  private expiry: NodeJS.Timeout | null = null;
 
   constructor(
     readonly sink: BufferedSink,
@@ -31,7 +33,11 @@ export class WsConnection implements Connection {
     private readonly state: FramerState,
     private readonly liveness: Liveness,
   ) {
-    sink.onClosed = () => this.onClosed?.();
+    sink.onClosed = () => {
+      if (this.expiry) clearTimeout(this.expiry);
+      this.onClosed?.();
+    };
+    this.armExpiry();
     const seen = () => {
       this.lastSeen = performance.now();
     };
@@ -78,24 +84,32 @@ export class WsConnection implements Connection {
     void this.renew(now);
   }
 
-  /** Renewals have failed for the grace period, or the lease may run out before the next tick. */
-  private unrenewable(now: number): boolean {
-    return (
-      now - this.lastRenewed > this.liveness.natsGraceMs ||
-      now + this.liveness.pingIntervalMs >= this.lease.heldUntil()
+  /** Ends the connection when the lease is no longer surely held (unless renewed before). */
+  private armExpiry(): void {
+    if (this.expiry) clearTimeout(this.expiry);
+    const ms = this.lease.heldUntil() - performance.now();
+    if (!Number.isFinite(ms)) return; // no lease to lose (no key)
+    this.expiry = setTimeout(
+      () => this.terminate('upstream_unavailable', 'NATS unreachable.'),
+      Math.max(0, ms),
     );
+    this.expiry.unref();
   }
 
   private async renew(now: number): Promise<void> {
     if (this.renewing) {
-      if (this.unrenewable(now)) this.terminate('upstream_unavailable', 'NATS unreachable.');
+      if (now - this.lastRenewed > this.liveness.natsGraceMs)
+        this.terminate('upstream_unavailable', 'NATS unreachable.');
       return;
     }
     this.renewing = true;
     const outcome = await this.lease.renew();
     this.renewing = false;
-    if (outcome === 'renewed') this.lastRenewed = performance.now();
-    else if (outcome === 'lost') this.terminate('duplicate_connection');
-    else if (this.unrenewable(performance.now())) this.terminate('upstream_unavailable', 'NATS unreachable.');
+    if (outcome === 'renewed') {
+      this.lastRenewed = performance.now();
+      if (!this.sink.closed) this.armExpiry();
+    } else if (outcome === 'lost') this.terminate('duplicate_connection');
+    else if (performance.now() - this.lastRenewed > this.liveness.natsGraceMs)
+      this.terminate('upstream_unavailable', 'NATS unreachable.');
   }
 }

@@ -8,8 +8,8 @@
  * - release: delete it while this holder holds it (best effort: a release NATS does not take expires).
  * A crashed holder stops renewing, so its lease is free at most DISKSYNC_LEASE_TTL_MS after its last
  * renewal (the stated time). A live holder that cannot renew (NATS unreachable) ends its connection
- * before that moment (`heldUntil`, connection.ts), so a key never has two connections, whatever
- * DISKSYNC_NATS_GRACE_MS says.
+ * before that moment (`heldUntil`, a timer in connection.ts), so a key never has two connections,
+ * whatever DISKSYNC_NATS_GRACE_MS says (config.ts keeps a renewal every ping to room for two).
  */
 import { randomBytes } from 'node:crypto';
 import { KV_BUCKETS } from '../../contracts/streams.ts';

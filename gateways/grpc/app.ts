@@ -7,6 +7,8 @@
  * INVALID_ARGUMENT for a request body that does not decode (undecodable.ts), and the client's
  * address from a trusted balancer's PROXY header (client-address.ts).
  */
+import type { Http2Server } from 'node:http2';
+import type { Socket } from 'node:net';
 import { Server, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { GRPC_MAX_CONCURRENT_STREAMS } from '../../contracts/transport-limits.ts';
@@ -101,6 +103,7 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
           const trusted = new TrustedProxies(config.TRUSTED_PROXIES);
           for (const h2 of http2ServersOf(server)) {
             h2.on('session', (s) => guardPings(s, policy));
+            noDelay(h2);
             acceptProxyProtocol(h2, trusted);
           }
           resolve(bound);
@@ -123,4 +126,15 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
       });
     },
   };
+}
+
+/**
+ * Nagle off on every connection, as the SSE and disk-sync edges have it: node:http2 leaves it on
+ * and grpc-js does not turn it off on the server side, so a small frame (a call's headers, its
+ * first event) written while the connection's last bytes were unacknowledged waited for the
+ * client's delayed ACK (up to 40 ms on Linux).
+ */
+function noDelay(h2: Http2Server): void {
+  // The TCP socket, before TLS when there is TLS: the option is the socket's.
+  h2.on('connection', (socket: Socket) => socket.setNoDelay(true));
 }

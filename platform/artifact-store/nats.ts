@@ -20,7 +20,12 @@ import type { ArtifactStore, ByteRange, StoredFile } from './store.ts';
 /** Chunks fetched ahead of the reader (× 128 KiB). */
 const READ_AHEAD_CHUNKS = 8;
 
-export type NatsStoreOptions = { replicas?: number; maxBytes?: number };
+export type NatsStoreOptions = {
+  replicas?: number;
+  maxBytes?: number;
+  /** How long the bucket's creation waits for NATS to answer (platform/patient.ts). */
+  withinMs?: number;
+};
 
 const fromInfo = (info: ObjectInfo): StoredFile => ({
   name: info.name,
@@ -54,12 +59,15 @@ export class NatsArtifactStore implements ArtifactStore {
 
   /** Binds to the bucket, creating it if missing. */
   static async open(nats: Nats, bucket: string, opts: NatsStoreOptions = {}): Promise<NatsArtifactStore> {
-    const os = await patiently(`object store ${bucket}`, () =>
-      new Objm(nats.js).create(bucket, {
-        storage: StorageType.File,
-        replicas: opts.replicas ?? 1,
-        ...(opts.maxBytes && opts.maxBytes > 0 ? { max_bytes: opts.maxBytes } : {}),
-      }),
+    const os = await patiently(
+      `object store ${bucket}`,
+      () =>
+        new Objm(nats.js).create(bucket, {
+          storage: StorageType.File,
+          replicas: opts.replicas ?? 1,
+          ...(opts.maxBytes && opts.maxBytes > 0 ? { max_bytes: opts.maxBytes } : {}),
+        }),
+      opts.withinMs === undefined ? {} : { withinMs: opts.withinMs },
     );
     return new NatsArtifactStore(nats, os, bucket);
   }

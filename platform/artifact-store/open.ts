@@ -27,16 +27,22 @@ export type ArtifactStoreSettings = {
   maxBytes?: number;
 };
 
+/** How long a request waits for the object store to be opened, ms (then 503, retry). */
+const REQUEST_OPEN_MS = 5_000;
+
 export async function openArtifactStores(
   nats: Nats,
   settings: ArtifactStoreSettings,
 ): Promise<ArtifactStores> {
   const local = new LocalArtifactStore(settings.localDir);
   let remote: Promise<NatsArtifactStore> | null = null;
-  const openNats = (): Promise<NatsArtifactStore> => {
+  // At start, as patient as any start-up step; opened later for a request (a download of a file
+  // the object store holds while new files go to disk), no longer than a request may wait.
+  const openNats = (withinMs?: number): Promise<NatsArtifactStore> => {
     remote ??= NatsArtifactStore.open(nats, OBJECT_STORES.artifacts, {
       replicas: settings.replicas ?? 1,
       maxBytes: settings.maxBytes ?? 0,
+      ...(withinMs === undefined ? {} : { withinMs }),
     }).catch((err: unknown) => {
       remote = null;
       throw err;
@@ -47,6 +53,6 @@ export async function openArtifactStores(
   return {
     primary,
     kept: primary === local ? [local] : [local, primary],
-    of: async (backend) => (backend === 'nats' ? openNats() : local),
+    of: async (backend) => (backend === 'nats' ? openNats(REQUEST_OPEN_MS) : local),
   };
 }

@@ -52,12 +52,12 @@ const FAILOVER_MS = 15_000;
  */
 const TEST_MS = 150_000;
 /**
- * Long enough for the holder to renew through the leader's failover: a holder that cannot renew
- * ends itself (4009) before its lease can run out (disksync/lease.ts `heldUntil`: ¾ of the TTL less
- * a ping), so a failover longer than about 10 s would end it; a 3 s TTL let the other replica admit
- * the key while the holder stayed open, once, on a loaded machine (test:full, before that rule).
+ * Long enough for the holder to renew through the leader's failover (FAILOVER_MS): a holder that
+ * cannot renew ends itself (4009) ¾ of the TTL after its last renewal began (disksync/lease.ts
+ * `heldUntil`), before its lease can run out; a 3 s TTL let the other replica admit the key while
+ * the holder stayed open, once, on a loaded machine (test:full, before that rule).
  */
-const LEASE_TTL_MS = 15_000;
+const LEASE_TTL_MS = 25_000;
 const PING_MS = 1_000;
 const EDGE_ENV = {
   STREAM_REPLICAS: '3',

@@ -24,6 +24,18 @@ describe('config', () => {
     );
   });
 
+  it('refuses a disk-sync ping longer than a third of the lease TTL (a holder must be able to renew twice)', () => {
+    const dev = { NODE_ENV: 'development' };
+    expect(() => loadConfig({ ...dev, DISKSYNC_PING_INTERVAL_MS: '20000' })).toThrow(
+      /DISKSYNC_PING_INTERVAL_MS: at most a third of DISKSYNC_LEASE_TTL_MS/,
+    );
+    expect(
+      loadConfig({ ...dev, DISKSYNC_PING_INTERVAL_MS: '1000', DISKSYNC_LEASE_TTL_MS: '3000' }),
+    ).toMatchObject({
+      DISKSYNC_PING_INTERVAL_MS: 1000,
+    });
+  });
+
   it('redacts api_key from logged URLs', () => {
     expect(redactUrl('/ws?coin=BTC&api_key=mdp_secret&x=1')).toBe('/ws?coin=BTC&api_key=[redacted]&x=1');
   });
