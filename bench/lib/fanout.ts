@@ -14,6 +14,8 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Metadata, Server, ServerCredentials, type ServerWritableStream } from '@grpc/grpc-js';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { noDelay } from '../../gateways/grpc/no-delay.ts';
+import { http2ServersOf } from '../../gateways/grpc/ping-guard.ts';
 import { packageDefinition, SERVICE_NAME } from '../../gateways/grpc/proto.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { Nats } from '../../platform/nats.ts';
@@ -42,6 +44,8 @@ async function bareGrpcFanout(): Promise<BareRelay> {
   const port = await new Promise<number>((r, j) =>
     server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
   );
+  // Nagle off, as the edge has it: with it on, a relay's small writes wait for delayed ACKs.
+  for (const h2 of http2ServersOf(server)) noDelay(h2);
   const decoder = new TextDecoder();
   return {
     target: `127.0.0.1:${port}`,

@@ -7,8 +7,6 @@
  * INVALID_ARGUMENT for a request body that does not decode (undecodable.ts), and the client's
  * address from a trusted balancer's PROXY header (client-address.ts).
  */
-import type { Http2Server } from 'node:http2';
-import type { Socket } from 'node:net';
 import { Server, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { GRPC_MAX_CONCURRENT_STREAMS } from '../../contracts/transport-limits.ts';
@@ -21,6 +19,7 @@ import { bidiStreamMethod } from './bidi-stream.ts';
 import type { GrpcEdgeDeps } from './context.ts';
 import { serverCredentials } from './credentials.ts';
 import { type EdgeHealth, startEdgeHealth } from './health.ts';
+import { noDelay } from './no-delay.ts';
 import { guardPings, http2ServersOf } from './ping-guard.ts';
 import { reflectedDefinition, servedDefinition } from './proto.ts';
 import { serverStreamMethods } from './server-streams.ts';
@@ -126,15 +125,4 @@ export function buildGrpcApp(deps: GrpcAppDeps): GrpcApp {
       });
     },
   };
-}
-
-/**
- * Nagle off on every connection, as the SSE and disk-sync edges have it: node:http2 leaves it on
- * and grpc-js does not turn it off on the server side, so a small frame (a call's headers, its
- * first event) written while the connection's last bytes were unacknowledged waited for the
- * client's delayed ACK (up to 40 ms on Linux).
- */
-function noDelay(h2: Http2Server): void {
-  // The TCP socket, before TLS when there is TLS: the option is the socket's.
-  h2.on('connection', (socket: Socket) => socket.setNoDelay(true));
 }
