@@ -18,7 +18,7 @@ import { connect } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOB_SUBJECT, type JobRecord, newJobId, queuedJob } from '../../contracts/jobs.ts';
 import { normalizeManifest } from '../../contracts/manifest.ts';
-import { KV_BUCKETS, OBJECT_STORES, STREAMS, type StreamDefinition } from '../../contracts/streams.ts';
+import { KV_BUCKETS, OBJECT_STORES, STREAMS } from '../../contracts/streams.ts';
 import { freePort } from '../../platform/free-port.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { decode, encode } from '../../platform/msgpack.ts';
@@ -28,6 +28,7 @@ import { HistoryConnection } from '../../platform/nats-wire/history-connection.t
 import { eventually } from '../support/eventually.ts';
 import { readHistory } from '../support/history-read.ts';
 import { killAll, type ServiceProcess, startService } from '../support/process.ts';
+import { keptStream } from '../support/stream-definition.ts';
 
 const PASSWORDS = {
   producer: 'producer-pw-test',
@@ -209,16 +210,7 @@ describe('NATS users per role', () => {
   });
 
   it('makes a role wait for a stream its owner has not created yet, then go on', async () => {
-    const def: StreamDefinition = {
-      name: 'OWNED_LATER',
-      subjects: ['owned.later.>'],
-      retention: 'limits',
-      maxAgeSeconds: 0,
-      maxMsgs: -1,
-      maxBytes: -1,
-      duplicateWindowSeconds: 120,
-      replicas: 1,
-    };
+    const def = keptStream('OWNED_LATER', 'owned.later.>');
     const { nc } = await as('gateway');
     const waiting = ensureStreams(await jetstreamManager(nc), [def]);
     let settled = false;

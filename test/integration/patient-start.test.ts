@@ -9,7 +9,7 @@ import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { setupStreams } from '../../app/streams.ts';
 import { ensureQueueConsumer } from '../../consumers/generation/queue-delivery.ts';
-import { STREAMS, type StreamDefinition } from '../../contracts/streams.ts';
+import { STREAMS } from '../../contracts/streams.ts';
 import { NatsArtifactStore } from '../../platform/artifact-store/nats.ts';
 import { createBucket, openBucket } from '../../platform/kv.ts';
 import { createLogger } from '../../platform/logger.ts';
@@ -17,17 +17,9 @@ import { connectNats, ensureStreams, type Nats } from '../../platform/nats.ts';
 import { patiently } from '../../platform/patient.ts';
 import { testConfig } from '../support/gateway.ts';
 import { startTestNats, type TestNats } from '../support/nats.ts';
+import { keptStream } from '../support/stream-definition.ts';
 
-const PATIENT_STREAM: StreamDefinition = {
-  name: 'PATIENT',
-  subjects: ['patient.>'],
-  retention: 'limits',
-  maxAgeSeconds: 0,
-  maxMsgs: -1,
-  maxBytes: -1,
-  duplicateWindowSeconds: 120,
-  replicas: 1,
-};
+const PATIENT_STREAM = keptStream('PATIENT', 'patient.>');
 let server: TestNats;
 let nats: Nats;
 
